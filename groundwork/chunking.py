@@ -1,0 +1,250 @@
+"""Structure-aware chunking of a block list.
+
+Why structure: a chunk that starts mid-table or carries no heading loses the
+context a reader (or a model) needs. So the heading path is prepended to every
+chunk, headings are never chunks on their own, tables stay whole (or are split
+by rows with the header repeated), and sizes are bounded in the embedding
+model's own tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from groundwork.documents import Block, BlockKind, Location, Table
+
+TokenCounter = Callable[[str], int]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+def approximate_tokens(text: str) -> int:
+    """A conservative stand-in when no tokenizer is at hand (WordPiece ~1.3 per word)."""
+    return max(1, int(len(text.split()) * 1.3) + 1)
+
+
+def chunk_id_for(tenant_id: str, source_id: str, position: int) -> str:
+    """Stable across versions: a chunk is identified by its source and position,
+    never by a loop counter shared between partitions."""
+    digest = hashlib.sha256(f"{tenant_id}\x1f{source_id}\x1f{position}".encode()).hexdigest()
+    return f"ch_{digest[:32]}"
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    chunk_id: str
+    tenant_id: str
+    source_id: str
+    version_id: str
+    position: int
+    heading_path: tuple[str, ...]
+    body: str
+    location: Location
+    kind: str  # "text" or "table"
+    token_count: int
+    low_confidence: bool = False
+
+    @property
+    def content(self) -> str:
+        """What is embedded and indexed: the heading path, then the body."""
+        if not self.heading_path:
+            return self.body
+        return " > ".join(self.heading_path) + "\n\n" + self.body
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingPolicy:
+    max_tokens: int = 256
+    overlap_blocks: int = 0
+    low_confidence_below: float = 0.7
+
+
+@dataclass(slots=True)
+class _Piece:
+    text: str
+    location: Location
+    kind: str
+    low_confidence: bool
+
+
+def chunk_blocks(
+    blocks: Sequence[Block],
+    *,
+    tenant_id: str,
+    source_id: str,
+    version_id: str,
+    count_tokens: TokenCounter = approximate_tokens,
+    policy: ChunkingPolicy | None = None,
+) -> list[Chunk]:
+    policy = policy or ChunkingPolicy()
+    headings: list[tuple[int, str]] = []
+    sections: list[tuple[tuple[str, ...], list[Block]]] = []
+    current: list[Block] = []
+
+    def close_section() -> None:
+        if current:
+            sections.append((tuple(text for _, text in headings), list(current)))
+            current.clear()
+
+    for block in blocks:
+        if block.kind == BlockKind.HEADING:
+            close_section()
+            level = block.level or 1
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, block.text.strip()))
+        elif block.text.strip() or block.table is not None:
+            current.append(block)
+    close_section()
+
+    pieces_by_section: list[tuple[tuple[str, ...], list[_Piece]]] = []
+    for path, section_blocks in sections:
+        pieces_by_section.append(
+            (path, _pack_section(path, section_blocks, count_tokens, policy))
+        )
+
+    chunks: list[Chunk] = []
+    for path, pieces in pieces_by_section:
+        for piece in pieces:
+            position = len(chunks)
+            full = (" > ".join(path) + "\n\n" + piece.text) if path else piece.text
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id_for(tenant_id, source_id, position),
+                    tenant_id=tenant_id,
+                    source_id=source_id,
+                    version_id=version_id,
+                    position=position,
+                    heading_path=path,
+                    body=piece.text,
+                    location=piece.location,
+                    kind=piece.kind,
+                    token_count=count_tokens(full),
+                    low_confidence=piece.low_confidence,
+                )
+            )
+    return chunks
+
+
+def _is_low(block: Block, policy: ChunkingPolicy) -> bool:
+    return block.confidence is not None and block.confidence < policy.low_confidence_below
+
+
+def _pack_section(
+    path: tuple[str, ...],
+    blocks: list[Block],
+    count_tokens: TokenCounter,
+    policy: ChunkingPolicy,
+) -> list[_Piece]:
+    prefix_tokens = count_tokens(" > ".join(path)) if path else 0
+    budget = max(16, policy.max_tokens - prefix_tokens)
+    pieces: list[_Piece] = []
+    group: list[Block] = []
+    group_tokens = 0
+
+    def flush() -> None:
+        nonlocal group, group_tokens
+        if group:
+            pieces.append(
+                _Piece(
+                    text="\n\n".join(_render(b) for b in group),
+                    location=Location.spanning(group[0].location, group[-1].location),
+                    kind="text",
+                    low_confidence=any(_is_low(b, policy) for b in group),
+                )
+            )
+            carried = group[-policy.overlap_blocks :] if policy.overlap_blocks else []
+            group = list(carried)
+            group_tokens = sum(count_tokens(_render(b)) for b in group)
+
+    for block in blocks:
+        if block.kind == BlockKind.TABLE and block.table is not None:
+            flush()
+            group, group_tokens = [], 0
+            pieces.extend(_table_pieces(block, block.table, count_tokens, budget, policy))
+            continue
+        rendered = _render(block)
+        tokens = count_tokens(rendered)
+        if tokens > budget:
+            flush()
+            group, group_tokens = [], 0
+            for sentence_group in _split_sentences(rendered, count_tokens, budget):
+                pieces.append(_Piece(sentence_group, block.location, "text", _is_low(block, policy)))
+            continue
+        if group and group_tokens + tokens > budget:
+            flush()
+            # the carried overlap may not leave room; drop it rather than exceed the bound
+            if group and group_tokens + tokens > budget:
+                group, group_tokens = [], 0
+        group.append(block)
+        group_tokens += tokens
+    if group and not (policy.overlap_blocks and len(group) <= policy.overlap_blocks and pieces):
+        flush()
+    return pieces
+
+
+def _render(block: Block) -> str:
+    if block.kind == BlockKind.LIST_ITEM:
+        indent = "  " * max(0, (block.level or 1) - 1)
+        return f"{indent}- {block.text}"
+    if block.kind == BlockKind.CODE:
+        return f"```\n{block.text}\n```"
+    return block.text
+
+
+def _table_pieces(
+    block: Block, table: Table, count_tokens: TokenCounter, budget: int, policy: ChunkingPolicy
+) -> list[_Piece]:
+    whole = table.to_markdown()
+    low = _is_low(block, policy)
+    if count_tokens(whole) <= budget or len(table.body) <= 1:
+        return [_Piece(whole, block.location, "table", low)]
+    pieces: list[_Piece] = []
+    rows: list[tuple[str, ...]] = []
+    for row in table.body:
+        candidate = table.to_markdown(tuple([*rows, row]))
+        if rows and count_tokens(candidate) > budget:
+            pieces.append(_Piece(table.to_markdown(tuple(rows)), block.location, "table", low))
+            rows = []
+        rows.append(row)
+    if rows:
+        pieces.append(_Piece(table.to_markdown(tuple(rows)), block.location, "table", low))
+    return pieces
+
+
+def _split_sentences(text: str, count_tokens: TokenCounter, budget: int) -> list[str]:
+    """Split an oversized paragraph on sentence ends; a single overlong sentence
+    is split on words as the last resort so the bound always holds."""
+    out: list[str] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        candidate = " ".join([*current, sentence])
+        if current and count_tokens(candidate) > budget:
+            out.append(" ".join(current))
+            current = []
+        if count_tokens(sentence) > budget:
+            words = sentence.split()
+            piece: list[str] = []
+            for word in words:
+                if piece and count_tokens(" ".join([*piece, word])) > budget:
+                    out.append(" ".join(piece))
+                    piece = []
+                piece.append(word)
+            if piece:
+                current = piece
+            continue
+        current.append(sentence)
+    if current:
+        out.append(" ".join(current))
+    return out

@@ -1,0 +1,53 @@
+"""Citations are snapshots: everything needed to show and resolve one is stored
+in it, so it survives the deletion of its source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from groundwork.documents import Location
+
+MAX_EXCERPT_CHARS = 2_000
+ELLIPSIS = "…"
+
+
+def excerpt(text: str, limit: int = MAX_EXCERPT_CHARS) -> str:
+    """Cut on a word boundary with an explicit ellipsis; never mid-word."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(ELLIPSIS)]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip() + ELLIPSIS
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    source_id: str
+    source_version_id: str
+    chunk_id: str
+    content_hash: str
+    title: str
+    location: Location
+    heading_path: tuple[str, ...]
+    excerpt: str
+    retrieved_at: datetime
+    low_confidence: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source_id": self.source_id,
+            "source_version_id": self.source_version_id,
+            "chunk_id": self.chunk_id,
+            "content_hash": self.content_hash,
+            "title": self.title,
+            "location": self.location.to_dict(),
+            "location_label": self.location.label(),
+            "heading_path": list(self.heading_path),
+            "excerpt": self.excerpt,
+            "retrieved_at": self.retrieved_at.isoformat(),
+            "low_confidence": self.low_confidence,
+        }

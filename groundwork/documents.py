@@ -1,0 +1,236 @@
+"""The block model: what every extractor produces and every later stage reads.
+
+A document is a list of typed blocks, each with the location it came from, so a
+table stays a table (a question about Q3 revenue needs its row and header) and
+a citation can point at a page, slide, sheet range or timestamp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class BlockKind(StrEnum):
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    LIST_ITEM = "list_item"
+    TABLE = "table"
+    CODE = "code"
+    IMAGE = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a block sits in its source. Only the fields that apply are set."""
+
+    line_start: int | None = None
+    line_end: int | None = None
+    page: int | None = None
+    bbox: tuple[float, float, float, float] | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    cell_range: str | None = None
+    start_seconds: float | None = None
+    end_seconds: float | None = None
+
+    def label(self) -> str:
+        """A short human-readable form used in citations ("p. 3", "Sheet1!A1:C4")."""
+        if self.sheet is not None:
+            return f"{self.sheet}!{self.cell_range}" if self.cell_range else self.sheet
+        if self.slide is not None:
+            return f"slide {self.slide}"
+        if self.page is not None:
+            return f"p. {self.page}"
+        if self.start_seconds is not None:
+            return f"{_clock(self.start_seconds)}-{_clock(self.end_seconds or self.start_seconds)}"
+        if self.line_start is not None:
+            if self.line_end is not None and self.line_end != self.line_start:
+                return f"lines {self.line_start}-{self.line_end}"
+            return f"line {self.line_start}"
+        return "document"
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Location:
+        values = dict(data)
+        if "bbox" in values and values["bbox"] is not None:
+            values["bbox"] = tuple(values["bbox"])  # type: ignore[arg-type]
+        return cls(**values)  # type: ignore[arg-type]
+
+    @staticmethod
+    def spanning(first: Location, last: Location) -> Location:
+        """The location covering two blocks (used when a chunk holds several)."""
+        return Location(
+            line_start=first.line_start,
+            line_end=last.line_end if last.line_end is not None else last.line_start,
+            page=first.page,
+            slide=first.slide,
+            sheet=first.sheet,
+            cell_range=first.cell_range if first.sheet == last.sheet else None,
+            start_seconds=first.start_seconds,
+            end_seconds=last.end_seconds,
+        )
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Rows of cell text; the first `header_rows` rows are the header."""
+
+    rows: tuple[tuple[str, ...], ...]
+    header_rows: int = 1
+
+    @property
+    def header(self) -> tuple[tuple[str, ...], ...]:
+        return self.rows[: self.header_rows]
+
+    @property
+    def body(self) -> tuple[tuple[str, ...], ...]:
+        return self.rows[self.header_rows :]
+
+    def to_markdown(self, body: tuple[tuple[str, ...], ...] | None = None) -> str:
+        """Markdown with the header repeated: used for whole tables and row slices."""
+        rows = self.body if body is None else body
+        width = max((len(r) for r in self.rows), default=0)
+        header = self.header[0] if self.header else tuple("" for _ in range(width))
+
+        def line(cells: tuple[str, ...]) -> str:
+            padded = list(cells) + [""] * (width - len(cells))
+            return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in padded) + " |"
+
+        out = [line(header), "| " + " | ".join("---" for _ in range(width)) + " |"]
+        out.extend(line(r) for r in rows)
+        return "\n".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    kind: BlockKind
+    text: str
+    location: Location
+    level: int | None = None  # heading level (1 = top) or list nesting depth
+    table: Table | None = None
+    confidence: float | None = None  # OCR/transcription confidence in [0, 1]
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "kind": self.kind.value,
+            "text": self.text,
+            "location": self.location.to_dict(),
+        }
+        if self.level is not None:
+            data["level"] = self.level
+        if self.table is not None:
+            data["table"] = {"rows": [list(r) for r in self.table.rows], "header_rows": self.table.header_rows}
+        if self.confidence is not None:
+            data["confidence"] = self.confidence
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Block:
+        table_data = data.get("table")
+        table = None
+        if isinstance(table_data, dict):
+            table = Table(
+                rows=tuple(tuple(str(c) for c in row) for row in table_data["rows"]),
+                header_rows=int(table_data.get("header_rows", 1)),
+            )
+        level = data.get("level")
+        confidence = data.get("confidence")
+        return cls(
+            kind=BlockKind(str(data["kind"])),
+            text=str(data["text"]),
+            location=Location.from_dict(dict(data["location"])),  # type: ignore[arg-type]
+            level=int(level) if level is not None else None,  # type: ignore[call-overload]
+            table=table,
+            confidence=float(confidence) if confidence is not None else None,  # type: ignore[arg-type]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedDocument:
+    """A successful extraction. `warnings` are shown to users (truncation, low confidence)."""
+
+    title: str
+    media_type: str
+    blocks: tuple[Block, ...]
+    warnings: tuple[str, ...] = ()
+    low_confidence: bool = False
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "title": self.title,
+            "media_type": self.media_type,
+            "blocks": [b.to_dict() for b in self.blocks],
+            "warnings": list(self.warnings),
+            "low_confidence": self.low_confidence,
+            "truncated": self.truncated,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ExtractedDocument:
+        return cls(
+            title=str(data["title"]),
+            media_type=str(data["media_type"]),
+            blocks=tuple(Block.from_dict(b) for b in data["blocks"]),  # type: ignore[attr-defined]
+            warnings=tuple(data.get("warnings", ())),  # type: ignore[arg-type]
+            low_confidence=bool(data.get("low_confidence", False)),
+            truncated=bool(data.get("truncated", False)),
+        )
+
+
+class FailureReason(StrEnum):
+    """The closed set of reasons extraction can fail for a document's own sake."""
+
+    UNSUPPORTED_TYPE = "unsupported-type"
+    TOO_LARGE = "too-large"
+    TOO_MANY_PAGES = "too-many-pages"
+    TIMED_OUT = "timed-out"
+    ENCRYPTED = "encrypted"
+    NO_TEXT_LAYER = "no-text-layer"
+    MALFORMED = "malformed"
+
+
+#: The sentence a user sees for each reason: what happened and what to do.
+FAILURE_GUIDANCE: dict[FailureReason, str] = {
+    FailureReason.UNSUPPORTED_TYPE: "This file type cannot be read yet; convert it to PDF, DOCX, Markdown or text.",
+    FailureReason.TOO_LARGE: "The file is larger than the extraction limit; split it or attach the part that matters.",
+    FailureReason.TOO_MANY_PAGES: "The document has more pages than the limit; split it into smaller documents.",
+    FailureReason.TIMED_OUT: "Extraction took longer than the limit; retry, or simplify or split the document.",
+    FailureReason.ENCRYPTED: "The document is password-protected; remove the password and upload it again.",
+    FailureReason.NO_TEXT_LAYER: "The document has no text layer (a scan); it goes to OCR.",
+    FailureReason.MALFORMED: "The file is damaged or not what its type says; re-export it and upload it again.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionFailure:
+    reason: FailureReason
+    detail: str = ""
+
+    @property
+    def guidance(self) -> str:
+        return FAILURE_GUIDANCE[self.reason]
+
+
+ExtractionResult = ExtractedDocument | ExtractionFailure
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionLimits:
+    """Every input dimension is bounded: documents are attacker-controlled."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    max_pages: int = 2_000
+    max_text_bytes: int = 20 * 1024 * 1024
+    max_blocks: int = 200_000
+    timeout_seconds: float = 120.0
+    extra: dict[str, int] = field(default_factory=dict)

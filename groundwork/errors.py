@@ -1,0 +1,37 @@
+"""Typed errors at the boundary. Adapters translate driver errors into these,
+so nothing above an adapter catches psycopg or opensearch-py exceptions."""
+
+from __future__ import annotations
+
+
+class GroundworkError(Exception):
+    """Base of every error the platform raises on purpose."""
+
+
+class EngineUnavailable(GroundworkError):
+    """An engine (Postgres, OpenSearch) cannot be reached or refused the request.
+    Infrastructure: runs fail and are retried."""
+
+
+class StoreError(GroundworkError):
+    """A store rejected an operation for a reason other than reachability."""
+
+
+class DimensionMismatch(GroundworkError):
+    """A vector's length differs from the model's declared dimension."""
+
+
+class StaleGeneration(GroundworkError):
+    """A compare-and-set write lost: someone else wrote first."""
+
+
+class NotFound(GroundworkError):
+    """Absent or not visible to the caller; the two are deliberately indistinguishable."""
+
+
+class InvalidRequest(GroundworkError):
+    """The caller's input is malformed or out of bounds; the message says which bound."""
+
+
+class CapabilityUnavailable(GroundworkError):
+    """A port has no working adapter configured; never answered with empty success."""

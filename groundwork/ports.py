@@ -1,0 +1,201 @@
+"""Ports: the contracts adapters implement. Each has one conformance suite in
+tests/conformance that every adapter passes; the docstrings and the suites say
+the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from groundwork.models import EmbeddingModelRef
+from groundwork.retrieval.outcome import ChunkView
+
+
+@dataclass(frozen=True, slots=True)
+class AccessScope:
+    """Who is asking. Every search leg takes one; there is no unscoped search."""
+
+    tenant_id: str
+    subjects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Metadata filters applied inside each leg (never after)."""
+
+    source_ids: tuple[str, ...] | None = None
+    media_types: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """What a search index stores for one chunk: enough to filter and rank."""
+
+    chunk_id: str
+    tenant_id: str
+    source_id: str
+    version_id: str
+    subjects: tuple[str, ...]
+    media_type: str
+    title: str
+    content: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    chunk: IndexedChunk
+    vector: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredChunk:
+    chunk_id: str
+    source_id: str
+    version_id: str
+    score: float
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """Turns text into vectors of `model.dimension` floats, offline.
+
+    `embed_documents` and `embed_query` differ only where the model asks for a
+    query instruction prefix. Vectors are L2-normalised so cosine = dot product.
+    Empty input gives empty output; it never downloads anything.
+    """
+
+    @property
+    def model(self) -> EmbeddingModelRef: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]: ...
+
+    def embed_query(self, text: str) -> tuple[float, ...]: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Nearest-neighbour search over one embedding model's vectors.
+
+    Contract:
+    - Records are written not live; `set_live` makes a source version
+      searchable (publication) or unsearchable (deletion, first step).
+    - `search` returns only live records of `scope.tenant_id` whose subjects
+      intersect `scope.subjects`, filtered inside the query; an empty subject
+      list returns nothing. Results are ordered by descending similarity.
+    - A vector whose length is not `model.dimension` is refused with
+      DimensionMismatch before anything is written.
+    - Writing the same chunk id again replaces the record (idempotent).
+    """
+
+    @property
+    def model(self) -> EmbeddingModelRef: ...
+
+    def ensure_schema(self) -> None: ...
+
+    def upsert(self, records: Sequence[VectorRecord]) -> int: ...
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
+        """Flip liveness for a source's records (of one version, or all when None)."""
+        ...
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int: ...
+
+    def search(
+        self,
+        scope: AccessScope,
+        vector: Sequence[float],
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[ScoredChunk]: ...
+
+    def existing_vectors(
+        self, tenant_id: str, content_hashes: Sequence[str]
+    ) -> dict[str, tuple[float, ...]]:
+        """The tenant's stored vectors by content hash: the embedding cache."""
+        ...
+
+    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
+        """Delete a source's records, or only those not of `keep_version_id`."""
+        ...
+
+    def delete_tenant(self, tenant_id: str) -> int: ...
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]: ...
+
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    """Lexical (BM25-like) search over chunk text.
+
+    Contract: the same as VectorIndex for liveness, scope, filters, ordering and
+    idempotence. Identifier-shaped terms such as ERR-4021 or Q3-2026 are
+    searchable as whole tokens. Stopwords are not removed from the index.
+    """
+
+    def ensure_schema(self) -> None: ...
+
+    def upsert(self, chunks: Sequence[IndexedChunk]) -> int: ...
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int: ...
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int: ...
+
+    def search(
+        self,
+        scope: AccessScope,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[ScoredChunk]: ...
+
+    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int: ...
+
+    def delete_tenant(self, tenant_id: str) -> int: ...
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]: ...
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Immutable original bytes by key. `put` of an existing key with the same
+    bytes is a no-op; the key never leaves the platform (not in API output)."""
+
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def get(self, key: str) -> bytes: ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def keys(self) -> Iterator[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated caller of the API: resolved from an API key, never from input."""
+
+    tenant_id: str
+    subjects: tuple[str, ...]
+    key_id: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def scope(self) -> AccessScope:
+        return AccessScope(self.tenant_id, self.subjects)
+
+
+@runtime_checkable
+class ChunkReader(Protocol):
+    """Reads chunks back for hits, re-checking at result time that each source
+    is still live and readable by the scope (a permission change or deletion
+    that has not reached an index yet must not leak through it)."""
+
+    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]: ...
+
+    def has_accessible_sources(self, scope: AccessScope) -> bool: ...

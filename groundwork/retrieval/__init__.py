@@ -1,0 +1,1 @@
+"""The retrieval kernel: authorization-scoped legs, fusion, outcomes."""

@@ -1,0 +1,63 @@
+"""RetrievalOutcome: a closed union. Only `Found` carries hits, so a caller
+cannot hand a model the least-bad match when nothing qualified."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groundwork.citations import Citation
+from groundwork.documents import Location
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkView:
+    """A chunk as read back for a hit, after re-checking the caller's access."""
+
+    chunk_id: str
+    source_id: str
+    version_id: str
+    title: str
+    filename: str
+    media_type: str
+    heading_path: tuple[str, ...]
+    body: str
+    location: Location
+    content_hash: str
+    low_confidence: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    rank: int
+    score: float
+    leg_ranks: dict[str, int]
+    chunk: ChunkView
+    citation: Citation
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    hits: tuple[Hit, ...]
+    kind: str = "found"
+
+
+@dataclass(frozen=True, slots=True)
+class NothingAccessible:
+    """The caller can see nothing at all (no subjects, or nothing published for them)."""
+
+    kind: str = "nothing_accessible"
+
+
+@dataclass(frozen=True, slots=True)
+class NothingMatches:
+    kind: str = "nothing_matches"
+
+
+@dataclass(frozen=True, slots=True)
+class NothingCloseEnough:
+    """Candidates existed, but none passed the semantic floor."""
+
+    kind: str = "nothing_close_enough"
+
+
+RetrievalOutcome = Found | NothingAccessible | NothingMatches | NothingCloseEnough

@@ -1,0 +1,1 @@
+"""Embedded engines the project starts and stops itself."""

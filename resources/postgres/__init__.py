@@ -1,0 +1,1 @@
+"""PostgreSQL adapters: the catalog, pgvector and full-text indexes."""

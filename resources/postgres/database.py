@@ -1,0 +1,73 @@
+"""Connections, database creation and migrations (yoyo) for PostgreSQL.
+
+Driver errors are translated here into the project's error types; nothing
+above this package catches psycopg exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from groundwork.errors import EngineUnavailable, StoreError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
+
+
+@contextlib.contextmanager
+def translated_errors(action: str) -> Iterator[None]:
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise EngineUnavailable(f"PostgreSQL unavailable while {action}: {exc}") from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"PostgreSQL refused {action}: {exc}") from exc
+
+
+def with_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{database}", parts.query, parts.fragment))
+
+
+def ensure_database(server_url: str, database: str) -> str:
+    """Create `database` if missing; return its URL."""
+    with translated_errors(f"creating database {database}"):
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+    return with_database(server_url, database)
+
+
+def migrate(database_url: str) -> list[str]:
+    """Apply pending migrations; return the ids applied. Safe to run concurrently
+    (yoyo takes a lock) and repeatedly (a second run applies nothing)."""
+    from yoyo import get_backend, read_migrations
+
+    yoyo_url = database_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    backend = get_backend(yoyo_url)
+    migrations = read_migrations(str(MIGRATIONS_DIR))
+    with backend.lock():
+        pending = backend.to_apply(migrations)
+        backend.apply_migrations(pending)
+    return [m.id for m in pending]
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    register_vector(conn)
+
+
+def open_pool(database_url: str, max_size: int = 8) -> ConnectionPool:
+    with translated_errors("opening a connection pool"):
+        pool = ConnectionPool(
+            database_url, min_size=1, max_size=max_size, configure=_configure, open=True
+        )
+        pool.wait(timeout=30)
+    return pool

@@ -1,0 +1,75 @@
+"""Settings from the environment, read when called (never at import).
+
+An external URL replaces an embedded engine: GROUNDWORK_DATABASE_URL for
+PostgreSQL, GROUNDWORK_OPENSEARCH_URL for OpenSearch. Without them the
+project's embedded engines start under GROUNDWORK_HOME.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from groundwork.models import DEFAULT_MODEL_KEY, model_by_key
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True, slots=True)
+class GroundworkSettings:
+    home: Path
+    database_url: str | None
+    opensearch_url: str | None
+    opensearch_http_port: int
+    opensearch_transport_port: int
+    opensearch_heap: str
+    keyword_backend: str  # "opensearch" or "postgres"
+    index_prefix: str
+    default_model_key: str
+    models_dir: Path
+    inbox_dir: Path
+    api_port: int
+    dagster_port: int
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def opensearch_home(self) -> Path:
+        return self.home / "opensearch"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.home / "blobs"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> GroundworkSettings:
+        env = os.environ if env is None else env
+        home = Path(env.get("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork"))).resolve()
+        model_key = env.get("GROUNDWORK_DEFAULT_MODEL", DEFAULT_MODEL_KEY)
+        model_by_key(model_key)  # refuse an unknown model at start, not at first query
+        backend = env.get("GROUNDWORK_KEYWORD_BACKEND", "opensearch")
+        if backend not in ("opensearch", "postgres"):
+            raise ValueError("GROUNDWORK_KEYWORD_BACKEND must be 'opensearch' or 'postgres'")
+        return cls(
+            home=home,
+            database_url=env.get("GROUNDWORK_DATABASE_URL") or None,
+            opensearch_url=env.get("GROUNDWORK_OPENSEARCH_URL") or None,
+            opensearch_http_port=int(env.get("GROUNDWORK_OPENSEARCH_PORT", "9201")),
+            opensearch_transport_port=int(env.get("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9301")),
+            opensearch_heap=env.get("GROUNDWORK_OPENSEARCH_HEAP", "512m"),
+            keyword_backend=backend,
+            index_prefix=env.get("GROUNDWORK_INDEX_PREFIX", "groundwork"),
+            default_model_key=model_key,
+            models_dir=Path(env.get("GROUNDWORK_MODELS_DIR", str(PROJECT_ROOT / "engines/models/target/jars"))),
+            inbox_dir=Path(env.get("GROUNDWORK_INBOX", str(home / "inbox"))),
+            api_port=int(env.get("GROUNDWORK_API_PORT", "8088")),
+            dagster_port=int(env.get("GROUNDWORK_DAGSTER_PORT", "3000")),
+        )
