@@ -91,6 +91,9 @@ class EmbeddedOpenSearch:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:
+                # Another process may have started the node at the same moment: reuse it.
+                if _health(self.url) is not None:
+                    return self.url
                 tail = log_path.read_text(errors="replace")[-3000:]
                 raise EngineUnavailable(f"OpenSearch exited with {process.returncode}:\n{tail}")
             health = _health(self.url)

@@ -1,0 +1,139 @@
+"""The catalog port: sources, immutable versions, extraction results, chunks
+and per-model progress. Stage functions in `groundwork.pipeline` derive their
+work from it ("what is stored says what needs doing"), so every stage is
+incremental and a rerun finds nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from groundwork.chunking import Chunk
+from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.ports import AccessScope, IndexedChunk, Principal
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    tenant_id: str
+    display_name: str
+    active_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRecord:
+    version_id: str
+    tenant_id: str
+    source_id: str
+    version_no: int
+    filename: str
+    media_type: str
+    sha256: str
+    size_bytes: int
+    blob_key: str
+    subjects: tuple[str, ...]
+    state: str
+    processing_state: str
+    title: str | None = None
+    failure_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingVersion:
+    """A version row written `pending` before its bytes: the first step of the write order."""
+
+    version_id: str
+    source_id: str
+    blob_key: str
+    is_new_source: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """The source's current version already has these bytes: nothing to do."""
+
+    source_id: str
+    version_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkBatch:
+    """A version's chunks as the indexes need them."""
+
+    version: VersionRecord
+    chunks: tuple[IndexedChunk, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TenantCounts:
+    sources: int
+    versions: int
+    failed: int
+    chunks: int
+
+
+@runtime_checkable
+class Catalog(Protocol):
+    def ensure_tenant(self, tenant_id: str, display_name: str, active_model: str) -> Tenant: ...
+
+    def get_tenant(self, tenant_id: str) -> Tenant | None: ...
+
+    def list_tenants(self) -> list[Tenant]: ...
+
+    def create_api_key(self, tenant_id: str, subjects: Sequence[str], label: str) -> tuple[str, str]:
+        """Return (key_id, secret). Only a hash of the secret is stored."""
+        ...
+
+    def principal_for_key(self, secret: str) -> Principal | None: ...
+
+    def begin_version(
+        self,
+        tenant_id: str,
+        origin: str,
+        filename: str,
+        subjects: Sequence[str],
+        sha256: str,
+        size_bytes: int,
+        media_type: str,
+    ) -> PendingVersion | Unchanged: ...
+
+    def mark_stored(self, version_id: str) -> bool:
+        """Compare-and-set pending -> stored; make it the source's current version."""
+        ...
+
+    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]: ...
+
+    def claim_extraction(self, version_id: str) -> bool: ...
+
+    def save_extraction(self, version_id: str, result: ExtractedDocument | ExtractionFailure) -> None: ...
+
+    def versions_to_chunk(self, tenant_id: str, limit: int) -> list[tuple[VersionRecord, ExtractedDocument]]: ...
+
+    def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
+        """Write a version's chunks, drop positions the new version no longer has,
+        and mark the version chunked, in one transaction."""
+        ...
+
+    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]: ...
+
+    def mark_keyword_indexed(self, version_id: str) -> None: ...
+
+    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]: ...
+
+    def mark_embedded(self, version_id: str, tenant_id: str, model_key: str) -> None: ...
+
+    def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]: ...
+
+    def mark_published(self, version_id: str, model_key: str) -> None: ...
+
+    def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
+        """Chunk ids the catalog says should be searchable for this model."""
+        ...
+
+    def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]: ...
+
+    def counts(self, tenant_id: str) -> TenantCounts: ...
+
+    def has_accessible_sources(self, scope: AccessScope) -> bool: ...

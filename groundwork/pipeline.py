@@ -1,0 +1,252 @@
+"""Stage functions: registration -> extraction -> chunks -> indexes -> publication.
+
+Each stage asks the catalog what needs doing, does it, and records that it is
+done, so every stage is incremental and idempotent. Dagster assets are thin
+wrappers around these functions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from groundwork.catalog import Catalog, PendingVersion, Unchanged
+from groundwork.chunking import ChunkingPolicy, chunk_blocks
+from groundwork.documents import ExtractedDocument, ExtractionFailure, ExtractionLimits
+from groundwork.errors import DimensionMismatch
+from groundwork.extract import extract
+from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex, VectorRecord
+
+
+@dataclass(slots=True)
+class StageReport:
+    """Counts and timings a stage reports (shown as Dagster metadata)."""
+
+    processed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    items: int = 0  # chunks, vectors or documents written
+    reused: int = 0  # embeddings reused from the cache
+    seconds: float = 0.0
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def as_metadata(self) -> dict[str, float | int]:
+        return {
+            "processed": self.processed,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "items_written": self.items,
+            "embeddings_reused": self.reused,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    source_id: str
+    version_id: str
+    created: bool  # False when the bytes were already the current version
+
+
+def blob_key_for(sha256: str) -> str:
+    """Content-addressed: identical bytes are stored once and never rewritten."""
+    return f"sha256/{sha256[:2]}/{sha256}"
+
+
+def register_file(
+    catalog: Catalog,
+    blobs: BlobStore,
+    *,
+    tenant_id: str,
+    origin: str,
+    filename: str,
+    data: bytes,
+    subjects: Sequence[str],
+    media_type: str,
+) -> Registration:
+    """Write order: version row `pending` -> bytes -> compare-and-set `stored`.
+    A crash between leaves a pending row for reconciliation, never bytes that
+    nothing references."""
+    sha256 = hashlib.sha256(data).hexdigest()
+    begun = catalog.begin_version(
+        tenant_id, origin, filename, subjects, sha256, len(data), media_type
+    )
+    if isinstance(begun, Unchanged):
+        return Registration(begun.source_id, begun.version_id, created=False)
+    assert isinstance(begun, PendingVersion)
+    blobs.put(begun.blob_key, data)
+    catalog.mark_stored(begun.version_id)
+    return Registration(begun.source_id, begun.version_id, created=True)
+
+
+def extract_pending(
+    catalog: Catalog,
+    blobs: BlobStore,
+    tenant_id: str,
+    limits: ExtractionLimits | None = None,
+    batch: int = 500,
+) -> StageReport:
+    report = StageReport()
+    started = time.monotonic()
+    for version in catalog.versions_to_extract(tenant_id, batch):
+        if not catalog.claim_extraction(version.version_id):
+            report.skipped += 1
+            continue
+        data = blobs.get(version.blob_key)
+        result = extract(data, version.media_type, version.filename, limits)
+        catalog.save_extraction(version.version_id, result)
+        if isinstance(result, ExtractionFailure):
+            report.failed += 1
+            report.failures[version.filename] = result.reason.value
+        else:
+            report.processed += 1
+            report.items += len(result.blocks)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def chunk_pending(
+    catalog: Catalog,
+    tenant_id: str,
+    count_tokens: Callable[[str], int],
+    policy: ChunkingPolicy | None = None,
+    batch: int = 500,
+) -> StageReport:
+    report = StageReport()
+    started = time.monotonic()
+    for version, document in catalog.versions_to_chunk(tenant_id, batch):
+        chunks = chunk_blocks(
+            document.blocks,
+            tenant_id=tenant_id,
+            source_id=version.source_id,
+            version_id=version.version_id,
+            count_tokens=count_tokens,
+            policy=policy,
+        )
+        catalog.replace_chunks(version, chunks)
+        report.processed += 1
+        report.items += len(chunks)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def keyword_index_pending(
+    catalog: Catalog, keywords: KeywordIndex, tenant_id: str, batch: int = 200
+) -> StageReport:
+    report = StageReport()
+    started = time.monotonic()
+    for item in catalog.batches_to_keyword_index(tenant_id, batch):
+        # Write the new version's chunks (not live), then remove the source's
+        # chunks of other versions: positions a shorter new version dropped.
+        report.items += keywords.upsert(item.chunks)
+        keywords.delete_source(tenant_id, item.version.source_id, keep_version_id=item.version.version_id)
+        catalog.mark_keyword_indexed(item.version.version_id)
+        report.processed += 1
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def embed_pending(
+    catalog: Catalog,
+    vectors: VectorIndex,
+    embedder: EmbeddingProvider,
+    tenant_id: str,
+    batch: int = 200,
+    embed_batch: int = 32,
+) -> StageReport:
+    if embedder.model.key != vectors.model.key:
+        raise DimensionMismatch(
+            f"embedder model {embedder.model.key} does not match index model {vectors.model.key}"
+        )
+    report = StageReport()
+    started = time.monotonic()
+    model_key = vectors.model.key
+    for item in catalog.batches_to_embed(tenant_id, model_key, batch):
+        hashes = [c.content_hash for c in item.chunks]
+        cached = vectors.existing_vectors(tenant_id, hashes)
+        missing = [c for c in item.chunks if c.content_hash not in cached]
+        for start in range(0, len(missing), embed_batch):
+            part = missing[start : start + embed_batch]
+            for chunk, vector in zip(part, embedder.embed_documents([c.content for c in part]), strict=True):
+                cached[chunk.content_hash] = vector
+        records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
+        vectors.upsert(records)
+        vectors.delete_source(tenant_id, item.version.source_id, keep_version_id=item.version.version_id)
+        catalog.mark_embedded(item.version.version_id, tenant_id, model_key)
+        report.processed += 1
+        report.items += len(records)
+        report.reused += len(item.chunks) - len(missing)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def publish_ready(
+    catalog: Catalog,
+    vectors: VectorIndex,
+    keywords: KeywordIndex,
+    tenant_id: str,
+) -> StageReport:
+    """A version becomes searchable only when both stores hold it: flip both to
+    live, then record the publication."""
+    report = StageReport()
+    started = time.monotonic()
+    model_key = vectors.model.key
+    for version in catalog.versions_to_publish(tenant_id, model_key):
+        keywords.set_live(tenant_id, version.source_id, version.version_id, True)
+        vectors.set_live(tenant_id, version.source_id, version.version_id, True)
+        catalog.mark_published(version.version_id, model_key)
+        report.processed += 1
+    report.seconds = time.monotonic() - started
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class StoreAgreement:
+    expected: int
+    missing_from_vectors: tuple[str, ...]
+    missing_from_keywords: tuple[str, ...]
+    unexpected_in_vectors: tuple[str, ...]
+    unexpected_in_keywords: tuple[str, ...]
+
+    @property
+    def agrees(self) -> bool:
+        return not (
+            self.missing_from_vectors
+            or self.missing_from_keywords
+            or self.unexpected_in_vectors
+            or self.unexpected_in_keywords
+        )
+
+
+def store_agreement(
+    catalog: Catalog, vectors: VectorIndex, keywords: KeywordIndex, tenant_id: str
+) -> StoreAgreement:
+    """What is live in each store equals what the catalog says is published."""
+    expected = catalog.live_chunk_ids(tenant_id, vectors.model.key)
+    in_vectors = vectors.chunk_ids(tenant_id, live_only=True)
+    in_keywords = keywords.chunk_ids(tenant_id, live_only=True)
+    return StoreAgreement(
+        expected=len(expected),
+        missing_from_vectors=tuple(sorted(expected - in_vectors))[:50],
+        missing_from_keywords=tuple(sorted(expected - in_keywords))[:50],
+        unexpected_in_vectors=tuple(sorted(in_vectors - expected))[:50],
+        unexpected_in_keywords=tuple(sorted(in_keywords - expected))[:50],
+    )
+
+
+__all__ = [
+    "ExtractedDocument",
+    "Registration",
+    "StageReport",
+    "StoreAgreement",
+    "blob_key_for",
+    "chunk_pending",
+    "embed_pending",
+    "extract_pending",
+    "keyword_index_pending",
+    "publish_ready",
+    "register_file",
+    "store_agreement",
+]

@@ -1,0 +1,61 @@
+"""The BlobStore port on a local folder (an object store implements the same port).
+
+Writes go to a temporary file in the same directory and are renamed into
+place after fsync, so a crash never leaves a half-written blob under its key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from groundwork.errors import NotFound, StoreError
+
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
+
+
+class FilesystemBlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        if not _KEY.match(key) or ".." in key.split("/"):
+            raise StoreError(f"invalid blob key {key!r}")
+        return self.root / key
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        if path.exists() and path.stat().st_size == len(data):
+            return  # content-addressed: the same key holds the same bytes
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise StoreError(f"could not store blob: {exc}") from exc
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"blob {key} not found") from None
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).exists()
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def keys(self) -> Iterator[str]:
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and not path.name.startswith(".incoming-"):
+                yield path.relative_to(self.root).as_posix()

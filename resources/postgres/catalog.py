@@ -1,0 +1,445 @@
+"""The Catalog port on PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from collections.abc import Sequence
+
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from groundwork.catalog import (
+    ChunkBatch,
+    PendingVersion,
+    Tenant,
+    TenantCounts,
+    Unchanged,
+    VersionRecord,
+)
+from groundwork.chunking import Chunk
+from groundwork.documents import ExtractedDocument, ExtractionFailure, Location
+from groundwork.pipeline import blob_key_for
+from groundwork.ports import AccessScope, IndexedChunk, Principal
+from groundwork.retrieval.outcome import ChunkView
+from resources.postgres.database import translated_errors
+
+_VERSION_COLUMNS = """
+    v.version_id, v.tenant_id, v.source_id, v.version_no, s.filename, v.media_type, v.sha256,
+    v.size_bytes, v.blob_key, s.subjects, v.state, v.processing_state, v.title, v.failure_reason
+"""
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _version(row: dict) -> VersionRecord:  # type: ignore[type-arg]
+    return VersionRecord(
+        version_id=row["version_id"],
+        tenant_id=row["tenant_id"],
+        source_id=row["source_id"],
+        version_no=row["version_no"],
+        filename=row["filename"],
+        media_type=row["media_type"],
+        sha256=row["sha256"],
+        size_bytes=row["size_bytes"],
+        blob_key=row["blob_key"],
+        subjects=tuple(row["subjects"]),
+        state=row["state"],
+        processing_state=row["processing_state"],
+        title=row["title"],
+        failure_reason=row["failure_reason"],
+    )
+
+
+class PostgresCatalog:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    # tenants and keys -------------------------------------------------------------
+    def ensure_tenant(self, tenant_id: str, display_name: str, active_model: str) -> Tenant:
+        with translated_errors("creating a tenant"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO tenants (tenant_id, display_name, active_model) VALUES (%s, %s, %s) "
+                "ON CONFLICT (tenant_id) DO NOTHING",
+                (tenant_id, display_name, active_model),
+            )
+        tenant = self.get_tenant(tenant_id)
+        assert tenant is not None
+        return tenant
+
+    def get_tenant(self, tenant_id: str) -> Tenant | None:
+        with translated_errors("reading a tenant"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT tenant_id, display_name, active_model FROM tenants WHERE tenant_id = %s",
+                (tenant_id,),
+            ).fetchone()
+        return Tenant(*row) if row else None
+
+    def list_tenants(self) -> list[Tenant]:
+        with translated_errors("listing tenants"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT tenant_id, display_name, active_model FROM tenants ORDER BY tenant_id"
+            ).fetchall()
+        return [Tenant(*r) for r in rows]
+
+    def create_api_key(self, tenant_id: str, subjects: Sequence[str], label: str) -> tuple[str, str]:
+        key_id = f"key_{uuid.uuid4().hex[:16]}"
+        secret = f"gw_{secrets.token_urlsafe(32)}"
+        with translated_errors("creating an API key"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO api_keys (key_id, tenant_id, key_hash, subjects, label) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                (key_id, tenant_id, hash_secret(secret), list(subjects), label),
+            )
+        return key_id, secret
+
+    def principal_for_key(self, secret: str) -> Principal | None:
+        with translated_errors("authenticating"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT key_id, tenant_id, subjects FROM api_keys "
+                "WHERE key_hash = %s AND revoked_at IS NULL",
+                (hash_secret(secret),),
+            ).fetchone()
+        if row is None:
+            return None
+        return Principal(tenant_id=row[1], subjects=tuple(row[2]), key_id=row[0])
+
+    # registration -------------------------------------------------------------------
+    def begin_version(
+        self,
+        tenant_id: str,
+        origin: str,
+        filename: str,
+        subjects: Sequence[str],
+        sha256: str,
+        size_bytes: int,
+        media_type: str,
+    ) -> PendingVersion | Unchanged:
+        with translated_errors("registering a version"), self.pool.connection() as conn:
+            with conn.transaction():
+                # Lock the source row so two registrations of one origin serialize.
+                row = conn.execute(
+                    "SELECT source_id, current_version_id, state FROM sources "
+                    "WHERE tenant_id = %s AND origin = %s FOR UPDATE",
+                    (tenant_id, origin),
+                ).fetchone()
+                is_new = row is None
+                if row is None:
+                    source_id = f"src_{uuid.uuid4().hex}"
+                    conn.execute(
+                        "INSERT INTO sources (source_id, tenant_id, origin, filename, subjects) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        (source_id, tenant_id, origin, filename, list(subjects)),
+                    )
+                else:
+                    source_id, current, state = row
+                    if state == "active" and current is not None:
+                        same = conn.execute(
+                            "SELECT 1 FROM source_versions WHERE version_id = %s AND sha256 = %s",
+                            (current, sha256),
+                        ).fetchone()
+                        if same:
+                            return Unchanged(source_id, current)
+                    if state != "active":
+                        conn.execute(
+                            "UPDATE sources SET state = 'active', subjects = %s, updated_at = now() "
+                            "WHERE source_id = %s",
+                            (list(subjects), source_id),
+                        )
+                number = conn.execute(
+                    "SELECT coalesce(max(version_no), 0) + 1 FROM source_versions WHERE source_id = %s",
+                    (source_id,),
+                ).fetchone()
+                assert number is not None
+                version_id = f"ver_{uuid.uuid4().hex}"
+                blob_key = blob_key_for(sha256)
+                conn.execute(
+                    "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
+                    "size_bytes, media_type, blob_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    (version_id, tenant_id, source_id, number[0], sha256, size_bytes, media_type, blob_key),
+                )
+        return PendingVersion(version_id, source_id, blob_key, is_new)
+
+    def mark_stored(self, version_id: str) -> bool:
+        with translated_errors("marking a version stored"), self.pool.connection() as conn:
+            with conn.transaction():
+                row = conn.execute(
+                    "UPDATE source_versions SET state = 'stored' "
+                    "WHERE version_id = %s AND state = 'pending' RETURNING source_id",
+                    (version_id,),
+                ).fetchone()
+                if row is None:
+                    return False
+                conn.execute(
+                    "UPDATE sources SET current_version_id = %s, updated_at = now(), "
+                    "generation = generation + 1 WHERE source_id = %s",
+                    (version_id, row[0]),
+                )
+        return True
+
+    # extraction ----------------------------------------------------------------------
+    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
+        with translated_errors("listing versions to extract"), self.pool.connection() as conn:
+            rows = conn.cursor(row_factory=dict_row).execute(
+                f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id "
+                "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
+                "     AND v.extracted_at IS NULL)) "
+                "ORDER BY v.created_at, v.version_id LIMIT %s",
+                (tenant_id, limit),
+            ).fetchall()
+        return [_version(r) for r in rows]
+
+    def claim_extraction(self, version_id: str) -> bool:
+        # 'extracting' may be reclaimed: a worker that died left it there, and the
+        # stage runs one Dagster run per tenant at a time.
+        with translated_errors("claiming an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE source_versions SET processing_state = 'extracting' "
+                "WHERE version_id = %s AND processing_state IN ('pending', 'extracting') RETURNING 1",
+                (version_id,),
+            ).fetchone()
+        return row is not None
+
+    def save_extraction(self, version_id: str, result: ExtractedDocument | ExtractionFailure) -> None:
+        with translated_errors("saving an extraction"), self.pool.connection() as conn:
+            with conn.transaction():
+                if isinstance(result, ExtractionFailure):
+                    conn.execute(
+                        "UPDATE source_versions SET processing_state = 'failed', failure_reason = %s, "
+                        "failure_detail = %s, extracted_at = now() WHERE version_id = %s",
+                        (result.reason.value, result.detail, version_id),
+                    )
+                    return
+                conn.execute(
+                    "INSERT INTO extracted_documents (version_id, tenant_id, document) "
+                    "SELECT version_id, tenant_id, %s FROM source_versions WHERE version_id = %s "
+                    "ON CONFLICT (version_id) DO UPDATE SET document = excluded.document",
+                    (Jsonb(result.to_dict()), version_id),
+                )
+                conn.execute(
+                    "UPDATE source_versions SET processing_state = 'extracted', title = %s, "
+                    "low_confidence = %s, warnings = %s, extracted_at = now(), failure_reason = NULL, "
+                    "failure_detail = NULL WHERE version_id = %s",
+                    (result.title, result.low_confidence, list(result.warnings), version_id),
+                )
+
+    # chunking ------------------------------------------------------------------------
+    def versions_to_chunk(
+        self, tenant_id: str, limit: int
+    ) -> list[tuple[VersionRecord, ExtractedDocument]]:
+        with translated_errors("listing versions to chunk"), self.pool.connection() as conn:
+            rows = conn.cursor(row_factory=dict_row).execute(
+                f"SELECT {_VERSION_COLUMNS}, d.document FROM source_versions v "
+                "JOIN sources s USING (source_id) JOIN extracted_documents d USING (version_id) "
+                "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' AND v.chunked_at IS NULL "
+                "AND s.state = 'active' AND s.current_version_id = v.version_id "
+                "ORDER BY v.created_at, v.version_id LIMIT %s",
+                (tenant_id, limit),
+            ).fetchall()
+        return [(_version(r), ExtractedDocument.from_dict(r["document"])) for r in rows]
+
+    def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
+        with translated_errors("writing chunks"), self.pool.connection() as conn:
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO chunks (chunk_id, tenant_id, source_id, version_id, position, "
+                        "heading_path, body, kind, location, content_hash, token_count, low_confidence) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                        "ON CONFLICT (chunk_id) DO UPDATE SET version_id = excluded.version_id, "
+                        "heading_path = excluded.heading_path, body = excluded.body, kind = excluded.kind, "
+                        "location = excluded.location, content_hash = excluded.content_hash, "
+                        "token_count = excluded.token_count, low_confidence = excluded.low_confidence, "
+                        "updated_at = now()",
+                        [
+                            (
+                                c.chunk_id, c.tenant_id, c.source_id, c.version_id, c.position,
+                                list(c.heading_path), c.body, c.kind, Jsonb(c.location.to_dict()),
+                                c.content_hash, c.token_count, c.low_confidence,
+                            )
+                            for c in chunks
+                        ],
+                    )
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = %s AND position >= %s",
+                    (version.source_id, len(chunks)),
+                )
+                conn.execute(
+                    "UPDATE source_versions SET chunked_at = now() WHERE version_id = %s",
+                    (version.version_id,),
+                )
+
+    # indexes -------------------------------------------------------------------------
+    def _batches(self, where: str, params: tuple[object, ...], limit: int) -> list[ChunkBatch]:
+        with self.pool.connection() as conn:
+            versions = [
+                _version(r)
+                for r in conn.cursor(row_factory=dict_row).execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    f"WHERE {where} ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (*params, limit),
+                ).fetchall()
+            ]
+            batches: list[ChunkBatch] = []
+            for version in versions:
+                rows = conn.cursor(row_factory=dict_row).execute(
+                    "SELECT chunk_id, heading_path, body, content_hash FROM chunks "
+                    "WHERE source_id = %s AND version_id = %s ORDER BY position",
+                    (version.source_id, version.version_id),
+                ).fetchall()
+                indexed = tuple(
+                    IndexedChunk(
+                        chunk_id=r["chunk_id"],
+                        tenant_id=version.tenant_id,
+                        source_id=version.source_id,
+                        version_id=version.version_id,
+                        subjects=version.subjects,
+                        media_type=version.media_type,
+                        title=version.title or version.filename,
+                        content=(" > ".join(r["heading_path"]) + "\n\n" + r["body"])
+                        if r["heading_path"]
+                        else r["body"],
+                        content_hash=r["content_hash"],
+                    )
+                    for r in rows
+                )
+                batches.append(ChunkBatch(version, indexed))
+        return batches
+
+    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]:
+        with translated_errors("listing versions to index"):
+            return self._batches(
+                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
+                "AND s.state = 'active' AND s.current_version_id = v.version_id",
+                (tenant_id,),
+                limit,
+            )
+
+    def mark_keyword_indexed(self, version_id: str) -> None:
+        with translated_errors("marking a version indexed"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE source_versions SET keyword_indexed_at = now() WHERE version_id = %s",
+                (version_id,),
+            )
+
+    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
+        with translated_errors("listing versions to embed"):
+            return self._batches(
+                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id AND NOT EXISTS (SELECT 1 FROM version_models m "
+                "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)",
+                (tenant_id, model_key),
+                limit,
+            )
+
+    def mark_embedded(self, version_id: str, tenant_id: str, model_key: str) -> None:
+        with translated_errors("marking a version embedded"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO version_models (version_id, model_key, tenant_id, embedded_at) "
+                "VALUES (%s, %s, %s, now()) ON CONFLICT (version_id, model_key) "
+                "DO UPDATE SET embedded_at = now()",
+                (version_id, model_key, tenant_id),
+            )
+
+    def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]:
+        with translated_errors("listing versions to publish"), self.pool.connection() as conn:
+            rows = conn.cursor(row_factory=dict_row).execute(
+                f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
+                "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
+                "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
+                (model_key, tenant_id),
+            ).fetchall()
+        return [_version(r) for r in rows]
+
+    def mark_published(self, version_id: str, model_key: str) -> None:
+        with translated_errors("marking a version published"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE version_models SET published_at = now() WHERE version_id = %s AND model_key = %s",
+                (version_id, model_key),
+            )
+
+    def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
+        with translated_errors("listing live chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
+                "JOIN version_models m ON m.version_id = c.version_id AND m.model_key = %s "
+                "WHERE c.tenant_id = %s AND s.state = 'active' AND s.current_version_id = c.version_id "
+                "AND m.published_at IS NOT NULL",
+                (model_key, tenant_id),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]:
+        with translated_errors("counting pending work"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT "
+                " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
+                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL), "
+                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND (m.embedded_at IS NULL)), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL) "
+                "FROM source_versions v JOIN sources s USING (source_id) "
+                "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id",
+                (model_key, tenant_id),
+            ).fetchone()
+        assert row is not None
+        keys = ("extract", "chunk", "keyword_index", "embed", "publish")
+        return dict(zip(keys, (int(x) for x in row), strict=True))
+
+    def counts(self, tenant_id: str) -> TenantCounts:
+        with translated_errors("counting"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM sources WHERE tenant_id = %(t)s AND state = 'active'), "
+                "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s), "
+                "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s "
+                "   AND processing_state = 'failed'), "
+                "(SELECT count(*) FROM chunks WHERE tenant_id = %(t)s)",
+                {"t": tenant_id},
+            ).fetchone()
+        assert row is not None
+        return TenantCounts(*row)
+
+    # reading (ChunkReader) -------------------------------------------------------------
+    def has_accessible_sources(self, scope: AccessScope) -> bool:
+        if not scope.subjects:
+            return False
+        with translated_errors("checking access"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM sources WHERE tenant_id = %s AND state = 'active' AND subjects && %s LIMIT 1",
+                (scope.tenant_id, list(scope.subjects)),
+            ).fetchone()
+        return row is not None
+
+    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
+        if not chunk_ids or not scope.subjects:
+            return {}
+        with translated_errors("reading chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
+                "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence "
+                "FROM chunks c JOIN sources s USING (source_id) "
+                "JOIN source_versions v ON v.version_id = c.version_id "
+                "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
+                "AND s.state = 'active' AND s.subjects && %s",
+                (list(chunk_ids), scope.tenant_id, scope.tenant_id, list(scope.subjects)),
+            ).fetchall()
+        views: dict[str, ChunkView] = {}
+        for r in rows:
+            location = r[8] if isinstance(r[8], dict) else json.loads(r[8])
+            views[r[0]] = ChunkView(
+                chunk_id=r[0], source_id=r[1], version_id=r[2], title=r[3], filename=r[4],
+                media_type=r[5], heading_path=tuple(r[6]), body=r[7],
+                location=Location.from_dict(location), content_hash=r[9], low_confidence=r[10],
+            )
+        return views

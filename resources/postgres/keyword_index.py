@@ -1,0 +1,131 @@
+"""The KeywordIndex port on PostgreSQL full-text search (`simple` configuration,
+`ts_rank_cd`). For installs without Java; OpenSearch is the default.
+
+`simple` does no stemming and drops no stopwords, and its parser keeps a
+hyphenated identifier such as err-4021 as a token alongside its parts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
+from resources.postgres.database import translated_errors
+
+_TERM = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
+
+
+def _or_query(text: str) -> str:
+    """Any-term tsquery text: BM25-like recall rather than all-terms precision."""
+    terms = {t.lower() for t in _TERM.findall(text)}
+    return " OR ".join(sorted(terms))
+
+
+class PostgresKeywordIndex:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    def ensure_schema(self) -> None:
+        with translated_errors("checking the keyword table"), self.pool.connection() as conn:
+            row = conn.execute("SELECT to_regclass('keyword_chunks')").fetchone()
+        if row is None or row[0] is None:
+            from groundwork.errors import StoreError
+
+            raise StoreError("keyword_chunks is missing; run the migrations")
+
+    def upsert(self, chunks: Sequence[IndexedChunk]) -> int:
+        if not chunks:
+            return 0
+        with translated_errors("writing keyword documents"), self.pool.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO keyword_chunks (chunk_id, tenant_id, source_id, version_id, subjects, "
+                    "media_type, title, content, content_hash, live) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false) "
+                    "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
+                    "source_id = excluded.source_id, version_id = excluded.version_id, "
+                    "subjects = excluded.subjects, media_type = excluded.media_type, "
+                    "title = excluded.title, content = excluded.content, "
+                    "content_hash = excluded.content_hash, "
+                    "live = keyword_chunks.live AND keyword_chunks.version_id = excluded.version_id",
+                    [
+                        (
+                            c.chunk_id, c.tenant_id, c.source_id, c.version_id, list(c.subjects),
+                            c.media_type, c.title, c.content, c.content_hash,
+                        )
+                        for c in chunks
+                    ],
+                )
+        return len(chunks)
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
+        query = "UPDATE keyword_chunks SET live = %s WHERE tenant_id = %s AND source_id = %s"
+        params: list[object] = [live, tenant_id, source_id]
+        if version_id is not None:
+            query += " AND version_id = %s"
+            params.append(version_id)
+        with translated_errors("changing liveness"), self.pool.connection() as conn:
+            return conn.execute(query, params).rowcount
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
+        with translated_errors("changing subjects"), self.pool.connection() as conn:
+            return conn.execute(
+                "UPDATE keyword_chunks SET subjects = %s WHERE tenant_id = %s AND source_id = %s",
+                (list(subjects), tenant_id, source_id),
+            ).rowcount
+
+    def search(
+        self,
+        scope: AccessScope,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[ScoredChunk]:
+        terms = _or_query(query)
+        if not scope.subjects or limit <= 0 or not terms:
+            return []
+        conditions = [
+            sql.SQL("tenant_id = %s"),
+            sql.SQL("live"),
+            sql.SQL("subjects && %s"),
+            sql.SQL("tsv @@ q"),
+        ]
+        params: list[object] = [terms, scope.tenant_id, list(scope.subjects)]
+        if filters and filters.source_ids is not None:
+            conditions.append(sql.SQL("source_id = ANY(%s)"))
+            params.append(list(filters.source_ids))
+        if filters and filters.media_types is not None:
+            conditions.append(sql.SQL("media_type = ANY(%s)"))
+            params.append(list(filters.media_types))
+        statement = sql.SQL(
+            "SELECT chunk_id, source_id, version_id, ts_rank_cd(tsv, q) AS rank "
+            "FROM keyword_chunks, websearch_to_tsquery('simple', %s) q WHERE {} "
+            "ORDER BY rank DESC, chunk_id LIMIT %s"
+        ).format(sql.SQL(" AND ").join(conditions))
+        with translated_errors("searching keywords"), self.pool.connection() as conn:
+            rows = conn.execute(statement, [*params, limit]).fetchall()
+        return [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
+
+    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
+        query = "DELETE FROM keyword_chunks WHERE tenant_id = %s AND source_id = %s"
+        params: list[object] = [tenant_id, source_id]
+        if keep_version_id is not None:
+            query += " AND version_id <> %s"
+            params.append(keep_version_id)
+        with translated_errors("deleting keyword documents"), self.pool.connection() as conn:
+            return conn.execute(query, params).rowcount
+
+    def delete_tenant(self, tenant_id: str) -> int:
+        with translated_errors("deleting a tenant's keyword documents"), self.pool.connection() as conn:
+            return conn.execute("DELETE FROM keyword_chunks WHERE tenant_id = %s", (tenant_id,)).rowcount
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
+        query = "SELECT chunk_id FROM keyword_chunks WHERE tenant_id = %s"
+        if live_only:
+            query += " AND live"
+        with translated_errors("listing keyword documents"), self.pool.connection() as conn:
+            return {r[0] for r in conn.execute(query, (tenant_id,)).fetchall()}

@@ -1,0 +1,165 @@
+"""The VectorIndex port on pgvector: one table and HNSW index per model.
+
+Authorization (tenant, subjects), liveness and metadata filters are in the
+WHERE clause of the nearest-neighbour query itself; `hnsw.iterative_scan`
+keeps scanning the graph until enough rows pass the filter, so a selective
+filter still returns `limit` rows instead of fewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from groundwork.errors import DimensionMismatch, StoreError
+from groundwork.models import EmbeddingModelRef
+from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
+from resources.postgres.database import translated_errors
+
+
+class PgVectorIndex:
+    def __init__(self, pool: ConnectionPool, model: EmbeddingModelRef, ef_search: int = 100) -> None:
+        self.pool = pool
+        self._model = model
+        self.ef_search = ef_search
+        self.table = sql.Identifier(f"embeddings_{model.key}")
+
+    @property
+    def model(self) -> EmbeddingModelRef:
+        return self._model
+
+    def ensure_schema(self) -> None:
+        with translated_errors("checking the vector table"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+                "AND attname = 'embedding'",
+                (f"embeddings_{self._model.key}",),
+            ).fetchone()
+        if row is None:
+            raise StoreError(
+                f"no vector table for model {self._model.key}; add a migration creating "
+                f"embeddings_{self._model.key} (see resources/migrations/0002_vectors.sql)"
+            )
+        if row[0] != self._model.dimension:
+            raise DimensionMismatch(
+                f"table embeddings_{self._model.key} holds {row[0]}-dim vectors; "
+                f"model {self._model.key} produces {self._model.dimension}"
+            )
+
+    def _check(self, vector: Sequence[float]) -> None:
+        if len(vector) != self._model.dimension:
+            raise DimensionMismatch(
+                f"vector has {len(vector)} dimensions; model {self._model.key} has {self._model.dimension}"
+            )
+
+    def upsert(self, records: Sequence[VectorRecord]) -> int:
+        for record in records:
+            self._check(record.vector)
+        if not records:
+            return 0
+        query = sql.SQL(
+            "INSERT INTO {} (chunk_id, tenant_id, source_id, version_id, subjects, media_type, "
+            "content_hash, live, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, false, %s) "
+            "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
+            "source_id = excluded.source_id, version_id = excluded.version_id, "
+            "subjects = excluded.subjects, media_type = excluded.media_type, "
+            "content_hash = excluded.content_hash, embedding = excluded.embedding, "
+            # a rewrite of the same version keeps its liveness; a new version starts hidden
+            "live = {}.live AND {}.version_id = excluded.version_id"
+        ).format(self.table, self.table, self.table)
+        with translated_errors("writing vectors"), self.pool.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    query,
+                    [
+                        (
+                            r.chunk.chunk_id, r.chunk.tenant_id, r.chunk.source_id, r.chunk.version_id,
+                            list(r.chunk.subjects), r.chunk.media_type, r.chunk.content_hash,
+                            np.asarray(r.vector, dtype=np.float32),
+                        )
+                        for r in records
+                    ],
+                )
+        return len(records)
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
+        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        params: list[object] = [live, tenant_id, source_id]
+        if version_id is not None:
+            query += sql.SQL(" AND version_id = %s")
+            params.append(version_id)
+        with translated_errors("changing liveness"), self.pool.connection() as conn:
+            return conn.execute(query, params).rowcount
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
+        query = sql.SQL("UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        with translated_errors("changing subjects"), self.pool.connection() as conn:
+            return conn.execute(query, (list(subjects), tenant_id, source_id)).rowcount
+
+    def search(
+        self,
+        scope: AccessScope,
+        vector: Sequence[float],
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[ScoredChunk]:
+        self._check(vector)
+        if not scope.subjects or limit <= 0:
+            return []
+        conditions = [sql.SQL("tenant_id = %s"), sql.SQL("live"), sql.SQL("subjects && %s")]
+        params: list[object] = [scope.tenant_id, list(scope.subjects)]
+        if filters and filters.source_ids is not None:
+            conditions.append(sql.SQL("source_id = ANY(%s)"))
+            params.append(list(filters.source_ids))
+        if filters and filters.media_types is not None:
+            conditions.append(sql.SQL("media_type = ANY(%s)"))
+            params.append(list(filters.media_types))
+        query_vector = np.asarray(vector, dtype=np.float32)
+        query = sql.SQL(
+            "SELECT chunk_id, source_id, version_id, 1 - (embedding <=> %s) AS similarity FROM {} "
+            "WHERE {} ORDER BY embedding <=> %s LIMIT %s"
+        ).format(self.table, sql.SQL(" AND ").join(conditions))
+        with translated_errors("searching vectors"), self.pool.connection() as conn:
+            with conn.transaction():
+                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(self.ef_search, limit))))
+                rows = conn.execute(query, [query_vector, *params, query_vector, limit]).fetchall()
+        hits = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
+        # relaxed_order may return rows slightly out of order; the contract is descending similarity
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        return hits
+
+    def existing_vectors(self, tenant_id: str, content_hashes: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        if not content_hashes:
+            return {}
+        query = sql.SQL(
+            "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM {} "
+            "WHERE tenant_id = %s AND content_hash = ANY(%s)"
+        ).format(self.table)
+        with translated_errors("reading cached vectors"), self.pool.connection() as conn:
+            rows = conn.execute(query, (tenant_id, list(content_hashes))).fetchall()
+        return {r[0]: tuple(float(x) for x in r[1].to_list()) for r in rows}
+
+    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
+        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        params: list[object] = [tenant_id, source_id]
+        if keep_version_id is not None:
+            query += sql.SQL(" AND version_id <> %s")
+            params.append(keep_version_id)
+        with translated_errors("deleting vectors"), self.pool.connection() as conn:
+            return conn.execute(query, params).rowcount
+
+    def delete_tenant(self, tenant_id: str) -> int:
+        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(self.table)
+        with translated_errors("deleting a tenant's vectors"), self.pool.connection() as conn:
+            return conn.execute(query, (tenant_id,)).rowcount
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
+        query = sql.SQL("SELECT chunk_id FROM {} WHERE tenant_id = %s").format(self.table)
+        if live_only:
+            query += sql.SQL(" AND live")
+        with translated_errors("listing vectors"), self.pool.connection() as conn:
+            return {r[0] for r in conn.execute(query, (tenant_id,)).fetchall()}
