@@ -110,9 +110,7 @@ def chunk_blocks(
 
     pieces_by_section: list[tuple[tuple[str, ...], list[_Piece]]] = []
     for path, section_blocks in sections:
-        pieces_by_section.append(
-            (path, _pack_section(path, section_blocks, count_tokens, policy))
-        )
+        pieces_by_section.append((path, _pack_section(path, section_blocks, count_tokens, policy)))
 
     chunks: list[Chunk] = []
     for path, pieces in pieces_by_section:
@@ -180,7 +178,9 @@ def _pack_section(
             flush()
             group, group_tokens = [], 0
             for sentence_group in _split_sentences(rendered, count_tokens, budget):
-                pieces.append(_Piece(sentence_group, block.location, "text", _is_low(block, policy)))
+                pieces.append(
+                    _Piece(sentence_group, block.location, "text", _is_low(block, policy))
+                )
             continue
         if group and group_tokens + tokens > budget:
             flush()

@@ -103,7 +103,9 @@ class Table:
 
         def line(cells: tuple[str, ...]) -> str:
             padded = list(cells) + [""] * (width - len(cells))
-            return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in padded) + " |"
+            return (
+                "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in padded) + " |"
+            )
 
         out = [line(header), "| " + " | ".join("---" for _ in range(width)) + " |"]
         out.extend(line(r) for r in rows)
@@ -128,7 +130,10 @@ class Block:
         if self.level is not None:
             data["level"] = self.level
         if self.table is not None:
-            data["table"] = {"rows": [list(r) for r in self.table.rows], "header_rows": self.table.header_rows}
+            data["table"] = {
+                "rows": [list(r) for r in self.table.rows],
+                "header_rows": self.table.header_rows,
+            }
         if self.confidence is not None:
             data["confidence"] = self.confidence
         return data

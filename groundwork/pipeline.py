@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from groundwork.catalog import Catalog, PendingVersion, Unchanged
+from groundwork.catalog import Catalog, PendingVersion, Unchanged, VersionRecord
 from groundwork.chunking import ChunkingPolicy, chunk_blocks
 from groundwork.documents import ExtractedDocument, ExtractionFailure, ExtractionLimits
 from groundwork.errors import DimensionMismatch
@@ -90,21 +90,36 @@ def extract_pending(
 ) -> StageReport:
     report = StageReport()
     started = time.monotonic()
-    for version in catalog.versions_to_extract(tenant_id, batch):
-        if not catalog.claim_extraction(version.version_id):
-            report.skipped += 1
-            continue
-        data = blobs.get(version.blob_key)
-        result = extract(data, version.media_type, version.filename, limits)
-        catalog.save_extraction(version.version_id, result)
-        if isinstance(result, ExtractionFailure):
-            report.failed += 1
-            report.failures[version.filename] = result.reason.value
-        else:
-            report.processed += 1
-            report.items += len(result.blocks)
+    seen: set[str] = set()
+    while versions := [
+        v for v in catalog.versions_to_extract(tenant_id, batch) if v.version_id not in seen
+    ]:
+        for version in versions:
+            seen.add(version.version_id)
+            _extract_one(catalog, blobs, version, limits, report)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _extract_one(
+    catalog: Catalog,
+    blobs: BlobStore,
+    version: VersionRecord,
+    limits: ExtractionLimits | None,
+    report: StageReport,
+) -> None:
+    if not catalog.claim_extraction(version.version_id):
+        report.skipped += 1
+        return
+    data = blobs.get(version.blob_key)
+    result = extract(data, version.media_type, version.filename, limits)
+    catalog.save_extraction(version.version_id, result)
+    if isinstance(result, ExtractionFailure):
+        report.failed += 1
+        report.failures[version.filename] = result.reason.value
+    else:
+        report.processed += 1
+        report.items += len(result.blocks)
 
 
 def chunk_pending(
@@ -116,18 +131,19 @@ def chunk_pending(
 ) -> StageReport:
     report = StageReport()
     started = time.monotonic()
-    for version, document in catalog.versions_to_chunk(tenant_id, batch):
-        chunks = chunk_blocks(
-            document.blocks,
-            tenant_id=tenant_id,
-            source_id=version.source_id,
-            version_id=version.version_id,
-            count_tokens=count_tokens,
-            policy=policy,
-        )
-        catalog.replace_chunks(version, chunks)
-        report.processed += 1
-        report.items += len(chunks)
+    while pending := catalog.versions_to_chunk(tenant_id, batch):
+        for version, document in pending:
+            chunks = chunk_blocks(
+                document.blocks,
+                tenant_id=tenant_id,
+                source_id=version.source_id,
+                version_id=version.version_id,
+                count_tokens=count_tokens,
+                policy=policy,
+            )
+            catalog.replace_chunks(version, chunks)
+            report.processed += 1
+            report.items += len(chunks)
     report.seconds = time.monotonic() - started
     return report
 
@@ -137,13 +153,18 @@ def keyword_index_pending(
 ) -> StageReport:
     report = StageReport()
     started = time.monotonic()
-    for item in catalog.batches_to_keyword_index(tenant_id, batch):
-        # Write the new version's chunks (not live), then remove the source's
-        # chunks of other versions: positions a shorter new version dropped.
-        report.items += keywords.upsert(item.chunks)
-        keywords.delete_source(tenant_id, item.version.source_id, keep_version_id=item.version.version_id)
-        catalog.mark_keyword_indexed(item.version.version_id)
-        report.processed += 1
+    while items := catalog.batches_to_keyword_index(tenant_id, batch):
+        # Write the versions' chunks (hidden) in one bulk, then remove chunks of
+        # other versions of the same sources (positions a shorter new version
+        # dropped); a first version has none to remove.
+        report.items += keywords.upsert([c for item in items for c in item.chunks])
+        for item in items:
+            if item.version.version_no > 1:
+                keywords.delete_source(
+                    tenant_id, item.version.source_id, keep_version_id=item.version.version_id
+                )
+        catalog.mark_keyword_indexed_many([item.version.version_id for item in items])
+        report.processed += len(items)
     report.seconds = time.monotonic() - started
     return report
 
@@ -163,21 +184,26 @@ def embed_pending(
     report = StageReport()
     started = time.monotonic()
     model_key = vectors.model.key
-    for item in catalog.batches_to_embed(tenant_id, model_key, batch):
-        hashes = [c.content_hash for c in item.chunks]
-        cached = vectors.existing_vectors(tenant_id, hashes)
-        missing = [c for c in item.chunks if c.content_hash not in cached]
-        for start in range(0, len(missing), embed_batch):
-            part = missing[start : start + embed_batch]
-            for chunk, vector in zip(part, embedder.embed_documents([c.content for c in part]), strict=True):
-                cached[chunk.content_hash] = vector
-        records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
-        vectors.upsert(records)
-        vectors.delete_source(tenant_id, item.version.source_id, keep_version_id=item.version.version_id)
-        catalog.mark_embedded(item.version.version_id, tenant_id, model_key)
-        report.processed += 1
-        report.items += len(records)
-        report.reused += len(item.chunks) - len(missing)
+    while items := catalog.batches_to_embed(tenant_id, model_key, batch):
+        for item in items:
+            hashes = [c.content_hash for c in item.chunks]
+            cached = vectors.existing_vectors(tenant_id, hashes)
+            missing = [c for c in item.chunks if c.content_hash not in cached]
+            for start in range(0, len(missing), embed_batch):
+                part = missing[start : start + embed_batch]
+                for chunk, vector in zip(
+                    part, embedder.embed_documents([c.content for c in part]), strict=True
+                ):
+                    cached[chunk.content_hash] = vector
+            records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
+            vectors.upsert(records)
+            vectors.delete_source(
+                tenant_id, item.version.source_id, keep_version_id=item.version.version_id
+            )
+            catalog.mark_embedded(item.version.version_id, tenant_id, model_key)
+            report.processed += 1
+            report.items += len(records)
+            report.reused += len(item.chunks) - len(missing)
     report.seconds = time.monotonic() - started
     return report
 
@@ -193,11 +219,13 @@ def publish_ready(
     report = StageReport()
     started = time.monotonic()
     model_key = vectors.model.key
-    for version in catalog.versions_to_publish(tenant_id, model_key):
-        keywords.set_live(tenant_id, version.source_id, version.version_id, True)
-        vectors.set_live(tenant_id, version.source_id, version.version_id, True)
-        catalog.mark_published(version.version_id, model_key)
-        report.processed += 1
+    ready = catalog.versions_to_publish(tenant_id, model_key)
+    for start in range(0, len(ready), 500):
+        batch = [v.version_id for v in ready[start : start + 500]]
+        report.items += keywords.set_versions_live(tenant_id, batch, True)
+        vectors.set_versions_live(tenant_id, batch, True)
+        catalog.mark_published_many(batch, model_key)
+        report.processed += len(batch)
     report.seconds = time.monotonic() - started
     return report
 

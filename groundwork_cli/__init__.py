@@ -1,0 +1,1 @@
+"""The `groundwork` command line: start everything, run the demo, manage keys."""

@@ -34,7 +34,9 @@ def _bge_files(models_dir: Path) -> tuple[bytes, str]:
             f"GROUNDWORK_DEFAULT_MODEL={MINILM_L6_V2_INT8.key}"
         )
     with zipfile.ZipFile(jars[-1]) as jar:
-        return jar.read("bge-small-en-v1.5-q.onnx"), jar.read("bge-small-en-v1.5-q-tokenizer.json").decode()
+        return jar.read("bge-small-en-v1.5-q.onnx"), jar.read(
+            "bge-small-en-v1.5-q-tokenizer.json"
+        ).decode()
 
 
 def _minilm_files() -> tuple[bytes, str]:
@@ -51,7 +53,9 @@ class OnnxEmbeddingProvider:
     """Thread-safe: onnxruntime sessions may be shared; the tokenizer's padding
     state is configured once and not mutated afterwards."""
 
-    def __init__(self, model: EmbeddingModelRef, onnx_bytes: bytes, tokenizer_json: str, threads: int = 2) -> None:
+    def __init__(
+        self, model: EmbeddingModelRef, onnx_bytes: bytes, tokenizer_json: str, threads: int = 2
+    ) -> None:
         self._model = model
         self._tokenizer = Tokenizer.from_str(tokenizer_json)
         self._tokenizer.enable_truncation(model.max_tokens)
@@ -62,7 +66,9 @@ class OnnxEmbeddingProvider:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            onnx_bytes, options, providers=["CPUExecutionProvider"]
+        )
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
 

@@ -68,7 +68,9 @@ class GroundworkSettings:
             keyword_backend=backend,
             index_prefix=env.get("GROUNDWORK_INDEX_PREFIX", "groundwork"),
             default_model_key=model_key,
-            models_dir=Path(env.get("GROUNDWORK_MODELS_DIR", str(PROJECT_ROOT / "engines/models/target/jars"))),
+            models_dir=Path(
+                env.get("GROUNDWORK_MODELS_DIR", str(PROJECT_ROOT / "engines/models/target/jars"))
+            ),
             inbox_dir=Path(env.get("GROUNDWORK_INBOX", str(home / "inbox"))),
             api_port=int(env.get("GROUNDWORK_API_PORT", "8088")),
             dagster_port=int(env.get("GROUNDWORK_DAGSTER_PORT", "3000")),

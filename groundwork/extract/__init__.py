@@ -46,7 +46,9 @@ def extract(
         return ExtractionFailure(FailureReason.UNSUPPORTED_TYPE, f"no extractor for {media_type}")
     text = _decode(data)
     if text is None:
-        return ExtractionFailure(FailureReason.MALFORMED, "the bytes are not text in any known encoding")
+        return ExtractionFailure(
+            FailureReason.MALFORMED, "the bytes are not text in any known encoding"
+        )
     warnings: list[str] = []
     truncated = False
     encoded = text.encode("utf-8")

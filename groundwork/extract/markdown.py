@@ -40,7 +40,9 @@ def markdown_blocks(text: str) -> list[Block]:
         elif tok.type == "heading_open":
             inline = tokens[i + 1]
             level = int(tok.tag[1])
-            blocks.append(Block(BlockKind.HEADING, inline.content.strip(), _location(tok), level=level))
+            blocks.append(
+                Block(BlockKind.HEADING, inline.content.strip(), _location(tok), level=level)
+            )
             i += 3
             continue
         elif tok.type == "paragraph_open":

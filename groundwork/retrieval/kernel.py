@@ -50,7 +50,9 @@ class SearchRequest:
         if not self.query.strip():
             raise InvalidRequest("query must not be empty")
         if len(self.query) > MAX_QUERY_CHARS:
-            raise InvalidRequest(f"query is {len(self.query)} characters; the limit is {MAX_QUERY_CHARS}")
+            raise InvalidRequest(
+                f"query is {len(self.query)} characters; the limit is {MAX_QUERY_CHARS}"
+            )
         if not 1 <= self.limit <= MAX_LIMIT:
             raise InvalidRequest(f"limit must be between 1 and {MAX_LIMIT}")
         if not self.limit <= self.candidates <= MAX_CANDIDATES:
@@ -79,12 +81,16 @@ def hybrid_search(
     vector_count = 0
     if request.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
         query_vector = engines.embedder.embed_query(request.query)
-        vector_hits = engines.vectors.search(scope, query_vector, request.candidates, request.filters)
+        vector_hits = engines.vectors.search(
+            scope, query_vector, request.candidates, request.filters
+        )
         vector_count = len(vector_hits)
         floor = engines.vectors.model.semantic_floor
         legs["vector"] = [h.chunk_id for h in vector_hits if h.score >= floor]
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
-        keyword_hits = engines.keywords.search(scope, request.query, request.candidates, request.filters)
+        keyword_hits = engines.keywords.search(
+            scope, request.query, request.candidates, request.filters
+        )
         legs["keyword"] = [h.chunk_id for h in keyword_hits]
 
     if not any(legs.values()):

@@ -8,6 +8,7 @@ SIGTERM (the launcher's shutdown hook closes the node cleanly).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -102,7 +103,9 @@ class EmbeddedOpenSearch:
                 return self.url
             time.sleep(0.5)
         process.terminate()
-        raise EngineUnavailable(f"OpenSearch did not become healthy within {timeout:.0f} s; see {log_path}")
+        raise EngineUnavailable(
+            f"OpenSearch did not become healthy within {timeout:.0f} s; see {log_path}"
+        )
 
     def stop(self, timeout: float = 60.0) -> None:
         if not self.pid_file.exists():
@@ -134,10 +137,8 @@ class EmbeddedOpenSearch:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def _health(url: str) -> dict[str, object] | None:

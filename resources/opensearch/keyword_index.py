@@ -139,7 +139,9 @@ class OpenSearchKeywordIndex:
             for c in chunks
         ]
         with _translated("writing keyword documents"):
-            helpers.bulk(self.client, actions, refresh="wait_for", chunk_size=500)
+            # No refresh per bulk: documents are written hidden, and every
+            # operation that searches for them (liveness, deletion) refreshes first.
+            helpers.bulk(self.client, actions, refresh=False, chunk_size=500)
         return len(chunks)
 
     def _live_versions(self, chunk_ids: list[str], tenant_id: str) -> dict[str, str]:
@@ -156,9 +158,15 @@ class OpenSearchKeywordIndex:
                 out[doc["_id"]] = doc["_source"]["version_id"]
         return out
 
-    def _update_where(self, tenant_id: str, filters: list[dict[str, Any]], script: dict[str, Any]) -> int:
-        body = {"query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *filters]}}, "script": script}
+    def _update_where(
+        self, tenant_id: str, filters: list[dict[str, Any]], script: dict[str, Any]
+    ) -> int:
+        body = {
+            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *filters]}},
+            "script": script,
+        }
         with _translated("updating keyword documents"):
+            self.client.indices.refresh(index=self.index)
             response = self.client.update_by_query(
                 index=self.index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
             )
@@ -168,8 +176,26 @@ class OpenSearchKeywordIndex:
         filters: list[dict[str, Any]] = [{"term": {"source_id": source_id}}]
         if version_id is not None:
             filters.append({"term": {"version_id": version_id}})
-        script = {"source": "ctx._source.live = params.live", "lang": "painless", "params": {"live": live}}
+        script = {
+            "source": "ctx._source.live = params.live",
+            "lang": "painless",
+            "params": {"live": live},
+        }
         return self._update_where(tenant_id, filters, script)
+
+    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
+        if not version_ids:
+            return 0
+        script = {
+            "source": "ctx._source.live = params.live",
+            "lang": "painless",
+            "params": {"live": live},
+        }
+        total = 0
+        for start in range(0, len(version_ids), 1000):
+            part = list(version_ids[start : start + 1000])
+            total += self._update_where(tenant_id, [{"terms": {"version_id": part}}], script)
+        return total
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
         script = {
@@ -220,24 +246,36 @@ class OpenSearchKeywordIndex:
             except NotFoundError:
                 return []
         return [
-            ScoredChunk(h["_id"], h["_source"]["source_id"], h["_source"]["version_id"], float(h["_score"]))
+            ScoredChunk(
+                h["_id"], h["_source"]["source_id"], h["_source"]["version_id"], float(h["_score"])
+            )
             for h in response["hits"]["hits"]
         ]
 
-    def _delete_where(self, tenant_id: str, filters: list[dict[str, Any]], must_not: list[dict[str, Any]]) -> int:
+    def _delete_where(
+        self, tenant_id: str, filters: list[dict[str, Any]], must_not: list[dict[str, Any]]
+    ) -> int:
         body = {
             "query": {
-                "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *filters], "must_not": must_not}
+                "bool": {
+                    "filter": [{"term": {"tenant_id": tenant_id}}, *filters],
+                    "must_not": must_not,
+                }
             }
         }
         with _translated("deleting keyword documents"):
+            self.client.indices.refresh(index=self.index)
             response = self.client.delete_by_query(
                 index=self.index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
             )
         return int(response.get("deleted", 0))
 
-    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
-        must_not = [{"term": {"version_id": keep_version_id}}] if keep_version_id is not None else []
+    def delete_source(
+        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
+    ) -> int:
+        must_not = (
+            [{"term": {"version_id": keep_version_id}}] if keep_version_id is not None else []
+        )
         return self._delete_where(tenant_id, [{"term": {"source_id": source_id}}], must_not)
 
     def delete_tenant(self, tenant_id: str) -> int:
@@ -248,6 +286,7 @@ class OpenSearchKeywordIndex:
         if live_only:
             clauses.append({"term": {"live": True}})
         with _translated("listing keyword documents"):
+            self.client.indices.refresh(index=self.index)
             return {
                 hit["_id"]
                 for hit in helpers.scan(

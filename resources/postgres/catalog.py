@@ -87,7 +87,9 @@ class PostgresCatalog:
             ).fetchall()
         return [Tenant(*r) for r in rows]
 
-    def create_api_key(self, tenant_id: str, subjects: Sequence[str], label: str) -> tuple[str, str]:
+    def create_api_key(
+        self, tenant_id: str, subjects: Sequence[str], label: str
+    ) -> tuple[str, str]:
         key_id = f"key_{uuid.uuid4().hex[:16]}"
         secret = f"gw_{secrets.token_urlsafe(32)}"
         with translated_errors("creating an API key"), self.pool.connection() as conn:
@@ -161,7 +163,16 @@ class PostgresCatalog:
                 conn.execute(
                     "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
                     "size_bytes, media_type, blob_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    (version_id, tenant_id, source_id, number[0], sha256, size_bytes, media_type, blob_key),
+                    (
+                        version_id,
+                        tenant_id,
+                        source_id,
+                        number[0],
+                        sha256,
+                        size_bytes,
+                        media_type,
+                        blob_key,
+                    ),
                 )
         return PendingVersion(version_id, source_id, blob_key, is_new)
 
@@ -185,15 +196,19 @@ class PostgresCatalog:
     # extraction ----------------------------------------------------------------------
     def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
         with translated_errors("listing versions to extract"), self.pool.connection() as conn:
-            rows = conn.cursor(row_factory=dict_row).execute(
-                f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
-                "AND s.current_version_id = v.version_id "
-                "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
-                "     AND v.extracted_at IS NULL)) "
-                "ORDER BY v.created_at, v.version_id LIMIT %s",
-                (tenant_id, limit),
-            ).fetchall()
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                    "AND s.current_version_id = v.version_id "
+                    "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
+                    "     AND v.extracted_at IS NULL)) "
+                    "ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (tenant_id, limit),
+                )
+                .fetchall()
+            )
         return [_version(r) for r in rows]
 
     def claim_extraction(self, version_id: str) -> bool:
@@ -207,7 +222,9 @@ class PostgresCatalog:
             ).fetchone()
         return row is not None
 
-    def save_extraction(self, version_id: str, result: ExtractedDocument | ExtractionFailure) -> None:
+    def save_extraction(
+        self, version_id: str, result: ExtractedDocument | ExtractionFailure
+    ) -> None:
         with translated_errors("saving an extraction"), self.pool.connection() as conn:
             with conn.transaction():
                 if isinstance(result, ExtractionFailure):
@@ -235,14 +252,18 @@ class PostgresCatalog:
         self, tenant_id: str, limit: int
     ) -> list[tuple[VersionRecord, ExtractedDocument]]:
         with translated_errors("listing versions to chunk"), self.pool.connection() as conn:
-            rows = conn.cursor(row_factory=dict_row).execute(
-                f"SELECT {_VERSION_COLUMNS}, d.document FROM source_versions v "
-                "JOIN sources s USING (source_id) JOIN extracted_documents d USING (version_id) "
-                "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' AND v.chunked_at IS NULL "
-                "AND s.state = 'active' AND s.current_version_id = v.version_id "
-                "ORDER BY v.created_at, v.version_id LIMIT %s",
-                (tenant_id, limit),
-            ).fetchall()
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {_VERSION_COLUMNS}, d.document FROM source_versions v "
+                    "JOIN sources s USING (source_id) JOIN extracted_documents d USING (version_id) "
+                    "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' AND v.chunked_at IS NULL "
+                    "AND s.state = 'active' AND s.current_version_id = v.version_id "
+                    "ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (tenant_id, limit),
+                )
+                .fetchall()
+            )
         return [(_version(r), ExtractedDocument.from_dict(r["document"])) for r in rows]
 
     def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
@@ -260,9 +281,18 @@ class PostgresCatalog:
                         "updated_at = now()",
                         [
                             (
-                                c.chunk_id, c.tenant_id, c.source_id, c.version_id, c.position,
-                                list(c.heading_path), c.body, c.kind, Jsonb(c.location.to_dict()),
-                                c.content_hash, c.token_count, c.low_confidence,
+                                c.chunk_id,
+                                c.tenant_id,
+                                c.source_id,
+                                c.version_id,
+                                c.position,
+                                list(c.heading_path),
+                                c.body,
+                                c.kind,
+                                Jsonb(c.location.to_dict()),
+                                c.content_hash,
+                                c.token_count,
+                                c.low_confidence,
                             )
                             for c in chunks
                         ],
@@ -281,19 +311,25 @@ class PostgresCatalog:
         with self.pool.connection() as conn:
             versions = [
                 _version(r)
-                for r in conn.cursor(row_factory=dict_row).execute(
+                for r in conn.cursor(row_factory=dict_row)
+                .execute(
                     f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
                     f"WHERE {where} ORDER BY v.created_at, v.version_id LIMIT %s",
                     (*params, limit),
-                ).fetchall()
+                )
+                .fetchall()
             ]
             batches: list[ChunkBatch] = []
             for version in versions:
-                rows = conn.cursor(row_factory=dict_row).execute(
-                    "SELECT chunk_id, heading_path, body, content_hash FROM chunks "
-                    "WHERE source_id = %s AND version_id = %s ORDER BY position",
-                    (version.source_id, version.version_id),
-                ).fetchall()
+                rows = (
+                    conn.cursor(row_factory=dict_row)
+                    .execute(
+                        "SELECT chunk_id, heading_path, body, content_hash FROM chunks "
+                        "WHERE source_id = %s AND version_id = %s ORDER BY position",
+                        (version.source_id, version.version_id),
+                    )
+                    .fetchall()
+                )
                 indexed = tuple(
                     IndexedChunk(
                         chunk_id=r["chunk_id"],
@@ -322,11 +358,11 @@ class PostgresCatalog:
                 limit,
             )
 
-    def mark_keyword_indexed(self, version_id: str) -> None:
-        with translated_errors("marking a version indexed"), self.pool.connection() as conn:
+    def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None:
+        with translated_errors("marking versions indexed"), self.pool.connection() as conn:
             conn.execute(
-                "UPDATE source_versions SET keyword_indexed_at = now() WHERE version_id = %s",
-                (version_id,),
+                "UPDATE source_versions SET keyword_indexed_at = now() WHERE version_id = ANY(%s)",
+                (list(version_ids),),
             )
 
     def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
@@ -350,21 +386,26 @@ class PostgresCatalog:
 
     def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]:
         with translated_errors("listing versions to publish"), self.pool.connection() as conn:
-            rows = conn.cursor(row_factory=dict_row).execute(
-                f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
-                "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
-                "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
-                "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
-                (model_key, tenant_id),
-            ).fetchall()
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                    "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
+                    "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
+                    "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
+                    (model_key, tenant_id),
+                )
+                .fetchall()
+            )
         return [_version(r) for r in rows]
 
-    def mark_published(self, version_id: str, model_key: str) -> None:
-        with translated_errors("marking a version published"), self.pool.connection() as conn:
+    def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None:
+        with translated_errors("marking versions published"), self.pool.connection() as conn:
             conn.execute(
-                "UPDATE version_models SET published_at = now() WHERE version_id = %s AND model_key = %s",
-                (version_id, model_key),
+                "UPDATE version_models SET published_at = now() "
+                "WHERE version_id = ANY(%s) AND model_key = %s",
+                (list(version_ids), model_key),
             )
 
     def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
@@ -438,8 +479,38 @@ class PostgresCatalog:
         for r in rows:
             location = r[8] if isinstance(r[8], dict) else json.loads(r[8])
             views[r[0]] = ChunkView(
-                chunk_id=r[0], source_id=r[1], version_id=r[2], title=r[3], filename=r[4],
-                media_type=r[5], heading_path=tuple(r[6]), body=r[7],
-                location=Location.from_dict(location), content_hash=r[9], low_confidence=r[10],
+                chunk_id=r[0],
+                source_id=r[1],
+                version_id=r[2],
+                title=r[3],
+                filename=r[4],
+                media_type=r[5],
+                heading_path=tuple(r[6]),
+                body=r[7],
+                location=Location.from_dict(location),
+                content_hash=r[9],
+                low_confidence=r[10],
             )
         return views
+
+    def source_status(self, scope: AccessScope, source_id: str) -> dict[str, object] | None:
+        """The current version's processing state, if the scope may see the source;
+        None both when it does not exist and when it is hidden (no oracle)."""
+        if not scope.subjects:
+            return None
+        with translated_errors("reading a source's status"), self.pool.connection() as conn:
+            row = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT s.source_id, v.version_id, v.version_no, s.filename, v.media_type, "
+                    "v.processing_state, v.failure_reason, "
+                    "(m.published_at IS NOT NULL) AS published "
+                    "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                    "JOIN tenants t ON t.tenant_id = s.tenant_id "
+                    "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = t.active_model "
+                    "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                    (source_id, scope.tenant_id, list(scope.subjects)),
+                )
+                .fetchone()
+            )
+        return dict(row) if row else None

@@ -40,7 +40,9 @@ def ensure_database(server_url: str, database: str) -> str:
     """Create `database` if missing; return its URL."""
     with translated_errors(f"creating database {database}"):
         with psycopg.connect(server_url, autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
+            ).fetchone()
             if not exists:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     return with_database(server_url, database)

@@ -54,8 +54,15 @@ class PostgresKeywordIndex:
                     "live = keyword_chunks.live AND keyword_chunks.version_id = excluded.version_id",
                     [
                         (
-                            c.chunk_id, c.tenant_id, c.source_id, c.version_id, list(c.subjects),
-                            c.media_type, c.title, c.content, c.content_hash,
+                            c.chunk_id,
+                            c.tenant_id,
+                            c.source_id,
+                            c.version_id,
+                            list(c.subjects),
+                            c.media_type,
+                            c.title,
+                            c.content,
+                            c.content_hash,
                         )
                         for c in chunks
                     ],
@@ -70,6 +77,15 @@ class PostgresKeywordIndex:
             params.append(version_id)
         with translated_errors("changing liveness"), self.pool.connection() as conn:
             return conn.execute(query, params).rowcount
+
+    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
+        if not version_ids:
+            return 0
+        with translated_errors("changing liveness"), self.pool.connection() as conn:
+            return conn.execute(
+                "UPDATE keyword_chunks SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)",
+                (live, tenant_id, list(version_ids)),
+            ).rowcount
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
         with translated_errors("changing subjects"), self.pool.connection() as conn:
@@ -110,7 +126,9 @@ class PostgresKeywordIndex:
             rows = conn.execute(statement, [*params, limit]).fetchall()
         return [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
 
-    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
+    def delete_source(
+        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
+    ) -> int:
         query = "DELETE FROM keyword_chunks WHERE tenant_id = %s AND source_id = %s"
         params: list[object] = [tenant_id, source_id]
         if keep_version_id is not None:
@@ -120,8 +138,13 @@ class PostgresKeywordIndex:
             return conn.execute(query, params).rowcount
 
     def delete_tenant(self, tenant_id: str) -> int:
-        with translated_errors("deleting a tenant's keyword documents"), self.pool.connection() as conn:
-            return conn.execute("DELETE FROM keyword_chunks WHERE tenant_id = %s", (tenant_id,)).rowcount
+        with (
+            translated_errors("deleting a tenant's keyword documents"),
+            self.pool.connection() as conn,
+        ):
+            return conn.execute(
+                "DELETE FROM keyword_chunks WHERE tenant_id = %s", (tenant_id,)
+            ).rowcount
 
     def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
         query = "SELECT chunk_id FROM keyword_chunks WHERE tenant_id = %s"

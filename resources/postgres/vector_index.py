@@ -21,7 +21,9 @@ from resources.postgres.database import translated_errors
 
 
 class PgVectorIndex:
-    def __init__(self, pool: ConnectionPool, model: EmbeddingModelRef, ef_search: int = 100) -> None:
+    def __init__(
+        self, pool: ConnectionPool, model: EmbeddingModelRef, ef_search: int = 100
+    ) -> None:
         self.pool = pool
         self._model = model
         self.ef_search = ef_search
@@ -76,8 +78,13 @@ class PgVectorIndex:
                     query,
                     [
                         (
-                            r.chunk.chunk_id, r.chunk.tenant_id, r.chunk.source_id, r.chunk.version_id,
-                            list(r.chunk.subjects), r.chunk.media_type, r.chunk.content_hash,
+                            r.chunk.chunk_id,
+                            r.chunk.tenant_id,
+                            r.chunk.source_id,
+                            r.chunk.version_id,
+                            list(r.chunk.subjects),
+                            r.chunk.media_type,
+                            r.chunk.content_hash,
                             np.asarray(r.vector, dtype=np.float32),
                         )
                         for r in records
@@ -86,7 +93,9 @@ class PgVectorIndex:
         return len(records)
 
     def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(
+            self.table
+        )
         params: list[object] = [live, tenant_id, source_id]
         if version_id is not None:
             query += sql.SQL(" AND version_id = %s")
@@ -94,8 +103,19 @@ class PgVectorIndex:
         with translated_errors("changing liveness"), self.pool.connection() as conn:
             return conn.execute(query, params).rowcount
 
+    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
+        if not version_ids:
+            return 0
+        query = sql.SQL(
+            "UPDATE {} SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)"
+        ).format(self.table)
+        with translated_errors("changing liveness"), self.pool.connection() as conn:
+            return conn.execute(query, (live, tenant_id, list(version_ids))).rowcount
+
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
-        query = sql.SQL("UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        query = sql.SQL(
+            "UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s"
+        ).format(self.table)
         with translated_errors("changing subjects"), self.pool.connection() as conn:
             return conn.execute(query, (list(subjects), tenant_id, source_id)).rowcount
 
@@ -125,14 +145,20 @@ class PgVectorIndex:
         with translated_errors("searching vectors"), self.pool.connection() as conn:
             with conn.transaction():
                 conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(self.ef_search, limit))))
+                conn.execute(
+                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                        sql.Literal(max(self.ef_search, limit))
+                    )
+                )
                 rows = conn.execute(query, [query_vector, *params, query_vector, limit]).fetchall()
         hits = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
         # relaxed_order may return rows slightly out of order; the contract is descending similarity
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits
 
-    def existing_vectors(self, tenant_id: str, content_hashes: Sequence[str]) -> dict[str, tuple[float, ...]]:
+    def existing_vectors(
+        self, tenant_id: str, content_hashes: Sequence[str]
+    ) -> dict[str, tuple[float, ...]]:
         if not content_hashes:
             return {}
         query = sql.SQL(
@@ -143,7 +169,9 @@ class PgVectorIndex:
             rows = conn.execute(query, (tenant_id, list(content_hashes))).fetchall()
         return {r[0]: tuple(float(x) for x in r[1].to_list()) for r in rows}
 
-    def delete_source(self, tenant_id: str, source_id: str, keep_version_id: str | None = None) -> int:
+    def delete_source(
+        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
+    ) -> int:
         query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s AND source_id = %s").format(self.table)
         params: list[object] = [tenant_id, source_id]
         if keep_version_id is not None:

@@ -1,0 +1,32 @@
+"""extracted_documents: stored versions into block lists (or failure values)."""
+
+import dagster as dg
+
+from assets.partitions import tenant_partitions
+from assets.policies import INFRA_RETRY
+from assets.registration import source_registrations
+from groundwork.pipeline import extract_pending
+from resources.dagster_resources import GroundworkResource
+
+
+@dg.asset(
+    partitions_def=tenant_partitions,
+    deps=[source_registrations],
+    group_name="extract",
+    kinds={"python", "postgres"},
+    pool="extraction",
+    retry_policy=INFRA_RETRY,
+    description="Extracts every stored version that needs it. A document's own problem is "
+    "recorded on its version as a failure reason and never fails the run.",
+)
+def extracted_documents(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    platform = groundwork.platform()
+    report = extract_pending(platform.catalog, platform.blobs, context.partition_key)
+    for filename, reason in sorted(report.failures.items()):
+        context.log.warning(f"{filename}: extraction failed ({reason})")
+    metadata: dict[str, object] = dict(report.as_metadata())
+    if report.failures:
+        metadata["failures"] = dg.MetadataValue.json(report.failures)
+    return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]

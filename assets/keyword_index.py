@@ -1,0 +1,25 @@
+"""keyword_index: chunks into the keyword engine (OpenSearch BM25 by default)."""
+
+import dagster as dg
+
+from assets.chunks import chunks
+from assets.partitions import tenant_partitions
+from assets.policies import INFRA_RETRY
+from groundwork.pipeline import keyword_index_pending
+from resources.dagster_resources import GroundworkResource
+
+
+@dg.asset(
+    partitions_def=tenant_partitions,
+    deps=[chunks],
+    group_name="index",
+    kinds={"opensearch"},
+    retry_policy=INFRA_RETRY,
+    description="Writes chunked versions to the keyword index, not yet live; publication flips them.",
+)
+def keyword_index(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    platform = groundwork.platform()
+    report = keyword_index_pending(platform.catalog, platform.keywords, context.partition_key)
+    return dg.MaterializeResult(metadata=report.as_metadata())

@@ -1,0 +1,89 @@
+"""A tenant's inbox folder: which files to register, with which permission scope.
+
+Layout: `<inbox>/<tenant>/**`. A `.subjects` file (one subject per line) sets
+the scope for its folder and everything below it, the nearest one winning;
+without any, files are readable by `tenant:<tenant>` (every member).
+Hidden files and folders are skipped; bounds keep one scan finite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SUBJECTS_FILE = ".subjects"
+MAX_FILES_PER_SCAN = 10_000
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class InboxFile:
+    path: Path
+    relative: str  # POSIX path under the tenant folder: the source's origin
+    size: int
+    mtime_ns: int
+    subjects: tuple[str, ...]
+
+
+def default_subjects(tenant_id: str) -> tuple[str, ...]:
+    return (f"tenant:{tenant_id}",)
+
+
+def _read_subjects(folder: Path) -> tuple[str, ...] | None:
+    marker = folder / SUBJECTS_FILE
+    if not marker.is_file():
+        return None
+    lines = [line.strip() for line in marker.read_text(errors="replace").splitlines()]
+    subjects = tuple(sorted({line for line in lines if line and not line.startswith("#")}))
+    return subjects or None
+
+
+def scan_tenant_inbox(root: Path, tenant_id: str) -> Iterator[InboxFile]:
+    folder = root / tenant_id
+    if not folder.is_dir():
+        return
+    inherited: dict[Path, tuple[str, ...]] = {}
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        current = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        parent_scope = inherited.get(current.parent, default_subjects(tenant_id))
+        scope = _read_subjects(current) or parent_scope
+        inherited[current] = scope
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = current / name
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            count += 1
+            if count > MAX_FILES_PER_SCAN:
+                return
+            yield InboxFile(
+                path=path,
+                relative=path.relative_to(folder).as_posix(),
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                subjects=scope,
+            )
+
+
+def inbox_tenants(root: Path) -> list[str]:
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def inbox_fingerprint(root: Path, tenant_id: str) -> str:
+    """Changes whenever a file is added, removed, touched or re-scoped."""
+    digest = hashlib.sha256()
+    for item in scan_tenant_inbox(root, tenant_id):
+        digest.update(
+            f"{item.relative}\0{item.size}\0{item.mtime_ns}\0{','.join(item.subjects)}\n".encode()
+        )
+    return digest.hexdigest()[:16]

@@ -1,0 +1,268 @@
+"""`groundwork` CLI. The README's first command runs `groundwork demo`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from resources.settings import PROJECT_ROOT, GroundworkSettings
+
+console = Console()
+SAMPLES = PROJECT_ROOT / "samples"
+
+#: Demo API keys: who sees what in the sample corpus.
+DEMO_PRINCIPALS = {
+    "acme-staff": ("acme", ["tenant:acme"]),
+    "acme-finance": ("acme", ["tenant:acme", "group:finance"]),
+    "globex-staff": ("globex", ["tenant:globex"]),
+}
+
+DEMO_QUERIES = [
+    ("acme-staff", "What does ERR-4021 mean and how do I fix it?"),
+    ("acme-staff", "What was revenue in Q3-2026?"),
+    ("acme-staff", "How many vacation days do employees get?"),
+    ("acme-staff", "What is the 2027 hiring budget?"),
+    ("acme-finance", "What is the 2027 hiring budget?"),
+    ("globex-staff", "What does ERR-4021 mean?"),
+]
+
+
+def _demo_keys(settings: GroundworkSettings) -> dict[str, str]:
+    """Create (once) and return demo API keys; kept in the local data dir only."""
+    from resources.platform import connect
+
+    path = settings.home / "demo-keys.json"
+    keys: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+    platform = connect(settings)
+    try:
+        for name, (tenant_id, subjects) in DEMO_PRINCIPALS.items():
+            platform.catalog.ensure_tenant(tenant_id, tenant_id.title(), settings.default_model_key)
+            if name not in keys or platform.catalog.principal_for_key(keys[name]) is None:
+                _, secret = platform.catalog.create_api_key(tenant_id, subjects, f"demo {name}")
+                keys[name] = secret
+    finally:
+        platform.close()
+    path.write_text(json.dumps(keys, indent=2))
+    path.chmod(0o600)
+    return keys
+
+
+def _print_results(api: str, keys: dict[str, str]) -> None:
+    with httpx.Client(base_url=api, timeout=30) as client:
+        for principal, query in DEMO_QUERIES:
+            started = time.perf_counter()
+            response = client.post(
+                "/v1/search",
+                json={"query": query, "limit": 3},
+                headers={"Authorization": f"Bearer {keys[principal]}"},
+            )
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            response.raise_for_status()
+            body = response.json()
+            console.rule(
+                f"[bold]{principal}[/]: {query}  [dim]({body['outcome']}, {elapsed_ms:.0f} ms)[/]"
+            )
+            if not body["hits"]:
+                console.print(f"  {body['message']}")
+                continue
+            table = Table(show_header=True, header_style="bold", expand=True)
+            table.add_column("#", width=2)
+            table.add_column("passage", ratio=5)
+            table.add_column("citation", ratio=3)
+            for hit in body["hits"]:
+                citation = hit["citation"]
+                text = hit["text"].replace("\n", " ")
+                table.add_row(
+                    str(hit["rank"]),
+                    (text[:220] + "…") if len(text) > 220 else text,
+                    f"{citation['title']} ({hit['filename']})\n{citation['location_label']}"
+                    f" · {' > '.join(citation['heading_path'])}\n"
+                    f"[dim]{citation['source_version_id'][:16]} · legs {hit['leg_ranks']}[/]",
+                )
+            console.print(table)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    from groundwork_cli.ingest import ingest_tenants
+    from groundwork_cli.supervisor import AlreadyRunning, Supervisor
+
+    settings = GroundworkSettings.from_env()
+    supervisor = Supervisor(settings)
+    try:
+        supervisor.start_engines()
+    except AlreadyRunning as exc:
+        console.print(f"[red]{exc}[/]")
+        return 1
+    try:
+        tenants = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
+        for tenant_id in tenants:
+            shutil.copytree(SAMPLES / tenant_id, settings.inbox_dir / tenant_id, dirs_exist_ok=True)
+        console.print(
+            f"Sample corpus copied to the inbox {settings.inbox_dir} ({', '.join(tenants)})"
+        )
+        keys = _demo_keys(settings)
+        instance = DagsterInstance.get()
+        started = time.monotonic()
+        summary = ingest_tenants(instance, tenants, settings.default_model_key)
+        elapsed = time.monotonic() - started
+        for tenant_id, stages in summary.items():
+            registrations = stages.get("source_registrations", {})
+            extraction = stages.get("extracted_documents", {})
+            chunking = stages.get("chunks", {})
+            published = stages.get("published_index", {})
+            console.print(
+                f"[bold]{tenant_id}[/]: {registrations.get('sources')} sources, "  # type: ignore[union-attr]
+                f"{extraction.get('processed')} extracted, {extraction.get('failed')} failed (as values), "  # type: ignore[union-attr]
+                f"{chunking.get('chunks_total')} chunks, {published.get('live_chunks')} live; "  # type: ignore[union-attr]
+                f"stores agree: {stages.get('check:stores_agree')}"
+            )
+        console.print(f"Ingest through Dagster took {elapsed:.1f} s")
+        supervisor.start_services()
+        api = f"http://127.0.0.1:{settings.api_port}"
+        _print_results(api, keys)
+        console.print(
+            f"\nRetrieval API: {api}/docs   Dagster UI: http://127.0.0.1:{settings.dagster_port}\n"
+            f"Demo API keys: {settings.home / 'demo-keys.json'}\n"
+            f"Drop files into {settings.inbox_dir}/<tenant>/ and the inbox sensor ingests them."
+        )
+        if not args.exit:
+            supervisor.wait_for_interrupt()
+        return 0
+    finally:
+        supervisor.stop()
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from groundwork_cli.supervisor import AlreadyRunning, Supervisor
+
+    supervisor = Supervisor(GroundworkSettings.from_env())
+    try:
+        supervisor.start_engines()
+    except AlreadyRunning as exc:
+        console.print(f"[red]{exc}[/]")
+        return 1
+    try:
+        supervisor.start_services()
+        supervisor.wait_for_interrupt()
+        return 0
+    finally:
+        supervisor.stop()
+
+
+def cmd_engines(args: argparse.Namespace) -> int:
+    from resources.engines.postgres import EmbeddedPostgres
+    from resources.platform import embedded_opensearch, ensure_engines
+
+    settings = GroundworkSettings.from_env()
+    if args.action == "start":
+        endpoints = ensure_engines(settings)
+        console.print(f"PostgreSQL: {endpoints.server_url}\nOpenSearch: {endpoints.opensearch_url}")
+    elif args.action == "stop":
+        embedded_opensearch(settings).stop()
+        EmbeddedPostgres(settings.pgdata).stop()
+        console.print("stopped")
+    else:
+        console.print(
+            f"PostgreSQL running: {EmbeddedPostgres(settings.pgdata).is_running()}\n"
+            f"OpenSearch running: {embedded_opensearch(settings).is_running()}"
+        )
+    return 0
+
+
+def cmd_tenant(args: argparse.Namespace) -> int:
+    from resources.platform import connect
+
+    settings = GroundworkSettings.from_env()
+    platform = connect(settings)
+    try:
+        tenant = platform.catalog.ensure_tenant(
+            args.tenant_id, args.name or args.tenant_id, settings.default_model_key
+        )
+        console.print(f"tenant {tenant.tenant_id} (model {tenant.active_model})")
+    finally:
+        platform.close()
+    return 0
+
+
+def cmd_key(args: argparse.Namespace) -> int:
+    from resources.platform import connect
+
+    settings = GroundworkSettings.from_env()
+    platform = connect(settings)
+    try:
+        if platform.catalog.get_tenant(args.tenant_id) is None:
+            console.print(
+                f"[red]no tenant {args.tenant_id}; create it with `groundwork tenant create`[/]"
+            )
+            return 1
+        subjects = args.subject or [f"tenant:{args.tenant_id}"]
+        key_id, secret = platform.catalog.create_api_key(args.tenant_id, subjects, args.label)
+        console.print(f"key {key_id} for {args.tenant_id} with subjects {subjects}")
+        print(secret)
+    finally:
+        platform.close()
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    settings = GroundworkSettings.from_env()
+    api = args.api or f"http://127.0.0.1:{settings.api_port}"
+    response = httpx.post(
+        f"{api}/v1/search",
+        json={"query": args.query, "limit": args.limit, "mode": args.mode},
+        headers={"Authorization": f"Bearer {args.key}"},
+        timeout=30,
+    )
+    console.print_json(response.text)
+    return 0 if response.status_code == 200 else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="groundwork", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="start everything, ingest the sample corpus, print results")
+    demo.add_argument("--exit", action="store_true", help="stop after printing results")
+    demo.set_defaults(func=cmd_demo)
+    sub.add_parser("up", help="start engines, Dagster and the API until Ctrl-C").set_defaults(
+        func=cmd_up
+    )
+    engines = sub.add_parser("engines", help="start, stop or show the embedded engines")
+    engines.add_argument("action", choices=["start", "stop", "status"])
+    engines.set_defaults(func=cmd_engines)
+    tenant = sub.add_parser("tenant", help="create a tenant")
+    tenant.add_argument("action", choices=["create"])
+    tenant.add_argument("tenant_id")
+    tenant.add_argument("--name")
+    tenant.set_defaults(func=cmd_tenant)
+    key = sub.add_parser("key", help="create an API key (printed once; only its hash is stored)")
+    key.add_argument("action", choices=["create"])
+    key.add_argument("tenant_id")
+    key.add_argument("--subject", action="append", help="a subject the key acts as (repeatable)")
+    key.add_argument("--label", default="")
+    key.set_defaults(func=cmd_key)
+    search = sub.add_parser("search", help="query the running API")
+    search.add_argument("query")
+    search.add_argument("--key", required=True)
+    search.add_argument("--limit", type=int, default=5)
+    search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
+    search.add_argument("--api")
+    search.set_defaults(func=cmd_search)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""Start and stop the whole platform: engines, Dagster (webserver + daemon)
+and the retrieval API. Reports when each is ready; stops everything in
+reverse order on Ctrl-C; refuses clearly when already running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from resources.dagster_instance import write_instance_config
+from resources.platform import EngineEndpoints, ensure_engines
+from resources.settings import PROJECT_ROOT, GroundworkSettings
+
+console = Console()
+
+
+class AlreadyRunning(RuntimeError):
+    pass
+
+
+@dataclass
+class Supervisor:
+    settings: GroundworkSettings
+    endpoints: EngineEndpoints | None = None
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def lock_file(self) -> Path:
+        return self.settings.home / "supervisor.json"
+
+    def _claim(self) -> None:
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        if self.lock_file.exists():
+            try:
+                info = json.loads(self.lock_file.read_text())
+                os.kill(int(info["pid"]), 0)
+            except (
+                ValueError,
+                KeyError,
+                ProcessLookupError,
+                PermissionError,
+                json.JSONDecodeError,
+            ):
+                self.lock_file.unlink(missing_ok=True)
+            else:
+                raise AlreadyRunning(
+                    f"Groundwork is already running (pid {info['pid']}): API {info.get('api')}, "
+                    f"Dagster UI {info.get('ui')}. Stop it with Ctrl-C in its terminal first."
+                )
+        self.lock_file.write_text(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "api": f"http://127.0.0.1:{self.settings.api_port}",
+                    "ui": f"http://127.0.0.1:{self.settings.dagster_port}",
+                }
+            )
+        )
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["DAGSTER_HOME"] = str(self.settings.dagster_home)
+        env["GROUNDWORK_HOME"] = str(self.settings.home)
+        env["GROUNDWORK_INBOX"] = str(self.settings.inbox_dir)
+        env.setdefault("OMP_THREAD_LIMIT", "1")
+        return env
+
+    def start_engines(self) -> EngineEndpoints:
+        self._claim()
+        started = time.monotonic()
+        with console.status("Starting PostgreSQL + pgvector and OpenSearch ..."):
+            self.endpoints = ensure_engines(self.settings)
+        if self.endpoints.postgres is not None:
+            self.timings["postgres_s"] = getattr(self.endpoints.postgres, "started_seconds", 0.0)
+        if self.endpoints.opensearch is not None:
+            self.timings["opensearch_s"] = self.endpoints.opensearch.started_seconds
+        console.print(
+            f"[green]ready[/] PostgreSQL ({self.timings.get('postgres_s', 0):.1f} s)"
+            f"  OpenSearch {self.endpoints.opensearch_url} ({self.timings.get('opensearch_s', 0):.1f} s)"
+            f"  [dim]total {time.monotonic() - started:.1f} s[/]"
+        )
+        write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
+        os.environ["DAGSTER_HOME"] = str(self.settings.dagster_home)
+        return self.endpoints
+
+    def _spawn(self, name: str, command: list[str], log_name: str) -> None:
+        log_dir = self.settings.home / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = open(log_dir / log_name, "ab")  # noqa: SIM115 - lives as long as the process
+        self.processes[name] = subprocess.Popen(
+            command,
+            cwd=PROJECT_ROOT,
+            env=self.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches us; we stop children in order
+        )
+
+    def start_services(self) -> None:
+        bin_dir = Path(sys.executable).parent
+        self._spawn(
+            "api",
+            [
+                str(bin_dir / "uvicorn"),
+                "retrieval_api.main:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.settings.api_port),
+                "--log-level",
+                "warning",
+            ],
+            "api.log",
+        )
+        self._spawn(
+            "dagster",
+            [
+                str(bin_dir / "dagster"),
+                "dev",
+                "-w",
+                str(PROJECT_ROOT / "workspace.yaml"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.settings.dagster_port),
+            ],
+            "dagster.log",
+        )
+        self._wait_http("api", f"http://127.0.0.1:{self.settings.api_port}/v1/health", 120)
+        self._wait_http(
+            "dagster", f"http://127.0.0.1:{self.settings.dagster_port}/server_info", 180
+        )
+
+    def _wait_http(self, name: str, url: str, timeout: float) -> None:
+        started = time.monotonic()
+        with console.status(f"Waiting for {name} at {url} ..."):
+            while time.monotonic() - started < timeout:
+                process = self.processes[name]
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"{name} exited with {process.returncode}; see {self.settings.home / 'logs'}"
+                    )
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as response:
+                        if response.status < 500:
+                            self.timings[f"{name}_s"] = time.monotonic() - started
+                            console.print(
+                                f"[green]ready[/] {name} {url} ({self.timings[f'{name}_s']:.1f} s)"
+                            )
+                            return
+                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                    pass
+                time.sleep(0.5)
+        raise RuntimeError(f"{name} did not answer at {url} within {timeout:.0f} s")
+
+    def stop(self) -> None:
+        """Reverse order: services (SIGINT: `dagster dev` stops only on it), then engines."""
+        for name in ("dagster", "api"):
+            process = self.processes.get(name)
+            if process is None or process.poll() is not None:
+                continue
+            try:
+                os.killpg(process.pid, signal.SIGINT if name == "dagster" else signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+            console.print(f"[dim]stopped {name}[/]")
+        if self.endpoints is not None:
+            if self.endpoints.opensearch is not None:
+                self.endpoints.opensearch.stop()
+                console.print("[dim]stopped OpenSearch[/]")
+            if self.endpoints.postgres is not None:
+                self.endpoints.postgres.stop()
+                console.print("[dim]stopped PostgreSQL[/]")
+        self.lock_file.unlink(missing_ok=True)
+
+    def wait_for_interrupt(self) -> None:
+        console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
+        try:
+            while True:
+                for name, process in self.processes.items():
+                    if process.poll() is not None:
+                        console.print(f"[red]{name} exited with {process.returncode}[/]")
+                        return
+                time.sleep(1)
+        except KeyboardInterrupt:
+            console.print("\nStopping ...")

@@ -1,0 +1,37 @@
+"""The code location: every asset, check, job, sensor and schedule."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets.chunks import chunks
+from assets.embeddings import embeddings
+from assets.extraction import extracted_documents
+from assets.keyword_index import keyword_index
+from assets.publication import published_index
+from assets.registration import source_registrations
+from pipelines.jobs import model_publish_job, tenant_ingest_job
+from pipelines.sensors import inbox_rescan_schedule, inbox_sensor, pending_work_sensor
+from resources.dagster_resources import GroundworkResource
+
+ALL_ASSETS = [
+    source_registrations,
+    extracted_documents,
+    chunks,
+    keyword_index,
+    embeddings,
+    published_index,
+]
+
+
+def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
+    return dg.Definitions(
+        assets=ALL_ASSETS,
+        jobs=[tenant_ingest_job, model_publish_job],
+        sensors=[inbox_sensor, pending_work_sensor],
+        schedules=[inbox_rescan_schedule],
+        resources={"groundwork": groundwork or GroundworkResource()},
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,120 @@
+"""Sensors and schedules: what keeps the index fresh without anyone clicking.
+
+- `inbox_sensor`: a tenant folder appearing or changing adds the tenant's
+  partition and requests an ingest run (its cursor holds each folder's
+  fingerprint, so an unchanged inbox requests nothing).
+- `pending_work_sensor`: derives work from what is stored (versions not yet
+  extracted, chunked, indexed, embedded or published, e.g. after an API
+  upload) and requests the run that does it.
+- `inbox_rescan_schedule`: an hourly rescan for folders whose changes a
+  sensor could miss (network mounts that do not update mtimes promptly).
+"""
+
+import hashlib
+import json
+import re
+
+import dagster as dg
+
+from assets.partitions import tenant_model_key
+from groundwork.inbox import inbox_fingerprint, inbox_tenants
+from pipelines.jobs import model_publish_job, tenant_ingest_job
+from resources.dagster_resources import GroundworkResource
+
+TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+TENANT_STAGES = ("extract", "chunk", "keyword_index")
+MODEL_STAGES = ("embed", "publish")
+
+
+@dg.sensor(
+    job=tenant_ingest_job,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Turns new or changed inbox files into ingest runs for their tenant.",
+)
+def inbox_sensor(
+    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
+) -> dg.SensorResult:
+    settings = groundwork.platform().settings
+    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    known = set(context.instance.get_dynamic_partitions("tenant"))
+    current: dict[str, str] = {}
+    new_partitions: list[str] = []
+    requests: list[dg.RunRequest] = []
+    for tenant_id in inbox_tenants(settings.inbox_dir):
+        if not TENANT_ID.match(tenant_id):
+            context.log.warning(f"inbox folder {tenant_id!r} is not a valid tenant id; skipped")
+            continue
+        fingerprint = inbox_fingerprint(settings.inbox_dir, tenant_id)
+        current[tenant_id] = fingerprint
+        if tenant_id not in known:
+            new_partitions.append(tenant_id)
+        if previous.get(tenant_id) != fingerprint:
+            requests.append(
+                dg.RunRequest(run_key=f"inbox:{tenant_id}:{fingerprint}", partition_key=tenant_id)
+            )
+    return dg.SensorResult(
+        run_requests=requests,
+        cursor=json.dumps(current, sort_keys=True),
+        dynamic_partitions_requests=[dg.AddDynamicPartitionsRequest("tenant", new_partitions)]
+        if new_partitions
+        else [],
+    )
+
+
+@dg.sensor(
+    jobs=[tenant_ingest_job, model_publish_job],
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests runs for stored work not yet done (uploads through the API, "
+    "versions waiting for a model's embeddings or publication).",
+)
+def pending_work_sensor(
+    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
+) -> dg.SensorResult:
+    platform = groundwork.platform()
+    known = set(context.instance.get_dynamic_partitions("tenant"))
+    new_partitions: list[str] = []
+    requests: list[dg.RunRequest] = []
+    for tenant in platform.catalog.list_tenants():
+        if tenant.tenant_id not in known:
+            new_partitions.append(tenant.tenant_id)
+        pending = platform.catalog.pending_work(tenant.tenant_id, tenant.active_model)
+        counts = platform.catalog.counts(tenant.tenant_id)
+        fingerprint = hashlib.sha256(
+            json.dumps([pending, counts.versions, counts.chunks], sort_keys=True).encode()
+        ).hexdigest()[:16]
+        if any(pending[s] for s in TENANT_STAGES):
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"work:{tenant.tenant_id}:{fingerprint}",
+                    job_name=tenant_ingest_job.name,
+                    partition_key=tenant.tenant_id,
+                )
+            )
+        elif any(pending[s] for s in MODEL_STAGES):
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"work:{tenant.tenant_id}:{tenant.active_model}:{fingerprint}",
+                    job_name=model_publish_job.name,
+                    partition_key=tenant_model_key(tenant.tenant_id, tenant.active_model),
+                )
+            )
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[dg.AddDynamicPartitionsRequest("tenant", new_partitions)]
+        if new_partitions
+        else [],
+    )
+
+
+@dg.schedule(
+    job=tenant_ingest_job,
+    cron_schedule="17 * * * *",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Hourly rescan of every tenant's inbox.",
+)
+def inbox_rescan_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+    tenants = context.instance.get_dynamic_partitions("tenant")
+    stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
+    return [dg.RunRequest(run_key=f"rescan:{t}:{stamp}", partition_key=t) for t in tenants]

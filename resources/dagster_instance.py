@@ -1,0 +1,37 @@
+"""Dagster's instance (runs, events, schedules) in the platform's PostgreSQL.
+
+dagster-postgres goes through SQLAlchemy; with SQLAlchemy 2.1 a bare
+`postgresql://` URL selects psycopg 3 and the first event write fails on
+NOTIFY, so the URL names psycopg2 explicitly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from resources.postgres.database import ensure_database
+
+
+def dagster_storage_url(server_url: str) -> str:
+    url = ensure_database(server_url, "dagster")
+    return url.replace("postgresql://", "postgresql+psycopg2://", 1)
+
+
+def write_instance_config(dagster_home: Path, server_url: str) -> Path:
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    config = {
+        "storage": {"postgres": {"postgres_url": dagster_storage_url(server_url)}},
+        "telemetry": {"enabled": False},
+        "nux": {"enabled": False},
+        "concurrency": {
+            "runs": {"max_concurrent_runs": 4},
+            # One slot per pool: extraction (CPU-bound) and embedding each have
+            # their own pool, so neither queues behind the other.
+            "pools": {"default_limit": 1},
+        },
+    }
+    path = dagster_home / "dagster.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path

@@ -1,0 +1,45 @@
+"""Thin Dagster resources over the composition root.
+
+Configuration is read when a run executes (GroundworkSettings.from_env inside
+`platform()`), never at import. Connection pools are cached per process and
+per (database, index prefix), so every asset in a run shares one pool.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import dagster as dg
+
+from resources.platform import Platform, connect, ensure_engines
+from resources.settings import GroundworkSettings
+
+_PLATFORMS: dict[tuple[str, str, str], Platform] = {}
+_LOCK = threading.Lock()
+
+
+def cached_platform(database: str, index_prefix: str, keyword_backend: str) -> Platform:
+    key = (database, index_prefix, keyword_backend)
+    with _LOCK:
+        if key not in _PLATFORMS:
+            env_settings = GroundworkSettings.from_env()
+            if keyword_backend:
+                from dataclasses import replace
+
+                env_settings = replace(env_settings, keyword_backend=keyword_backend)
+            endpoints = ensure_engines(env_settings)
+            _PLATFORMS[key] = connect(
+                env_settings, endpoints, database=database, index_prefix=index_prefix or None
+            )
+        return _PLATFORMS[key]
+
+
+class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
+    """The platform's stores and models for assets, sensors and checks."""
+
+    database: str = "groundwork"
+    index_prefix: str = ""
+    keyword_backend: str = ""
+
+    def platform(self) -> Platform:
+        return cached_platform(self.database, self.index_prefix, self.keyword_backend)
