@@ -8,20 +8,17 @@ from assets.chunks import chunks
 from assets.embeddings import embeddings
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
-from assets.partitions import tenant_model_partitions, tenant_partitions
 from assets.publication import published_index
 from assets.registration import source_registrations
 
 tenant_ingest_job = dg.define_asset_job(
     "tenant_ingest",
     selection=[source_registrations, extracted_documents, chunks, keyword_index],
-    partitions_def=tenant_partitions,
     description="Register, extract, chunk and keyword-index one tenant's sources.",
 )
 
 model_publish_job = dg.define_asset_job(
     "model_publish",
     selection=dg.AssetSelection.assets(embeddings, published_index),
-    partitions_def=tenant_model_partitions,
     description="Embed and publish one tenant's chunks for one embedding model.",
 )

@@ -88,6 +88,14 @@ class OnnxEmbeddingProvider:
         return self._embed([self._model.query_prefix + text])[0]
 
     def _embed(self, texts: list[str]) -> list[tuple[float, ...]]:
+        # One text per inference: the int8 models quantize activations with a
+        # scale computed over the whole batch, so padding a text next to a longer
+        # one changes its vector (cosine 0.996 measured for bge-small). Single
+        # inference is deterministic and, on CPU, as fast as batching.
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> tuple[float, ...]:
+        texts = [text]
         with self._lock:
             encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -103,7 +111,7 @@ class OnnxEmbeddingProvider:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         pooled = pooled / np.clip(norms, 1e-12, None)
-        return [tuple(float(x) for x in row) for row in pooled]
+        return tuple(float(x) for x in pooled[0])
 
 
 def load_embedding_provider(model: EmbeddingModelRef, models_dir: Path) -> OnnxEmbeddingProvider:

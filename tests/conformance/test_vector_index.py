@@ -1,0 +1,178 @@
+"""VectorIndex conformance: the contract in groundwork.ports.VectorIndex,
+run against every adapter (pgvector, one table per model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundwork.errors import DimensionMismatch
+from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
+from groundwork.ports import AccessScope, SearchFilters, VectorIndex, VectorRecord
+from resources.platform import Platform
+from tests.conformance.fixtures import chunk, near, new_tenant, unit_vector
+
+
+class VectorIndexContract:
+    model: EmbeddingModelRef
+
+    @pytest.fixture
+    def index(self, platform: Platform) -> VectorIndex:
+        return platform.vector_index(self.model.key)
+
+    def _records(self, tenant: str, n: int, **kwargs: object) -> list[VectorRecord]:
+        return [
+            VectorRecord(chunk(tenant, f"text {i}", **kwargs), unit_vector(i, self.model.dimension))  # type: ignore[arg-type]
+            for i in range(n)
+        ]
+
+    def _publish(self, index: VectorIndex, records: list[VectorRecord]) -> None:
+        index.upsert(records)
+        for version in {r.chunk.version_id for r in records}:
+            index.set_versions_live(records[0].chunk.tenant_id, [version], True)
+
+    def test_is_the_port(self, index: VectorIndex) -> None:
+        assert isinstance(index, VectorIndex)
+        assert index.model == self.model
+
+    def test_nearest_first_in_descending_similarity(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 20)
+        self._publish(index, records)
+        query = near(records[7].vector, seed=999, noise=0.1)
+        hits = index.search(AccessScope(tenant, ("team:a",)), query, 5)
+        assert hits[0].chunk_id == records[7].chunk.chunk_id
+        assert len(hits) == 5
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    def test_another_tenant_sees_nothing(self, index: VectorIndex) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        records = self._records(tenant_a, 5)
+        self._publish(index, records)
+        assert index.search(AccessScope(tenant_b, ("team:a",)), records[0].vector, 10) == []
+        assert len(index.search(AccessScope(tenant_a, ("team:a",)), records[0].vector, 10)) == 5
+
+    def test_subjects_filter_inside_the_query(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        hidden = self._records(tenant, 30, subjects=("team:secret",))
+        visible = [
+            VectorRecord(chunk(tenant, f"v{i}", subjects=("team:a",)), unit_vector(1000 + i, self.model.dimension))
+            for i in range(4)
+        ]
+        self._publish(index, hidden + visible)
+        # The query sits next to hidden records: a post-filter would return fewer than 4.
+        hits = index.search(AccessScope(tenant, ("team:a",)), hidden[0].vector, 4)
+        assert {h.chunk_id for h in hits} == {r.chunk.chunk_id for r in visible}
+        both = index.search(AccessScope(tenant, ("team:a", "team:secret")), hidden[0].vector, 3)
+        assert both[0].chunk_id == hidden[0].chunk.chunk_id
+
+    def test_empty_subjects_return_nothing(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 3)
+        self._publish(index, records)
+        assert index.search(AccessScope(tenant, ()), records[0].vector, 10) == []
+
+    def test_records_are_hidden_until_live_and_after_unpublish(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 3)
+        index.upsert(records)
+        scope = AccessScope(tenant, ("team:a",))
+        assert index.search(scope, records[0].vector, 10) == []
+        index.set_live(tenant, "src-1", "ver-1", True)
+        assert len(index.search(scope, records[0].vector, 10)) == 3
+        index.set_live(tenant, "src-1", None, False)
+        assert index.search(scope, records[0].vector, 10) == []
+
+    def test_limit_is_respected(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 12)
+        self._publish(index, records)
+        assert len(index.search(AccessScope(tenant, ("team:a",)), records[0].vector, 4)) == 4
+
+    def test_metadata_filters(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        a = self._records(tenant, 3, source_id="src-a")
+        b = [
+            VectorRecord(chunk(tenant, f"b{i}", source_id="src-b", media_type="text/plain"), unit_vector(50 + i, self.model.dimension))
+            for i in range(3)
+        ]
+        self._publish(index, a + b)
+        scope = AccessScope(tenant, ("team:a",))
+        only_b = index.search(scope, a[0].vector, 10, SearchFilters(source_ids=("src-b",)))
+        assert {h.source_id for h in only_b} == {"src-b"} and len(only_b) == 3
+        plain = index.search(scope, a[0].vector, 10, SearchFilters(media_types=("text/plain",)))
+        assert {h.chunk_id for h in plain} == {r.chunk.chunk_id for r in b}
+
+    def test_wrong_dimension_is_refused_before_writing(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        good = self._records(tenant, 2)
+        bad = VectorRecord(chunk(tenant, "bad"), tuple([0.1] * (self.model.dimension + 1)))
+        with pytest.raises(DimensionMismatch):
+            index.upsert([*good, bad])
+        assert index.chunk_ids(tenant, live_only=False) == set()
+        with pytest.raises(DimensionMismatch):
+            index.search(AccessScope(tenant, ("team:a",)), [0.0] * 3, 5)
+
+    def test_upsert_is_idempotent_and_replaces(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 4)
+        self._publish(index, records)
+        self._publish(index, records)
+        assert len(index.chunk_ids(tenant)) == 4
+        moved = VectorRecord(records[0].chunk, unit_vector(4242, self.model.dimension))
+        index.upsert([moved])
+        hits = index.search(AccessScope(tenant, ("team:a",)), moved.vector, 1)
+        assert hits[0].chunk_id == records[0].chunk.chunk_id and hits[0].score > 0.99
+
+    def test_a_new_version_starts_hidden(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        record = self._records(tenant, 1)[0]
+        self._publish(index, [record])
+        newer = VectorRecord(
+            chunk(tenant, "v2", version_id="ver-2", chunk_id=record.chunk.chunk_id), record.vector
+        )
+        index.upsert([newer])
+        assert index.chunk_ids(tenant, live_only=True) == set()
+
+    def test_delete_source_and_keep_version(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        old = self._records(tenant, 2, version_id="ver-1")
+        new = self._records(tenant, 1, version_id="ver-2")
+        index.upsert(old + new)
+        assert index.delete_source(tenant, "src-1", keep_version_id="ver-2") == 2
+        assert index.chunk_ids(tenant, live_only=False) == {new[0].chunk.chunk_id}
+        assert index.delete_source(tenant, "src-1") == 1
+        assert index.chunk_ids(tenant, live_only=False) == set()
+
+    def test_delete_tenant_touches_only_that_tenant(self, index: VectorIndex) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        self._publish(index, self._records(tenant_a, 2))
+        self._publish(index, self._records(tenant_b, 2))
+        index.delete_tenant(tenant_a)
+        assert index.chunk_ids(tenant_a, live_only=False) == set()
+        assert len(index.chunk_ids(tenant_b)) == 2
+
+    def test_set_subjects_changes_visibility(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        records = self._records(tenant, 2)
+        self._publish(index, records)
+        index.set_subjects(tenant, "src-1", ["team:b"])
+        assert index.search(AccessScope(tenant, ("team:a",)), records[0].vector, 5) == []
+        assert len(index.search(AccessScope(tenant, ("team:b",)), records[0].vector, 5)) == 2
+
+    def test_existing_vectors_are_per_tenant(self, index: VectorIndex) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        records = self._records(tenant_a, 2)
+        index.upsert(records)
+        hashes = [r.chunk.content_hash for r in records]
+        cached = index.existing_vectors(tenant_a, hashes)
+        assert set(cached) == set(hashes)
+        assert all(abs(a - b) < 1e-5 for a, b in zip(cached[hashes[0]], records[0].vector, strict=True))
+        assert index.existing_vectors(tenant_b, hashes) == {}
+
+
+class TestPgVectorBge(VectorIndexContract):
+    model = BGE_SMALL_EN_V15_Q
+
+
+class TestPgVectorMiniLM(VectorIndexContract):
+    model = MINILM_L6_V2_INT8

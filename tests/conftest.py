@@ -1,0 +1,99 @@
+"""Shared fixtures: real engines, started once per session.
+
+Tests run against the project's own embedded PostgreSQL + pgvector and
+OpenSearch (or the external ones named by GROUNDWORK_DATABASE_URL /
+GROUNDWORK_OPENSEARCH_URL). Their home and ports differ from the demo's, so a
+running demo is not disturbed. Isolation between tests is by construction: a
+fresh tenant id per test and an index prefix per session.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from resources.platform import EngineEndpoints, Platform, connect, ensure_engines
+from resources.settings import PROJECT_ROOT, GroundworkSettings
+
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+TEST_DATABASE = "groundwork_test"
+
+
+def test_settings() -> GroundworkSettings:
+    env = dict(os.environ)
+    env.setdefault("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork-test"))
+    env.setdefault("GROUNDWORK_OPENSEARCH_PORT", "9211")
+    env.setdefault("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9311")
+    return GroundworkSettings.from_env(env)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Iterator[GroundworkSettings]:
+    """Also exported to the environment: Dagster resources and sensors build
+    their settings from it at execution time, and must see the test engines."""
+    resolved = test_settings()
+    exported = {
+        "GROUNDWORK_HOME": str(resolved.home),
+        "GROUNDWORK_OPENSEARCH_PORT": str(resolved.opensearch_http_port),
+        "GROUNDWORK_OPENSEARCH_TRANSPORT_PORT": str(resolved.opensearch_transport_port),
+    }
+    saved = {k: os.environ.get(k) for k in exported}
+    os.environ.update(exported)
+    yield resolved
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def engines(settings: GroundworkSettings) -> Iterator[EngineEndpoints]:
+    endpoints = ensure_engines(settings)
+    yield endpoints
+    if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1":
+        if endpoints.opensearch is not None:
+            endpoints.opensearch.stop()
+        if endpoints.postgres is not None:
+            endpoints.postgres.stop()
+
+
+@pytest.fixture(scope="session")
+def index_prefix() -> str:
+    return f"gwtest-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def platform(settings: GroundworkSettings, engines: EngineEndpoints, index_prefix: str) -> Iterator[Platform]:
+    p = connect(settings, engines, database=TEST_DATABASE, index_prefix=index_prefix)
+    yield p
+    drop = getattr(p.keywords, "drop", None)
+    if drop is not None:
+        drop()
+    p.close()
+
+
+@pytest.fixture(scope="session")
+def pg_keyword_platform(settings: GroundworkSettings, engines: EngineEndpoints) -> Iterator[Platform]:
+    p = connect(replace(settings, keyword_backend="postgres"), engines, database=TEST_DATABASE)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def tenant_id(platform: Platform) -> str:
+    tenant = f"t-{uuid.uuid4().hex[:10]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    return tenant
+
+
+def shared_data_or_skip(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared evaluation data not present: {path} (only on the development machine)")
+    return path

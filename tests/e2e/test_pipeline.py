@@ -1,0 +1,157 @@
+"""End to end through Dagster's `materialize`, on the real engines."""
+
+from __future__ import annotations
+
+import uuid
+
+import dagster as dg
+import pytest
+
+from groundwork.ports import AccessScope
+from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.outcome import Found
+from resources.platform import Platform
+from tests.e2e.helpers import resource, run_pipeline, write_inbox
+
+RUNBOOK = """# Runbook
+
+## ERR-4021: Quota exceeded
+
+ERR-4021 means the volume reached its storage quota; free space or raise the quota.
+
+## Escalation
+
+Page the storage lead after one hour.
+"""
+
+BUDGET = "# Budget\n\nThe hiring budget for 2027 is 3.4M for 22 positions.\n"
+OTHER = """# Codes
+
+## ERR-4021: Badge reader offline
+
+At this company ERR-4021 means a badge reader lost its network connection.
+"""
+
+
+@pytest.fixture
+def two_tenants(platform: Platform, index_prefix: str) -> tuple[str, str, dg.DagsterInstance]:
+    tenant_a = f"a-{uuid.uuid4().hex[:8]}"
+    tenant_b = f"b-{uuid.uuid4().hex[:8]}"
+    inbox = platform.settings.inbox_dir
+    write_inbox(
+        inbox,
+        tenant_a,
+        {
+            "runbook.md": RUNBOOK,
+            "finance/.subjects": "group:finance\n",
+            "finance/budget.md": BUDGET,
+            "notes.txt": "Forge is the build system.\n\nRun forge test before merging.\n",
+            "data.bin": "\x00\x01binary",
+        },
+    )
+    write_inbox(inbox, tenant_b, {"codes.md": OTHER})
+    instance = dg.DagsterInstance.ephemeral()
+    model = platform.settings.default_model_key
+    for tenant in (tenant_a, tenant_b):
+        for result in run_pipeline(instance, tenant, model, resource(index_prefix)):
+            assert result.success
+    return tenant_a, tenant_b, instance
+
+
+def _search(platform: Platform, scope: AccessScope, query: str, mode: SearchMode = SearchMode.HYBRID) -> Found:
+    outcome = hybrid_search(
+        scope, SearchRequest(query, mode=mode), platform.search_engines(platform.settings.default_model_key)
+    )
+    assert isinstance(outcome, Found), outcome
+    return outcome
+
+
+def test_a_known_query_finds_its_document_first_with_a_citation(platform: Platform, two_tenants) -> None:
+    tenant_a, _, _ = two_tenants
+    found = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "What does ERR-4021 mean?")
+    top = found.hits[0]
+    assert top.chunk.heading_path == ("Runbook", "ERR-4021: Quota exceeded")
+    assert top.leg_ranks == {"vector": 1, "keyword": 1}
+    citation = top.citation
+    assert citation.source_version_id.startswith("ver_") and citation.location.line_start == 5
+    assert citation.excerpt.startswith("ERR-4021 means the volume")
+    assert len(citation.content_hash) == 64
+
+
+def test_tenants_never_see_each_other(platform: Platform, two_tenants) -> None:
+    tenant_a, tenant_b, _ = two_tenants
+    for mode in SearchMode:
+        a_hits = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "ERR-4021 badge reader", mode)
+        assert all("badge" not in h.chunk.body for h in a_hits.hits)
+        b_hits = _search(platform, AccessScope(tenant_b, (f"tenant:{tenant_b}",)), "ERR-4021 quota", mode)
+        assert all("quota" not in h.chunk.body for h in b_hits.hits)
+        assert not {h.chunk.source_id for h in a_hits.hits} & {h.chunk.source_id for h in b_hits.hits}
+    # Tenant B's key naming tenant A's subject still sees nothing of A.
+    outcome = hybrid_search(
+        AccessScope(tenant_b, (f"tenant:{tenant_a}",)),
+        SearchRequest("ERR-4021 quota"),
+        platform.search_engines(platform.settings.default_model_key),
+    )
+    assert outcome.kind == "nothing_accessible"
+
+
+def test_subjects_gate_the_finance_folder(platform: Platform, two_tenants) -> None:
+    tenant_a, _, _ = two_tenants
+    staff = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "hiring budget 2027")
+    assert all("3.4M" not in h.chunk.body for h in staff.hits)
+    finance = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}", "group:finance")), "hiring budget 2027")
+    assert "3.4M" in finance.hits[0].chunk.body
+
+
+def test_unsupported_files_fail_as_values_without_failing_the_run(platform: Platform, two_tenants) -> None:
+    tenant_a, _, _ = two_tenants
+    counts = platform.catalog.counts(tenant_a)
+    assert counts.sources == 4 and counts.failed == 1
+
+
+def test_rematerializing_changes_nothing(platform: Platform, two_tenants, index_prefix: str) -> None:
+    tenant_a, _, instance = two_tenants
+    model = platform.settings.default_model_key
+    vectors = platform.vector_index(model)
+    before = (
+        platform.catalog.counts(tenant_a),
+        platform.catalog.live_chunk_ids(tenant_a, model),
+        vectors.chunk_ids(tenant_a, live_only=False),
+        platform.keywords.chunk_ids(tenant_a, live_only=False),
+    )
+    results = run_pipeline(instance, tenant_a, model, resource(index_prefix))
+    after = (
+        platform.catalog.counts(tenant_a),
+        platform.catalog.live_chunk_ids(tenant_a, model),
+        vectors.chunk_ids(tenant_a, live_only=False),
+        platform.keywords.chunk_ids(tenant_a, live_only=False),
+    )
+    assert before == after
+    registrations = results[0].asset_materializations_for_node("source_registrations")[0]
+    assert registrations.metadata["new_versions"].value == 0
+    assert registrations.metadata["unchanged"].value == 4
+    checks = results[1].get_asset_check_evaluations()
+    assert [(c.check_name, c.passed) for c in checks] == [("stores_agree", True)]
+
+
+def test_a_changed_file_becomes_a_new_version_and_old_text_is_gone(
+    platform: Platform, two_tenants, index_prefix: str
+) -> None:
+    tenant_a, _, instance = two_tenants
+    write_inbox(platform.settings.inbox_dir, tenant_a, {"runbook.md": RUNBOOK.replace("one hour", "two hours")})
+    run_pipeline(instance, tenant_a, platform.settings.default_model_key, resource(index_prefix))
+    scope = AccessScope(tenant_a, (f"tenant:{tenant_a}",))
+    found = _search(platform, scope, "when to page the storage lead escalation", SearchMode.KEYWORD)
+    escalation = [h for h in found.hits if "Escalation" in h.chunk.heading_path]
+    assert escalation and "two hours" in escalation[0].chunk.body
+    assert all("one hour" not in h.chunk.body for h in found.hits)
+    assert platform.catalog.counts(tenant_a).versions == 5
+
+
+def test_runs_and_checks_are_recorded_per_partition(platform: Platform, two_tenants) -> None:
+    tenant_a, tenant_b, instance = two_tenants
+    materialized = instance.get_materialized_partitions(dg.AssetKey("chunks"))
+    assert {tenant_a, tenant_b} <= materialized
+    published = instance.get_materialized_partitions(dg.AssetKey("published_index"))
+    model = platform.settings.default_model_key
+    assert dg.MultiPartitionKey({"tenant": tenant_a, "embedding_model": model}) in published

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from groundwork.chunking import ChunkingPolicy, approximate_tokens, chunk_blocks, chunk_id_for
+from groundwork.documents import Block, BlockKind, Location, Table
+from groundwork.extract.markdown import markdown_blocks
+
+DOC = """# Quarterly Review
+
+## By region
+
+Revenue rose 9% in Europe.
+
+| Region | Revenue |
+|---|---|
+| Europe | 4.6M |
+| Asia | 2.7M |
+
+## Risks
+
+Hardware costs rose.
+"""
+
+
+def _chunks(text: str, **policy: int) -> list:
+    return chunk_blocks(
+        markdown_blocks(text),
+        tenant_id="t",
+        source_id="s",
+        version_id="v1",
+        policy=ChunkingPolicy(**policy),
+    )
+
+
+def test_heading_path_is_prepended_and_headings_are_not_chunks() -> None:
+    chunks = _chunks(DOC)
+    assert [c.heading_path for c in chunks] == [
+        ("Quarterly Review", "By region"),
+        ("Quarterly Review", "By region"),
+        ("Quarterly Review", "Risks"),
+    ]
+    assert chunks[0].content.startswith("Quarterly Review > By region\n\nRevenue rose 9%")
+    assert all(c.body.strip() not in {"Quarterly Review", "By region", "Risks"} for c in chunks)
+
+
+def test_table_is_one_chunk_with_its_header() -> None:
+    table_chunk = _chunks(DOC)[1]
+    assert table_chunk.kind == "table"
+    assert table_chunk.body.splitlines()[0] == "| Region | Revenue |"
+    assert "| Asia | 2.7M |" in table_chunk.body
+    assert table_chunk.location.line_start == 7
+
+
+def test_large_table_splits_by_rows_repeating_the_header() -> None:
+    rows = (("Quarter", "Revenue"),) + tuple((f"Q{i}-2026", f"{i}.0M") for i in range(200))
+    block = Block(BlockKind.TABLE, "", Location(line_start=1), table=Table(rows))
+    chunks = chunk_blocks([block], tenant_id="t", source_id="s", version_id="v", policy=ChunkingPolicy(max_tokens=64))
+    assert len(chunks) > 3
+    for c in chunks:
+        assert c.body.splitlines()[0] == "| Quarter | Revenue |"
+        assert c.token_count <= 64 + approximate_tokens("| Quarter | Revenue |")
+    body_rows = [line for c in chunks for line in c.body.splitlines()[2:]]
+    assert len(body_rows) == 200
+
+
+def test_sizes_are_bounded_in_tokens_and_split_on_sentences() -> None:
+    paragraph = " ".join(f"Sentence number {i} talks about storage quotas." for i in range(100))
+    chunks = _chunks(f"# Title\n\n{paragraph}\n", max_tokens=60)
+    assert len(chunks) > 5
+    for c in chunks:
+        assert approximate_tokens(c.body) <= 60
+        assert c.body.endswith(".")
+
+
+def test_chunk_ids_are_stable_across_versions_and_distinct_across_sources() -> None:
+    v1 = chunk_blocks(markdown_blocks(DOC), tenant_id="t", source_id="s", version_id="v1")
+    v2 = chunk_blocks(markdown_blocks(DOC.replace("9%", "10%")), tenant_id="t", source_id="s", version_id="v2")
+    assert [c.chunk_id for c in v1] == [c.chunk_id for c in v2]
+    assert [c.content_hash for c in v1][1:] == [c.content_hash for c in v2][1:]
+    assert v1[0].content_hash != v2[0].content_hash
+    assert chunk_id_for("t", "s", 0) != chunk_id_for("t", "other", 0)
+    assert chunk_id_for("t", "s", 0) != chunk_id_for("u", "s", 0)
+
+
+def test_low_confidence_blocks_flag_their_chunk() -> None:
+    blocks = [
+        Block(BlockKind.PARAGRAPH, "clear text", Location(page=1), confidence=0.95),
+        Block(BlockKind.HEADING, "Scan", Location(page=2), level=1),
+        Block(BlockKind.PARAGRAPH, "blurry text", Location(page=2), confidence=0.4),
+    ]
+    chunks = chunk_blocks(blocks, tenant_id="t", source_id="s", version_id="v")
+    assert [c.low_confidence for c in chunks] == [False, True]
+
+
+def test_empty_document_has_no_chunks() -> None:
+    assert _chunks("") == []
+    assert _chunks("# Only a heading\n") == []
