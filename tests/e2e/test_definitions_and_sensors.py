@@ -1,0 +1,72 @@
+"""The code location loads; sensors turn inbox changes and stored work into runs."""
+
+from __future__ import annotations
+
+import uuid
+
+import dagster as dg
+
+from pipelines.definitions import defs
+from pipelines.sensors import inbox_sensor, pending_work_sensor
+from resources.platform import Platform
+from tests.e2e.helpers import resource, write_inbox
+
+
+def test_definitions_load_with_jobs_sensors_and_checks() -> None:
+    repository = defs.get_repository_def()
+    assert {j.name for j in repository.get_all_jobs()} >= {"tenant_ingest", "model_publish"}
+    assert {s.name for s in repository.sensor_defs} == {"inbox_sensor", "pending_work_sensor"}
+    graph = repository.asset_graph
+    assert dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
+    groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
+    assert groups == {"ingest", "extract", "chunk", "index", "publish"}
+
+
+def test_inbox_sensor_adds_partitions_requests_runs_and_is_quiet_when_unchanged(
+    platform: Platform, index_prefix: str
+) -> None:
+    tenant = f"s-{uuid.uuid4().hex[:8]}"
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance, resources={"groundwork": resource(index_prefix)})
+        result = inbox_sensor(context)
+        assert isinstance(result, dg.SensorResult)
+        requested = {r.partition_key for r in result.run_requests or []}
+        assert tenant in requested
+        added = [p for req in result.dynamic_partitions_requests or [] for p in req.partition_keys]
+        assert tenant in added
+        again = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=result.cursor, resources={"groundwork": resource(index_prefix)}
+            )
+        )
+        assert tenant not in {r.partition_key for r in again.run_requests or []}
+        write_inbox(platform.settings.inbox_dir, tenant, {"b.md": "# B\n\nmore\n"})
+        changed = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=result.cursor, resources={"groundwork": resource(index_prefix)}
+            )
+        )
+        assert tenant in {r.partition_key for r in changed.run_requests or []}
+
+
+def test_pending_work_sensor_requests_ingest_for_api_uploads(platform: Platform, index_prefix: str) -> None:
+    from groundwork.pipeline import register_file
+
+    tenant = f"w-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:x.md",
+        filename="x.md",
+        data=b"# X\n\nhello\n",
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance, resources={"groundwork": resource(index_prefix)})
+        result = pending_work_sensor(context)
+        mine = [r for r in result.run_requests or [] if r.partition_key == tenant]
+        assert len(mine) == 1 and mine[0].job_name == "tenant_ingest"
