@@ -1,0 +1,1 @@
+"""Evaluation: dataset loaders and retrieval metrics."""

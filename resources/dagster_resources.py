@@ -29,7 +29,10 @@ def cached_platform(database: str, index_prefix: str, keyword_backend: str) -> P
                 env_settings = replace(env_settings, keyword_backend=keyword_backend)
             endpoints = ensure_engines(env_settings)
             _PLATFORMS[key] = connect(
-                env_settings, endpoints, database=database, index_prefix=index_prefix or None
+                env_settings,
+                endpoints,
+                database=database or None,
+                index_prefix=index_prefix or None,
             )
         return _PLATFORMS[key]
 
@@ -37,7 +40,7 @@ def cached_platform(database: str, index_prefix: str, keyword_backend: str) -> P
 class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
     """The platform's stores and models for assets, sensors and checks."""
 
-    database: str = "groundwork"
+    database: str = ""  # empty: GROUNDWORK_DATABASE_NAME (default "groundwork")
     index_prefix: str = ""
     keyword_backend: str = ""
 

@@ -121,11 +121,12 @@ class Platform:
 def connect(
     settings: GroundworkSettings,
     endpoints: EngineEndpoints | None = None,
-    database: str = "groundwork",
+    database: str | None = None,
     index_prefix: str | None = None,
 ) -> Platform:
     """Connect to (and migrate) the platform database; build every adapter."""
     endpoints = endpoints or ensure_engines(settings)
+    database = database or settings.database_name
     database_url = ensure_database(endpoints.server_url, database)
     migrate(database_url)
     pool = open_pool(database_url)

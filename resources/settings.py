@@ -27,6 +27,7 @@ class GroundworkSettings:
     opensearch_heap: str
     keyword_backend: str  # "opensearch" or "postgres"
     index_prefix: str
+    database_name: str
     default_model_key: str
     models_dir: Path
     inbox_dir: Path
@@ -67,6 +68,7 @@ class GroundworkSettings:
             opensearch_heap=env.get("GROUNDWORK_OPENSEARCH_HEAP", "512m"),
             keyword_backend=backend,
             index_prefix=env.get("GROUNDWORK_INDEX_PREFIX", "groundwork"),
+            database_name=env.get("GROUNDWORK_DATABASE_NAME", "groundwork"),
             default_model_key=model_key,
             models_dir=Path(
                 env.get("GROUNDWORK_MODELS_DIR", str(PROJECT_ROOT / "engines/models/target/jars"))

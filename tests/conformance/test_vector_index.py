@@ -55,7 +55,10 @@ class VectorIndexContract:
         tenant = new_tenant()
         hidden = self._records(tenant, 30, subjects=("team:secret",))
         visible = [
-            VectorRecord(chunk(tenant, f"v{i}", subjects=("team:a",)), unit_vector(1000 + i, self.model.dimension))
+            VectorRecord(
+                chunk(tenant, f"v{i}", subjects=("team:a",)),
+                unit_vector(1000 + i, self.model.dimension),
+            )
             for i in range(4)
         ]
         self._publish(index, hidden + visible)
@@ -92,7 +95,10 @@ class VectorIndexContract:
         tenant = new_tenant()
         a = self._records(tenant, 3, source_id="src-a")
         b = [
-            VectorRecord(chunk(tenant, f"b{i}", source_id="src-b", media_type="text/plain"), unit_vector(50 + i, self.model.dimension))
+            VectorRecord(
+                chunk(tenant, f"b{i}", source_id="src-b", media_type="text/plain"),
+                unit_vector(50 + i, self.model.dimension),
+            )
             for i in range(3)
         ]
         self._publish(index, a + b)
@@ -166,7 +172,9 @@ class VectorIndexContract:
         hashes = [r.chunk.content_hash for r in records]
         cached = index.existing_vectors(tenant_a, hashes)
         assert set(cached) == set(hashes)
-        assert all(abs(a - b) < 1e-5 for a, b in zip(cached[hashes[0]], records[0].vector, strict=True))
+        assert all(
+            abs(a - b) < 1e-5 for a, b in zip(cached[hashes[0]], records[0].vector, strict=True)
+        )
         assert index.existing_vectors(tenant_b, hashes) == {}
 
 

@@ -16,7 +16,9 @@ MODEL_STAGES = ["embeddings", "published_index"]
 
 
 def resource(index_prefix: str, keyword_backend: str = "") -> GroundworkResource:
-    return GroundworkResource(database=TEST_DATABASE, index_prefix=index_prefix, keyword_backend=keyword_backend)
+    return GroundworkResource(
+        database=TEST_DATABASE, index_prefix=index_prefix, keyword_backend=keyword_backend
+    )
 
 
 def run_pipeline(

@@ -31,24 +31,34 @@ def tenant_with_keys(platform: Platform, index_prefix: str) -> dict[str, str]:
             "finance/plan.md": "# Plan\n\nThe hiring budget for 2027 is 3.4M.\n",
         },
     )
-    write_inbox(platform.settings.inbox_dir, other, {"other.md": "# Other\n\nEmployees receive 30 vacation days.\n"})
+    write_inbox(
+        platform.settings.inbox_dir,
+        other,
+        {"other.md": "# Other\n\nEmployees receive 30 vacation days.\n"},
+    )
     instance = dg.DagsterInstance.ephemeral()
     for t in (tenant, other):
         platform.catalog.ensure_tenant(t, t, platform.settings.default_model_key)
         run_pipeline(instance, t, platform.settings.default_model_key, resource(index_prefix))
     _, staff = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "staff")
-    _, finance = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}", "group:finance"], "finance")
+    _, finance = platform.catalog.create_api_key(
+        tenant, [f"tenant:{tenant}", "group:finance"], "finance"
+    )
     _, other_key = platform.catalog.create_api_key(other, [f"tenant:{other}"], "other")
     return {"tenant": tenant, "staff": staff, "finance": finance, "other": other_key}
 
 
 def _search(client: TestClient, key: str, query: str, **extra: object) -> dict:
-    response = client.post("/v1/search", json={"query": query, **extra}, headers={"Authorization": f"Bearer {key}"})
+    response = client.post(
+        "/v1/search", json={"query": query, **extra}, headers={"Authorization": f"Bearer {key}"}
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def test_search_returns_hits_with_citations(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_search_returns_hits_with_citations(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     body = _search(client, tenant_with_keys["staff"], "how many vacation days")
     assert body["outcome"] == "found"
     top = body["hits"][0]
@@ -60,7 +70,9 @@ def test_search_returns_hits_with_citations(client: TestClient, tenant_with_keys
     assert "blob" not in str(body) and "sha256/" not in str(body)
 
 
-def test_keys_only_see_their_tenant_and_subjects(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_keys_only_see_their_tenant_and_subjects(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     other = _search(client, tenant_with_keys["other"], "vacation days")
     assert all("25 vacation" not in h["text"] for h in other["hits"])
     staff = _search(client, tenant_with_keys["staff"], "hiring budget 2027", mode="keyword")
@@ -69,10 +81,14 @@ def test_keys_only_see_their_tenant_and_subjects(client: TestClient, tenant_with
     assert "3.4M" in finance["hits"][0]["text"]
 
 
-def test_metadata_filters_reach_the_legs(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_metadata_filters_reach_the_legs(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     found = _search(client, tenant_with_keys["finance"], "budget vacation")
     plan_source = next(h["source_id"] for h in found["hits"] if "3.4M" in h["text"])
-    filtered = _search(client, tenant_with_keys["finance"], "vacation days", filters={"source_ids": [plan_source]})
+    filtered = _search(
+        client, tenant_with_keys["finance"], "vacation days", filters={"source_ids": [plan_source]}
+    )
     assert {h["source_id"] for h in filtered["hits"]} <= {plan_source}
 
 
@@ -83,7 +99,9 @@ def test_missing_and_bad_keys_are_json_401(client: TestClient) -> None:
     assert bad.status_code == 401 and "not valid" in bad.json()["message"]
 
 
-def test_invalid_requests_are_json_422_without_traces(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_invalid_requests_are_json_422_without_traces(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     headers = {"Authorization": f"Bearer {tenant_with_keys['staff']}"}
     for body in ({"query": ""}, {"query": "x", "limit": 1000}, {"query": "x", "mode": "magic"}, {}):
         response = client.post("/v1/search", json=body, headers=headers)
@@ -98,32 +116,51 @@ def test_upload_registers_a_version_the_pipeline_then_publishes(
 ) -> None:
     headers = {"Authorization": f"Bearer {tenant_with_keys['staff']}"}
     content = b"# Parking\n\nVisitors park on level P2 after registering at reception.\n"
-    response = client.post("/v1/sources", params={"filename": "parking.md"}, content=content, headers=headers)
+    response = client.post(
+        "/v1/sources", params={"filename": "parking.md"}, content=content, headers=headers
+    )
     assert response.status_code == 201, response.text
     registered = response.json()
     assert registered["created"] and registered["media_type"] == "text/markdown"
     status = client.get(f"/v1/sources/{registered['source_id']}/status", headers=headers).json()
     assert status["processing_state"] == "pending" and status["published"] is False
-    again = client.post("/v1/sources", params={"filename": "parking.md"}, content=content, headers=headers)
+    again = client.post(
+        "/v1/sources", params={"filename": "parking.md"}, content=content, headers=headers
+    )
     assert again.json()["created"] is False
-    run_pipeline(dg.DagsterInstance.ephemeral(), tenant_with_keys["tenant"], platform.settings.default_model_key, resource(index_prefix))
+    run_pipeline(
+        dg.DagsterInstance.ephemeral(),
+        tenant_with_keys["tenant"],
+        platform.settings.default_model_key,
+        resource(index_prefix),
+    )
     status = client.get(f"/v1/sources/{registered['source_id']}/status", headers=headers).json()
     assert status["processing_state"] == "extracted" and status["published"] is True
-    assert "P2" in _search(client, tenant_with_keys["staff"], "where do visitors park")["hits"][0]["text"]
+    assert (
+        "P2"
+        in _search(client, tenant_with_keys["staff"], "where do visitors park")["hits"][0]["text"]
+    )
 
 
-def test_another_tenants_source_status_is_not_found(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_another_tenants_source_status_is_not_found(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     headers = {"Authorization": f"Bearer {tenant_with_keys['staff']}"}
-    created = client.post("/v1/sources", params={"filename": "x.md"}, content=b"# X\n\ntext\n", headers=headers).json()
+    created = client.post(
+        "/v1/sources", params={"filename": "x.md"}, content=b"# X\n\ntext\n", headers=headers
+    ).json()
     other = client.get(
-        f"/v1/sources/{created['source_id']}/status", headers={"Authorization": f"Bearer {tenant_with_keys['other']}"}
+        f"/v1/sources/{created['source_id']}/status",
+        headers={"Authorization": f"Bearer {tenant_with_keys['other']}"},
     )
     missing = client.get("/v1/sources/src_does_not_exist/status", headers=headers)
     assert other.status_code == missing.status_code == 404
     assert other.json()["error"] == missing.json()["error"] == "not_found"
 
 
-def test_upload_refuses_subjects_the_caller_lacks(client: TestClient, tenant_with_keys: dict[str, str]) -> None:
+def test_upload_refuses_subjects_the_caller_lacks(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
     response = client.post(
         "/v1/sources",
         params={"filename": "y.md", "subjects": ["group:board"]},

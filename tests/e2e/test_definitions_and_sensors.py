@@ -17,7 +17,9 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
     assert {j.name for j in repository.get_all_jobs()} >= {"tenant_ingest", "model_publish"}
     assert {s.name for s in repository.sensor_defs} == {"inbox_sensor", "pending_work_sensor"}
     graph = repository.asset_graph
-    assert dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
+    assert (
+        dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
+    )
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
     assert groups == {"ingest", "extract", "chunk", "index", "publish"}
 
@@ -28,7 +30,9 @@ def test_inbox_sensor_adds_partitions_requests_runs_and_is_quiet_when_unchanged(
     tenant = f"s-{uuid.uuid4().hex[:8]}"
     write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
     with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(instance=instance, resources={"groundwork": resource(index_prefix)})
+        context = dg.build_sensor_context(
+            instance=instance, resources={"groundwork": resource(index_prefix)}
+        )
         result = inbox_sensor(context)
         assert isinstance(result, dg.SensorResult)
         requested = {r.partition_key for r in result.run_requests or []}
@@ -37,20 +41,26 @@ def test_inbox_sensor_adds_partitions_requests_runs_and_is_quiet_when_unchanged(
         assert tenant in added
         again = inbox_sensor(
             dg.build_sensor_context(
-                instance=instance, cursor=result.cursor, resources={"groundwork": resource(index_prefix)}
+                instance=instance,
+                cursor=result.cursor,
+                resources={"groundwork": resource(index_prefix)},
             )
         )
         assert tenant not in {r.partition_key for r in again.run_requests or []}
         write_inbox(platform.settings.inbox_dir, tenant, {"b.md": "# B\n\nmore\n"})
         changed = inbox_sensor(
             dg.build_sensor_context(
-                instance=instance, cursor=result.cursor, resources={"groundwork": resource(index_prefix)}
+                instance=instance,
+                cursor=result.cursor,
+                resources={"groundwork": resource(index_prefix)},
             )
         )
         assert tenant in {r.partition_key for r in changed.run_requests or []}
 
 
-def test_pending_work_sensor_requests_ingest_for_api_uploads(platform: Platform, index_prefix: str) -> None:
+def test_pending_work_sensor_requests_ingest_for_api_uploads(
+    platform: Platform, index_prefix: str
+) -> None:
     from groundwork.pipeline import register_file
 
     tenant = f"w-{uuid.uuid4().hex[:8]}"
@@ -66,7 +76,9 @@ def test_pending_work_sensor_requests_ingest_for_api_uploads(platform: Platform,
         media_type="text/markdown",
     )
     with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(instance=instance, resources={"groundwork": resource(index_prefix)})
+        context = dg.build_sensor_context(
+            instance=instance, resources={"groundwork": resource(index_prefix)}
+        )
         result = pending_work_sensor(context)
         mine = [r for r in result.run_requests or [] if r.partition_key == tenant]
         assert len(mine) == 1 and mine[0].job_name == "tenant_ingest"

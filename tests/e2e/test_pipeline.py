@@ -58,17 +58,25 @@ def two_tenants(platform: Platform, index_prefix: str) -> tuple[str, str, dg.Dag
     return tenant_a, tenant_b, instance
 
 
-def _search(platform: Platform, scope: AccessScope, query: str, mode: SearchMode = SearchMode.HYBRID) -> Found:
+def _search(
+    platform: Platform, scope: AccessScope, query: str, mode: SearchMode = SearchMode.HYBRID
+) -> Found:
     outcome = hybrid_search(
-        scope, SearchRequest(query, mode=mode), platform.search_engines(platform.settings.default_model_key)
+        scope,
+        SearchRequest(query, mode=mode),
+        platform.search_engines(platform.settings.default_model_key),
     )
     assert isinstance(outcome, Found), outcome
     return outcome
 
 
-def test_a_known_query_finds_its_document_first_with_a_citation(platform: Platform, two_tenants) -> None:
+def test_a_known_query_finds_its_document_first_with_a_citation(
+    platform: Platform, two_tenants
+) -> None:
     tenant_a, _, _ = two_tenants
-    found = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "What does ERR-4021 mean?")
+    found = _search(
+        platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "What does ERR-4021 mean?"
+    )
     top = found.hits[0]
     assert top.chunk.heading_path == ("Runbook", "ERR-4021: Quota exceeded")
     assert top.leg_ranks == {"vector": 1, "keyword": 1}
@@ -81,11 +89,17 @@ def test_a_known_query_finds_its_document_first_with_a_citation(platform: Platfo
 def test_tenants_never_see_each_other(platform: Platform, two_tenants) -> None:
     tenant_a, tenant_b, _ = two_tenants
     for mode in SearchMode:
-        a_hits = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "ERR-4021 badge reader", mode)
+        a_hits = _search(
+            platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "ERR-4021 badge reader", mode
+        )
         assert all("badge" not in h.chunk.body for h in a_hits.hits)
-        b_hits = _search(platform, AccessScope(tenant_b, (f"tenant:{tenant_b}",)), "ERR-4021 quota", mode)
+        b_hits = _search(
+            platform, AccessScope(tenant_b, (f"tenant:{tenant_b}",)), "ERR-4021 quota", mode
+        )
         assert all("quota" not in h.chunk.body for h in b_hits.hits)
-        assert not {h.chunk.source_id for h in a_hits.hits} & {h.chunk.source_id for h in b_hits.hits}
+        assert not {h.chunk.source_id for h in a_hits.hits} & {
+            h.chunk.source_id for h in b_hits.hits
+        }
     # Tenant B's key naming tenant A's subject still sees nothing of A.
     outcome = hybrid_search(
         AccessScope(tenant_b, (f"tenant:{tenant_a}",)),
@@ -99,17 +113,25 @@ def test_subjects_gate_the_finance_folder(platform: Platform, two_tenants) -> No
     tenant_a, _, _ = two_tenants
     staff = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}",)), "hiring budget 2027")
     assert all("3.4M" not in h.chunk.body for h in staff.hits)
-    finance = _search(platform, AccessScope(tenant_a, (f"tenant:{tenant_a}", "group:finance")), "hiring budget 2027")
+    finance = _search(
+        platform,
+        AccessScope(tenant_a, (f"tenant:{tenant_a}", "group:finance")),
+        "hiring budget 2027",
+    )
     assert "3.4M" in finance.hits[0].chunk.body
 
 
-def test_unsupported_files_fail_as_values_without_failing_the_run(platform: Platform, two_tenants) -> None:
+def test_unsupported_files_fail_as_values_without_failing_the_run(
+    platform: Platform, two_tenants
+) -> None:
     tenant_a, _, _ = two_tenants
     counts = platform.catalog.counts(tenant_a)
     assert counts.sources == 4 and counts.failed == 1
 
 
-def test_rematerializing_changes_nothing(platform: Platform, two_tenants, index_prefix: str) -> None:
+def test_rematerializing_changes_nothing(
+    platform: Platform, two_tenants, index_prefix: str
+) -> None:
     tenant_a, _, instance = two_tenants
     model = platform.settings.default_model_key
     vectors = platform.vector_index(model)
@@ -138,7 +160,11 @@ def test_a_changed_file_becomes_a_new_version_and_old_text_is_gone(
     platform: Platform, two_tenants, index_prefix: str
 ) -> None:
     tenant_a, _, instance = two_tenants
-    write_inbox(platform.settings.inbox_dir, tenant_a, {"runbook.md": RUNBOOK.replace("one hour", "two hours")})
+    write_inbox(
+        platform.settings.inbox_dir,
+        tenant_a,
+        {"runbook.md": RUNBOOK.replace("one hour", "two hours")},
+    )
     run_pipeline(instance, tenant_a, platform.settings.default_model_key, resource(index_prefix))
     scope = AccessScope(tenant_a, (f"tenant:{tenant_a}",))
     found = _search(platform, scope, "when to page the storage lead escalation", SearchMode.KEYWORD)

@@ -53,7 +53,9 @@ def test_table_is_one_chunk_with_its_header() -> None:
 def test_large_table_splits_by_rows_repeating_the_header() -> None:
     rows = (("Quarter", "Revenue"),) + tuple((f"Q{i}-2026", f"{i}.0M") for i in range(200))
     block = Block(BlockKind.TABLE, "", Location(line_start=1), table=Table(rows))
-    chunks = chunk_blocks([block], tenant_id="t", source_id="s", version_id="v", policy=ChunkingPolicy(max_tokens=64))
+    chunks = chunk_blocks(
+        [block], tenant_id="t", source_id="s", version_id="v", policy=ChunkingPolicy(max_tokens=64)
+    )
     assert len(chunks) > 3
     for c in chunks:
         assert c.body.splitlines()[0] == "| Quarter | Revenue |"
@@ -73,7 +75,9 @@ def test_sizes_are_bounded_in_tokens_and_split_on_sentences() -> None:
 
 def test_chunk_ids_are_stable_across_versions_and_distinct_across_sources() -> None:
     v1 = chunk_blocks(markdown_blocks(DOC), tenant_id="t", source_id="s", version_id="v1")
-    v2 = chunk_blocks(markdown_blocks(DOC.replace("9%", "10%")), tenant_id="t", source_id="s", version_id="v2")
+    v2 = chunk_blocks(
+        markdown_blocks(DOC.replace("9%", "10%")), tenant_id="t", source_id="s", version_id="v2"
+    )
     assert [c.chunk_id for c in v1] == [c.chunk_id for c in v2]
     assert [c.content_hash for c in v1][1:] == [c.content_hash for c in v2][1:]
     assert v1[0].content_hash != v2[0].content_hash

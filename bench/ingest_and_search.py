@@ -1,0 +1,233 @@
+"""Ingest throughput (documents/s through the Dagster assets) and /v1/search
+latency (p50/p95/p99 over HTTP on loopback), on the real engines.
+
+    uv run python bench/ingest_and_search.py                  # synthetic corpus (300 docs)
+    uv run python bench/ingest_and_search.py --docs 1000
+    uv run python bench/ingest_and_search.py --beir ../shared/data/scifact   # + nDCG@10 / Recall@100
+
+Uses its own database (groundwork_bench) and index prefix (gwbench) on the
+engines under GROUNDWORK_HOME; stops engines it had to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dagster as dg  # noqa: E402
+import httpx  # noqa: E402
+
+from assets.partitions import tenant_model_key  # noqa: E402
+from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
+from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
+from groundwork.ports import AccessScope  # noqa: E402
+from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search  # noqa: E402
+from groundwork.retrieval.outcome import Found  # noqa: E402
+from pipelines.definitions import ALL_ASSETS  # noqa: E402
+from resources.dagster_resources import GroundworkResource  # noqa: E402
+from resources.engines.postgres import EmbeddedPostgres  # noqa: E402
+from resources.platform import connect, embedded_opensearch, ensure_engines  # noqa: E402
+from resources.settings import GroundworkSettings  # noqa: E402
+
+DATABASE = "groundwork_bench"
+PREFIX = "gwbench"
+TOPICS = [
+    ("storage", ["quota", "volume", "snapshot", "replica", "latency", "throughput", "disk"]),
+    ("finance", ["revenue", "budget", "forecast", "margin", "invoice", "expense", "audit"]),
+    ("people", ["vacation", "onboarding", "hiring", "benefits", "training", "review", "office"]),
+    ("security", ["badge", "password", "firewall", "incident", "certificate", "access", "token"]),
+]
+
+
+def synthetic_corpus(n: int, seed: int = 7) -> dict[str, str]:
+    rng = random.Random(seed)
+    docs: dict[str, str] = {}
+    for i in range(n):
+        topic, words = TOPICS[i % len(TOPICS)]
+        code = f"ERR-{1000 + i}"
+        sections = []
+        for s in range(3):
+            sentences = [
+                f"The {rng.choice(words)} {rng.choice(words)} policy applies to team {rng.randint(1, 40)}"
+                f" and changes every {rng.randint(2, 12)} months."
+                for _ in range(rng.randint(3, 8))
+            ]
+            sections.append(
+                f"## Section {s + 1}: {rng.choice(words).title()}\n\n" + " ".join(sentences)
+            )
+        docs[f"doc-{i:05d}.md"] = (
+            f"# {topic.title()} note {i}\n\n{code} is reported when the {rng.choice(words)} check fails.\n\n"
+            + "\n\n".join(sections)
+            + "\n"
+        )
+    return docs
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=300)
+    parser.add_argument("--beir", type=Path)
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--port", type=int, default=8099)
+    args = parser.parse_args()
+
+    settings = GroundworkSettings.from_env()
+    was_running = (
+        EmbeddedPostgres(settings.pgdata).is_running(),
+        embedded_opensearch(settings).is_running(),
+    )
+    endpoints = ensure_engines(settings)
+    platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    model = settings.default_model_key
+    tenant = f"bench-{uuid.uuid4().hex[:6]}"
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+
+    if args.beir:
+        corpus = {f"{d.doc_id}.md": d.to_markdown() for d in load_corpus(args.beir)}
+    else:
+        corpus = synthetic_corpus(args.docs)
+    folder = settings.inbox_dir / tenant
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in corpus.items():
+        (folder / name).write_text(text)
+
+    groundwork = GroundworkResource(database=DATABASE, index_prefix=PREFIX)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tenant", [tenant])
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    started = time.perf_counter()
+    first = dg.materialize(
+        ALL_ASSETS,
+        selection=["source_registrations", "extracted_documents", "chunks", "keyword_index"],
+        partition_key=tenant,
+        instance=instance,
+        resources={"groundwork": groundwork},
+        run_config=quiet,
+    )
+    second = dg.materialize(
+        ALL_ASSETS,
+        selection=["embeddings", "published_index"],
+        partition_key=tenant_model_key(tenant, model),
+        instance=instance,
+        resources={"groundwork": groundwork},
+        run_config=quiet,
+    )
+    ingest_seconds = time.perf_counter() - started
+    print(
+        f"corpus: {len(corpus)} documents ({'BEIR ' + str(args.beir) if args.beir else 'synthetic'}), model {model}"
+    )
+    for result in (first, second):
+        for event in result.get_asset_materialization_events():
+            mat = event.step_materialization_data.materialization
+            seconds = mat.metadata.get("seconds")
+            items = mat.metadata.get("items_written")
+            print(
+                f"  {mat.asset_key.to_user_string():22s} {seconds.value if seconds else 0:8.2f} s"
+                f"  items {items.value if items else '-'}"
+            )
+    print(f"ingest: {ingest_seconds:.1f} s = {len(corpus) / ingest_seconds:.1f} documents/s")
+
+    if args.beir:
+        queries = load_queries(args.beir)
+        qrels = load_qrels(args.beir, args.split)
+        scope = AccessScope(tenant, (f"tenant:{tenant}",))
+        engines = platform.search_engines(model)
+        for mode in SearchMode:
+            ndcgs, recalls = [], []
+            for query_id, relevant in qrels.items():
+                outcome = hybrid_search(
+                    scope,
+                    SearchRequest(queries[query_id], limit=100, candidates=100, mode=mode),
+                    engines,
+                )
+                ranked: list[str] = []
+                if isinstance(outcome, Found):
+                    for hit in outcome.hits:
+                        doc = hit.chunk.filename.rsplit(".", 1)[0]
+                        if doc not in ranked:
+                            ranked.append(doc)
+                ndcgs.append(ndcg_at_k(ranked, relevant, 10))
+                recalls.append(recall_at_k(ranked, relevant, 100))
+            print(
+                f"  {mode.value:8s} nDCG@10 {statistics.mean(ndcgs):.3f}  Recall@100 {statistics.mean(recalls):.3f}"
+                f"  ({len(ndcgs)} queries, {args.split})"
+            )
+
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "bench")
+    env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "uvicorn"),
+            "retrieval_api.main:app",
+            "--port",
+            str(args.port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        rng = random.Random(11)
+        texts = (
+            list(load_queries(args.beir).values())
+            if args.beir
+            else [
+                f"{rng.choice(words)} {rng.choice(words)} policy for team {rng.randint(1, 40)}"
+                for _, words in TOPICS
+                for _ in range(100)
+            ]
+        )
+        rng.shuffle(texts)
+        latencies: list[float] = []
+        errors = 0
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as client:
+            for text in texts[:10]:
+                client.post("/v1/search", json={"query": text})
+            for text in texts[: args.queries]:
+                t0 = time.perf_counter()
+                response = client.post("/v1/search", json={"query": text, "limit": 10})
+                latencies.append((time.perf_counter() - t0) * 1000)
+                errors += response.status_code != 200
+        print(
+            f"/v1/search, 1 client, {len(latencies)} queries: p50 {percentile(latencies, 50):.1f} ms, "
+            f"p95 {percentile(latencies, 95):.1f} ms, p99 {percentile(latencies, 99):.1f} ms, errors {errors}"
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        platform.close()
+        if not was_running[1] and endpoints.opensearch is not None:
+            endpoints.opensearch.stop()
+        if not was_running[0] and endpoints.postgres is not None:
+            endpoints.postgres.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
