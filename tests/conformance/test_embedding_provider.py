@@ -11,7 +11,6 @@ from groundwork.ports import EmbeddingProvider
 from resources.embeddings import load_embedding_provider
 from resources.settings import GroundworkSettings
 
-
 _LOADED: dict[str, EmbeddingProvider] = {}
 
 
