@@ -86,6 +86,8 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8099)
     args = parser.parse_args()
 
+    # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
+    os.environ["GROUNDWORK_INBOX"] = str(GroundworkSettings.from_env().home / "bench-inbox")
     settings = GroundworkSettings.from_env()
     was_running = (
         EmbeddedPostgres(settings.pgdata).is_running(),
@@ -219,6 +221,9 @@ def main() -> int:
             f"p95 {percentile(latencies, 95):.1f} ms, p99 {percentile(latencies, 99):.1f} ms, errors {errors}"
         )
     finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
         server.terminate()
         server.wait(timeout=30)
         platform.close()

@@ -77,6 +77,7 @@ class Supervisor:
         return env
 
     def start_engines(self) -> EngineEndpoints:
+        _install_interrupt_handlers()
         self._claim()
         started = time.monotonic()
         with console.status("Starting PostgreSQL + pgvector and OpenSearch ..."):
@@ -105,6 +106,7 @@ class Supervisor:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches us; we stop children in order
+            preexec_fn=_default_signals,
         )
 
     def start_services(self) -> None:
@@ -191,6 +193,7 @@ class Supervisor:
 
     def wait_for_interrupt(self) -> None:
         console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
+        _install_interrupt_handlers()
         try:
             while True:
                 for name, process in self.processes.items():
@@ -200,3 +203,21 @@ class Supervisor:
                 time.sleep(1)
         except KeyboardInterrupt:
             console.print("\nStopping ...")
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _install_interrupt_handlers() -> None:
+    """Explicit, because a shell that starts us in the background (or a wrapper
+    such as `uv run`) hands us SIGINT/SIGTERM ignored, and children inherit that."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def _default_signals() -> None:
+    """In a child before exec: `dagster dev` stops only on SIGINT, so it must not
+    inherit an ignored SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

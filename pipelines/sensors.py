@@ -23,6 +23,21 @@ from resources.dagster_resources import GroundworkResource
 
 TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 TENANT_STAGES = ("extract", "chunk", "keyword_index")
+ACTIVE_RUN_STATUSES = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+
+
+def busy_partitions(instance: dg.DagsterInstance) -> set[tuple[str, str]]:
+    """(job, partition key) pairs with a run queued or in progress: a second run
+    of the same partition would only repeat the first one's work."""
+    runs = instance.get_runs(filters=dg.RunsFilter(statuses=ACTIVE_RUN_STATUSES))
+    return {(run.job_name, run.tags.get("dagster/partition", "")) for run in runs}
+
+
 MODEL_STAGES = ("embed", "publish")
 
 
@@ -38,6 +53,7 @@ def inbox_sensor(
     settings = groundwork.platform().settings
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions("tenant"))
+    busy = busy_partitions(context.instance)
     current: dict[str, str] = {}
     new_partitions: list[str] = []
     requests: list[dg.RunRequest] = []
@@ -46,9 +62,14 @@ def inbox_sensor(
             context.log.warning(f"inbox folder {tenant_id!r} is not a valid tenant id; skipped")
             continue
         fingerprint = inbox_fingerprint(settings.inbox_dir, tenant_id)
-        current[tenant_id] = fingerprint
         if tenant_id not in known:
             new_partitions.append(tenant_id)
+        if (tenant_ingest_job.name, tenant_id) in busy:
+            # keep the old fingerprint: the change is picked up after the run ends
+            if tenant_id in previous:
+                current[tenant_id] = previous[tenant_id]
+            continue
+        current[tenant_id] = fingerprint
         if previous.get(tenant_id) != fingerprint:
             requests.append(
                 dg.RunRequest(run_key=f"inbox:{tenant_id}:{fingerprint}", partition_key=tenant_id)
@@ -74,6 +95,7 @@ def pending_work_sensor(
 ) -> dg.SensorResult:
     platform = groundwork.platform()
     known = set(context.instance.get_dynamic_partitions("tenant"))
+    busy = busy_partitions(context.instance)
     new_partitions: list[str] = []
     requests: list[dg.RunRequest] = []
     for tenant in platform.catalog.list_tenants():
@@ -84,6 +106,12 @@ def pending_work_sensor(
         fingerprint = hashlib.sha256(
             json.dumps([pending, counts.versions, counts.chunks], sort_keys=True).encode()
         ).hexdigest()[:16]
+        model_partition = tenant_model_key(tenant.tenant_id, tenant.active_model)
+        if (tenant_ingest_job.name, tenant.tenant_id) in busy or (
+            model_publish_job.name,
+            str(model_partition),
+        ) in busy:
+            continue
         if any(pending[s] for s in TENANT_STAGES):
             requests.append(
                 dg.RunRequest(
@@ -97,7 +125,7 @@ def pending_work_sensor(
                 dg.RunRequest(
                     run_key=f"work:{tenant.tenant_id}:{tenant.active_model}:{fingerprint}",
                     job_name=model_publish_job.name,
-                    partition_key=tenant_model_key(tenant.tenant_id, tenant.active_model),
+                    partition_key=model_partition,
                 )
             )
     return dg.SensorResult(

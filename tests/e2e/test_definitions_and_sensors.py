@@ -82,3 +82,36 @@ def test_pending_work_sensor_requests_ingest_for_api_uploads(
         result = pending_work_sensor(context)
         mine = [r for r in result.run_requests or [] if r.partition_key == tenant]
         assert len(mine) == 1 and mine[0].job_name == "tenant_ingest"
+
+
+def test_pending_work_sensor_skips_a_partition_with_a_run_in_progress(
+    platform: Platform, index_prefix: str
+) -> None:
+    from groundwork.pipeline import register_file
+
+    tenant = f"w-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:y.md",
+        filename="y.md",
+        data=b"# Y\n\nhello\n",
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    with dg.instance_for_test() as instance:
+        instance.add_run(
+            dg.DagsterRun(
+                job_name="tenant_ingest",
+                run_id=uuid.uuid4().hex,
+                status=dg.DagsterRunStatus.STARTED,
+                tags={"dagster/partition": tenant},
+            )
+        )
+        context = dg.build_sensor_context(
+            instance=instance, resources={"groundwork": resource(index_prefix)}
+        )
+        result = pending_work_sensor(context)
+        assert tenant not in {r.partition_key for r in result.run_requests or []}
