@@ -7,8 +7,10 @@ a citation can point at a page, slide, sheet range or timestamp.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class BlockKind(StrEnum):
@@ -54,11 +56,11 @@ class Location:
         return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Location:
+    def from_dict(cls, data: Mapping[str, Any]) -> Location:
         values = dict(data)
-        if "bbox" in values and values["bbox"] is not None:
-            values["bbox"] = tuple(values["bbox"])  # type: ignore[arg-type]
-        return cls(**values)  # type: ignore[arg-type]
+        if values.get("bbox") is not None:
+            values["bbox"] = tuple(values["bbox"])
+        return cls(**values)
 
     @staticmethod
     def spanning(first: Location, last: Location) -> Location:
@@ -139,10 +141,10 @@ class Block:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Block:
+    def from_dict(cls, data: Mapping[str, Any]) -> Block:
         table_data = data.get("table")
         table = None
-        if isinstance(table_data, dict):
+        if isinstance(table_data, Mapping):
             table = Table(
                 rows=tuple(tuple(str(c) for c in row) for row in table_data["rows"]),
                 header_rows=int(table_data.get("header_rows", 1)),
@@ -152,10 +154,10 @@ class Block:
         return cls(
             kind=BlockKind(str(data["kind"])),
             text=str(data["text"]),
-            location=Location.from_dict(dict(data["location"])),  # type: ignore[arg-type]
-            level=int(level) if level is not None else None,  # type: ignore[call-overload]
+            location=Location.from_dict(dict(data["location"])),
+            level=int(level) if level is not None else None,
             table=table,
-            confidence=float(confidence) if confidence is not None else None,  # type: ignore[arg-type]
+            confidence=float(confidence) if confidence is not None else None,
         )
 
 
@@ -181,12 +183,12 @@ class ExtractedDocument:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> ExtractedDocument:
+    def from_dict(cls, data: Mapping[str, Any]) -> ExtractedDocument:
         return cls(
             title=str(data["title"]),
             media_type=str(data["media_type"]),
-            blocks=tuple(Block.from_dict(b) for b in data["blocks"]),  # type: ignore[attr-defined]
-            warnings=tuple(data.get("warnings", ())),  # type: ignore[arg-type]
+            blocks=tuple(Block.from_dict(b) for b in data["blocks"]),
+            warnings=tuple(str(w) for w in data.get("warnings", ())),
             low_confidence=bool(data.get("low_confidence", False)),
             truncated=bool(data.get("truncated", False)),
         )

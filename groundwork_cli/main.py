@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 import time
+from typing import Any
 
 import httpx
 from rich.console import Console
@@ -115,14 +116,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         summary = ingest_tenants(instance, tenants, settings.default_model_key)
         elapsed = time.monotonic() - started
         for tenant_id, stages in summary.items():
-            registrations = stages.get("source_registrations", {})
-            extraction = stages.get("extracted_documents", {})
-            chunking = stages.get("chunks", {})
-            published = stages.get("published_index", {})
+            registrations: dict[str, Any] = stages.get("source_registrations", {})  # type: ignore[assignment]
+            extraction: dict[str, Any] = stages.get("extracted_documents", {})  # type: ignore[assignment]
+            chunking: dict[str, Any] = stages.get("chunks", {})  # type: ignore[assignment]
+            published: dict[str, Any] = stages.get("published_index", {})  # type: ignore[assignment]
             console.print(
-                f"[bold]{tenant_id}[/]: {registrations.get('sources')} sources, "  # type: ignore[union-attr]
-                f"{extraction.get('processed')} extracted, {extraction.get('failed')} failed (as values), "  # type: ignore[union-attr]
-                f"{chunking.get('chunks_total')} chunks, {published.get('live_chunks')} live; "  # type: ignore[union-attr]
+                f"[bold]{tenant_id}[/]: {registrations.get('sources')} sources, "
+                f"{extraction.get('processed')} extracted, {extraction.get('failed')} failed (as values), "
+                f"{chunking.get('chunks_total')} chunks, {published.get('live_chunks')} live; "
                 f"stores agree: {stages.get('check:stores_agree')}"
             )
         console.print(f"Ingest through Dagster took {elapsed:.1f} s")

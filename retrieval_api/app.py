@@ -227,7 +227,7 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
         reason = status["failure_reason"]
         return VersionStatusOut(
             **status,  # type: ignore[arg-type]
-            failure_guidance=FAILURE_GUIDANCE[FailureReason(reason)] if reason else None,
+            failure_guidance=FAILURE_GUIDANCE[FailureReason(str(reason))] if reason else None,
         )
 
     return app

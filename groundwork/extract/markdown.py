@@ -39,9 +39,9 @@ def markdown_blocks(text: str) -> list[Block]:
             in_list_item -= 1
         elif tok.type == "heading_open":
             inline = tokens[i + 1]
-            level = int(tok.tag[1])
+            heading_level = int(tok.tag[1])
             blocks.append(
-                Block(BlockKind.HEADING, inline.content.strip(), _location(tok), level=level)
+                Block(BlockKind.HEADING, inline.content.strip(), _location(tok), level=heading_level)
             )
             i += 3
             continue
@@ -50,7 +50,7 @@ def markdown_blocks(text: str) -> list[Block]:
             content = inline.content.strip()
             if content:
                 kind = BlockKind.LIST_ITEM if in_list_item else BlockKind.PARAGRAPH
-                level = list_depth if in_list_item else None
+                level: int | None = list_depth if in_list_item else None
                 blocks.append(Block(kind, content, _location(tok), level=level))
             i += 3
             continue

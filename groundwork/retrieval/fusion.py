@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 RRF_K = 60
@@ -15,7 +15,7 @@ class FusedCandidate:
     ranks: dict[str, int]  # leg name -> 1-based rank in that leg
 
 
-def reciprocal_rank_fusion(legs: dict[str, Sequence[str]], k: int = RRF_K) -> list[FusedCandidate]:
+def reciprocal_rank_fusion(legs: Mapping[str, Sequence[str]], k: int = RRF_K) -> list[FusedCandidate]:
     """Fuse ranked id lists. Ties break on the best single rank, then the id,
     so the order is deterministic."""
     scores: dict[str, float] = {}
