@@ -1,0 +1,61 @@
+"""Engine lifecycle: reuse, external URLs, refusing a second supervisor."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from groundwork_cli.supervisor import AlreadyRunning, Supervisor
+from resources.platform import EngineEndpoints, connect, ensure_engines
+from resources.settings import GroundworkSettings
+from tests.conftest import TEST_DATABASE
+
+
+def test_ensure_engines_reuses_running_engines(settings: GroundworkSettings, engines: EngineEndpoints) -> None:
+    again = ensure_engines(settings)
+    assert again.server_url == engines.server_url
+    assert again.opensearch_url == engines.opensearch_url
+
+
+def test_external_urls_replace_the_embedded_engines(
+    settings: GroundworkSettings, engines: EngineEndpoints, tmp_path: Path
+) -> None:
+    external = replace(
+        settings,
+        home=tmp_path,  # nothing embedded may start here
+        database_url=engines.server_url,
+        opensearch_url=engines.opensearch_url,
+    )
+    endpoints = ensure_engines(external)
+    assert endpoints.postgres is None and endpoints.opensearch is None
+    platform = connect(external, endpoints, database=TEST_DATABASE, index_prefix="gwtest-external")
+    try:
+        assert platform.catalog.list_tenants() is not None
+    finally:
+        drop = getattr(platform.keywords, "drop", None)
+        if drop:
+            drop()
+        platform.close()
+    assert not (tmp_path / "pgdata").exists() and not (tmp_path / "opensearch").exists()
+
+
+def test_a_second_supervisor_is_refused_with_the_running_addresses(
+    settings: GroundworkSettings, tmp_path: Path
+) -> None:
+    home = replace(settings, home=tmp_path)
+    (tmp_path / "supervisor.json").write_text(
+        json.dumps({"pid": os.getpid(), "api": "http://127.0.0.1:8088", "ui": "http://127.0.0.1:3000"})
+    )
+    with pytest.raises(AlreadyRunning, match="already running .*8088.*3000"):
+        Supervisor(home)._claim()
+
+
+def test_a_stale_supervisor_lock_is_taken_over(settings: GroundworkSettings, tmp_path: Path) -> None:
+    home = replace(settings, home=tmp_path)
+    (tmp_path / "supervisor.json").write_text(json.dumps({"pid": 2**22 + 12345}))
+    Supervisor(home)._claim()
+    assert json.loads((tmp_path / "supervisor.json").read_text())["pid"] == os.getpid()
