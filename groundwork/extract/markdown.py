@@ -41,7 +41,9 @@ def markdown_blocks(text: str) -> list[Block]:
             inline = tokens[i + 1]
             heading_level = int(tok.tag[1])
             blocks.append(
-                Block(BlockKind.HEADING, inline.content.strip(), _location(tok), level=heading_level)
+                Block(
+                    BlockKind.HEADING, inline.content.strip(), _location(tok), level=heading_level
+                )
             )
             i += 3
             continue

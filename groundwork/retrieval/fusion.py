@@ -15,7 +15,9 @@ class FusedCandidate:
     ranks: dict[str, int]  # leg name -> 1-based rank in that leg
 
 
-def reciprocal_rank_fusion(legs: Mapping[str, Sequence[str]], k: int = RRF_K) -> list[FusedCandidate]:
+def reciprocal_rank_fusion(
+    legs: Mapping[str, Sequence[str]], k: int = RRF_K
+) -> list[FusedCandidate]:
     """Fuse ranked id lists. Ties break on the best single rank, then the id,
     so the order is deterministic."""
     scores: dict[str, float] = {}

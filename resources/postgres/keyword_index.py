@@ -14,6 +14,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
+from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import translated_errors
 
 _TERM = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
@@ -25,9 +26,9 @@ def _or_query(text: str) -> str:
     return " OR ".join(sorted(terms))
 
 
-class PostgresKeywordIndex:
+class PostgresKeywordIndex(ChunkRowTable):
     def __init__(self, pool: ConnectionPool) -> None:
-        self.pool = pool
+        super().__init__(pool, "keyword_chunks")
 
     def ensure_schema(self) -> None:
         with translated_errors("checking the keyword table"), self.pool.connection() as conn:
@@ -69,31 +70,6 @@ class PostgresKeywordIndex:
                 )
         return len(chunks)
 
-    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        query = "UPDATE keyword_chunks SET live = %s WHERE tenant_id = %s AND source_id = %s"
-        params: list[object] = [live, tenant_id, source_id]
-        if version_id is not None:
-            query += " AND version_id = %s"
-            params.append(version_id)
-        with translated_errors("changing liveness"), self.pool.connection() as conn:
-            return conn.execute(query, params).rowcount
-
-    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
-        if not version_ids:
-            return 0
-        with translated_errors("changing liveness"), self.pool.connection() as conn:
-            return conn.execute(
-                "UPDATE keyword_chunks SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)",
-                (live, tenant_id, list(version_ids)),
-            ).rowcount
-
-    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
-        with translated_errors("changing subjects"), self.pool.connection() as conn:
-            return conn.execute(
-                "UPDATE keyword_chunks SET subjects = %s WHERE tenant_id = %s AND source_id = %s",
-                (list(subjects), tenant_id, source_id),
-            ).rowcount
-
     def search(
         self,
         scope: AccessScope,
@@ -104,19 +80,15 @@ class PostgresKeywordIndex:
         terms = _or_query(query)
         if not scope.subjects or limit <= 0 or not terms:
             return []
+        extra, extra_params = filter_conditions(filters)
         conditions = [
             sql.SQL("tenant_id = %s"),
             sql.SQL("live"),
             sql.SQL("subjects && %s"),
             sql.SQL("tsv @@ q"),
+            *extra,
         ]
-        params: list[object] = [terms, scope.tenant_id, list(scope.subjects)]
-        if filters and filters.source_ids is not None:
-            conditions.append(sql.SQL("source_id = ANY(%s)"))
-            params.append(list(filters.source_ids))
-        if filters and filters.media_types is not None:
-            conditions.append(sql.SQL("media_type = ANY(%s)"))
-            params.append(list(filters.media_types))
+        params: list[object] = [terms, scope.tenant_id, list(scope.subjects), *extra_params]
         statement = sql.SQL(
             "SELECT chunk_id, source_id, version_id, ts_rank_cd(tsv, q) AS rank "
             "FROM keyword_chunks, websearch_to_tsquery('simple', %s) q WHERE {} "
@@ -125,30 +97,3 @@ class PostgresKeywordIndex:
         with translated_errors("searching keywords"), self.pool.connection() as conn:
             rows = conn.execute(statement, [*params, limit]).fetchall()
         return [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
-
-    def delete_source(
-        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
-    ) -> int:
-        query = "DELETE FROM keyword_chunks WHERE tenant_id = %s AND source_id = %s"
-        params: list[object] = [tenant_id, source_id]
-        if keep_version_id is not None:
-            query += " AND version_id <> %s"
-            params.append(keep_version_id)
-        with translated_errors("deleting keyword documents"), self.pool.connection() as conn:
-            return conn.execute(query, params).rowcount
-
-    def delete_tenant(self, tenant_id: str) -> int:
-        with (
-            translated_errors("deleting a tenant's keyword documents"),
-            self.pool.connection() as conn,
-        ):
-            return conn.execute(
-                "DELETE FROM keyword_chunks WHERE tenant_id = %s", (tenant_id,)
-            ).rowcount
-
-    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
-        query = "SELECT chunk_id FROM keyword_chunks WHERE tenant_id = %s"
-        if live_only:
-            query += " AND live"
-        with translated_errors("listing keyword documents"), self.pool.connection() as conn:
-            return {r[0] for r in conn.execute(query, (tenant_id,)).fetchall()}

@@ -17,17 +17,17 @@ from psycopg_pool import ConnectionPool
 from groundwork.errors import DimensionMismatch, StoreError
 from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
+from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import translated_errors
 
 
-class PgVectorIndex:
+class PgVectorIndex(ChunkRowTable):
     def __init__(
         self, pool: ConnectionPool, model: EmbeddingModelRef, ef_search: int = 100
     ) -> None:
-        self.pool = pool
+        super().__init__(pool, f"embeddings_{model.key}")
         self._model = model
         self.ef_search = ef_search
-        self.table = sql.Identifier(f"embeddings_{model.key}")
 
     @property
     def model(self) -> EmbeddingModelRef:
@@ -92,33 +92,6 @@ class PgVectorIndex:
                 )
         return len(records)
 
-    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(
-            self.table
-        )
-        params: list[object] = [live, tenant_id, source_id]
-        if version_id is not None:
-            query += sql.SQL(" AND version_id = %s")
-            params.append(version_id)
-        with translated_errors("changing liveness"), self.pool.connection() as conn:
-            return conn.execute(query, params).rowcount
-
-    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
-        if not version_ids:
-            return 0
-        query = sql.SQL(
-            "UPDATE {} SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)"
-        ).format(self.table)
-        with translated_errors("changing liveness"), self.pool.connection() as conn:
-            return conn.execute(query, (live, tenant_id, list(version_ids))).rowcount
-
-    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
-        query = sql.SQL(
-            "UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s"
-        ).format(self.table)
-        with translated_errors("changing subjects"), self.pool.connection() as conn:
-            return conn.execute(query, (list(subjects), tenant_id, source_id)).rowcount
-
     def search(
         self,
         scope: AccessScope,
@@ -129,14 +102,9 @@ class PgVectorIndex:
         self._check(vector)
         if not scope.subjects or limit <= 0:
             return []
-        conditions = [sql.SQL("tenant_id = %s"), sql.SQL("live"), sql.SQL("subjects && %s")]
-        params: list[object] = [scope.tenant_id, list(scope.subjects)]
-        if filters and filters.source_ids is not None:
-            conditions.append(sql.SQL("source_id = ANY(%s)"))
-            params.append(list(filters.source_ids))
-        if filters and filters.media_types is not None:
-            conditions.append(sql.SQL("media_type = ANY(%s)"))
-            params.append(list(filters.media_types))
+        extra, extra_params = filter_conditions(filters)
+        conditions = [sql.SQL("tenant_id = %s"), sql.SQL("live"), sql.SQL("subjects && %s"), *extra]
+        params: list[object] = [scope.tenant_id, list(scope.subjects), *extra_params]
         query_vector = np.asarray(vector, dtype=np.float32)
         query = sql.SQL(
             "SELECT chunk_id, source_id, version_id, 1 - (embedding <=> %s) AS similarity FROM {} "
@@ -168,26 +136,3 @@ class PgVectorIndex:
         with translated_errors("reading cached vectors"), self.pool.connection() as conn:
             rows = conn.execute(query, (tenant_id, list(content_hashes))).fetchall()
         return {r[0]: tuple(float(x) for x in r[1].to_list()) for r in rows}
-
-    def delete_source(
-        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
-    ) -> int:
-        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s AND source_id = %s").format(self.table)
-        params: list[object] = [tenant_id, source_id]
-        if keep_version_id is not None:
-            query += sql.SQL(" AND version_id <> %s")
-            params.append(keep_version_id)
-        with translated_errors("deleting vectors"), self.pool.connection() as conn:
-            return conn.execute(query, params).rowcount
-
-    def delete_tenant(self, tenant_id: str) -> int:
-        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(self.table)
-        with translated_errors("deleting a tenant's vectors"), self.pool.connection() as conn:
-            return conn.execute(query, (tenant_id,)).rowcount
-
-    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
-        query = sql.SQL("SELECT chunk_id FROM {} WHERE tenant_id = %s").format(self.table)
-        if live_only:
-            query += sql.SQL(" AND live")
-        with translated_errors("listing vectors"), self.pool.connection() as conn:
-            return {r[0] for r in conn.execute(query, (tenant_id,)).fetchall()}

@@ -6,6 +6,7 @@ import uuid
 
 import dagster as dg
 
+from groundwork.pipeline import register_file
 from pipelines.definitions import defs
 from pipelines.sensors import inbox_sensor, pending_work_sensor
 from resources.platform import Platform
@@ -61,20 +62,7 @@ def test_inbox_sensor_adds_partitions_requests_runs_and_is_quiet_when_unchanged(
 def test_pending_work_sensor_requests_ingest_for_api_uploads(
     platform: Platform, index_prefix: str
 ) -> None:
-    from groundwork.pipeline import register_file
-
-    tenant = f"w-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    register_file(
-        platform.catalog,
-        platform.blobs,
-        tenant_id=tenant,
-        origin="api:x.md",
-        filename="x.md",
-        data=b"# X\n\nhello\n",
-        subjects=[f"tenant:{tenant}"],
-        media_type="text/markdown",
-    )
+    tenant = _tenant_with_an_upload(platform)
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(
             instance=instance, resources={"groundwork": resource(index_prefix)}
@@ -87,20 +75,7 @@ def test_pending_work_sensor_requests_ingest_for_api_uploads(
 def test_pending_work_sensor_skips_a_partition_with_a_run_in_progress(
     platform: Platform, index_prefix: str
 ) -> None:
-    from groundwork.pipeline import register_file
-
-    tenant = f"w-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    register_file(
-        platform.catalog,
-        platform.blobs,
-        tenant_id=tenant,
-        origin="api:y.md",
-        filename="y.md",
-        data=b"# Y\n\nhello\n",
-        subjects=[f"tenant:{tenant}"],
-        media_type="text/markdown",
-    )
+    tenant = _tenant_with_an_upload(platform)
     with dg.instance_for_test() as instance:
         instance.add_run(
             dg.DagsterRun(
@@ -115,3 +90,20 @@ def test_pending_work_sensor_skips_a_partition_with_a_run_in_progress(
         )
         result = pending_work_sensor(context)
         assert tenant not in {r.partition_key for r in result.run_requests or []}
+
+
+def _tenant_with_an_upload(platform: Platform) -> str:
+    """A tenant with one registered version that no stage has processed yet."""
+    tenant = f"w-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:x.md",
+        filename="x.md",
+        data=b"# X\n\nhello\n",
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    return tenant

@@ -15,7 +15,9 @@ from resources.settings import GroundworkSettings
 from tests.conftest import TEST_DATABASE
 
 
-def test_ensure_engines_reuses_running_engines(settings: GroundworkSettings, engines: EngineEndpoints) -> None:
+def test_ensure_engines_reuses_running_engines(
+    settings: GroundworkSettings, engines: EngineEndpoints
+) -> None:
     again = ensure_engines(settings)
     assert again.server_url == engines.server_url
     assert again.opensearch_url == engines.opensearch_url
@@ -48,13 +50,17 @@ def test_a_second_supervisor_is_refused_with_the_running_addresses(
 ) -> None:
     home = replace(settings, home=tmp_path)
     (tmp_path / "supervisor.json").write_text(
-        json.dumps({"pid": os.getpid(), "api": "http://127.0.0.1:8088", "ui": "http://127.0.0.1:3000"})
+        json.dumps(
+            {"pid": os.getpid(), "api": "http://127.0.0.1:8088", "ui": "http://127.0.0.1:3000"}
+        )
     )
     with pytest.raises(AlreadyRunning, match="already running .*8088.*3000"):
         Supervisor(home)._claim()
 
 
-def test_a_stale_supervisor_lock_is_taken_over(settings: GroundworkSettings, tmp_path: Path) -> None:
+def test_a_stale_supervisor_lock_is_taken_over(
+    settings: GroundworkSettings, tmp_path: Path
+) -> None:
     home = replace(settings, home=tmp_path)
     (tmp_path / "supervisor.json").write_text(json.dumps({"pid": 2**22 + 12345}))
     Supervisor(home)._claim()

@@ -1,0 +1,82 @@
+"""Row operations shared by the two PostgreSQL indexes (pgvector and full-text):
+both keep one row per chunk with tenant, source, version, subjects and a live
+flag, so liveness, permission changes, deletion and filters are the same SQL
+on a different table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from groundwork.ports import SearchFilters
+from resources.postgres.database import translated_errors
+
+
+def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composable], list[object]]:
+    """Metadata filters as WHERE conditions, applied inside the search query."""
+    conditions: list[sql.Composable] = []
+    params: list[object] = []
+    if filters and filters.source_ids is not None:
+        conditions.append(sql.SQL("source_id = ANY(%s)"))
+        params.append(list(filters.source_ids))
+    if filters and filters.media_types is not None:
+        conditions.append(sql.SQL("media_type = ANY(%s)"))
+        params.append(list(filters.media_types))
+    return conditions, params
+
+
+class ChunkRowTable:
+    def __init__(self, pool: ConnectionPool, table: str) -> None:
+        self.pool = pool
+        self.table = sql.Identifier(table)
+
+    def _execute(self, action: str, query: sql.Composed, params: Sequence[object]) -> int:
+        with translated_errors(action), self.pool.connection() as conn:
+            return conn.execute(query, params).rowcount
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
+        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(
+            self.table
+        )
+        params: list[object] = [live, tenant_id, source_id]
+        if version_id is not None:
+            query += sql.SQL(" AND version_id = %s")
+            params.append(version_id)
+        return self._execute("changing liveness", query, params)
+
+    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
+        if not version_ids:
+            return 0
+        query = sql.SQL(
+            "UPDATE {} SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)"
+        ).format(self.table)
+        return self._execute("changing liveness", query, [live, tenant_id, list(version_ids)])
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
+        query = sql.SQL(
+            "UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s"
+        ).format(self.table)
+        return self._execute("changing subjects", query, [list(subjects), tenant_id, source_id])
+
+    def delete_source(
+        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
+    ) -> int:
+        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s AND source_id = %s").format(self.table)
+        params: list[object] = [tenant_id, source_id]
+        if keep_version_id is not None:
+            query += sql.SQL(" AND version_id <> %s")
+            params.append(keep_version_id)
+        return self._execute("deleting a source's rows", query, params)
+
+    def delete_tenant(self, tenant_id: str) -> int:
+        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(self.table)
+        return self._execute("deleting a tenant's rows", query, [tenant_id])
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
+        query = sql.SQL("SELECT chunk_id FROM {} WHERE tenant_id = %s").format(self.table)
+        if live_only:
+            query += sql.SQL(" AND live")
+        with translated_errors("listing chunk rows"), self.pool.connection() as conn:
+            return {r[0] for r in conn.execute(query, (tenant_id,)).fetchall()}
