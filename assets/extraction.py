@@ -7,6 +7,7 @@ from assets.policies import INFRA_RETRY
 from assets.registration import source_registrations
 from groundwork.pipeline import extract_pending
 from resources.dagster_resources import GroundworkResource
+from resources.extraction_worker import ExtractionWorker
 
 
 @dg.asset(
@@ -23,7 +24,10 @@ def extracted_documents(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
-    report = extract_pending(platform.catalog, platform.blobs, context.partition_key)
+    with ExtractionWorker() as worker:
+        report = extract_pending(
+            platform.catalog, platform.blobs, context.partition_key, extractor=worker
+        )
     for filename, reason in sorted(report.failures.items()):
         context.log.warning(f"{filename}: extraction failed ({reason})")
     metadata: dict[str, object] = dict(report.as_metadata())

@@ -29,20 +29,25 @@ class Location:
     line_start: int | None = None
     line_end: int | None = None
     page: int | None = None
+    page_end: int | None = None
     bbox: tuple[float, float, float, float] | None = None
     slide: int | None = None
     sheet: str | None = None
     cell_range: str | None = None
     start_seconds: float | None = None
     end_seconds: float | None = None
+    element: int | None = None  # ordinal of the block's element (DOCX body, HTML)
+    part: str | None = None  # "header", "footer", "notes": outside the main flow
 
     def label(self) -> str:
         """A short human-readable form used in citations ("p. 3", "Sheet1!A1:C4")."""
         if self.sheet is not None:
             return f"{self.sheet}!{self.cell_range}" if self.cell_range else self.sheet
         if self.slide is not None:
-            return f"slide {self.slide}"
+            return f"slide {self.slide}" + (f" {self.part}" if self.part else "")
         if self.page is not None:
+            if self.page_end is not None and self.page_end != self.page:
+                return f"pp. {self.page}-{self.page_end}"
             return f"p. {self.page}"
         if self.start_seconds is not None:
             return f"{_clock(self.start_seconds)}-{_clock(self.end_seconds or self.start_seconds)}"
@@ -50,6 +55,10 @@ class Location:
             if self.line_end is not None and self.line_end != self.line_start:
                 return f"lines {self.line_start}-{self.line_end}"
             return f"line {self.line_start}"
+        if self.part is not None:
+            return self.part
+        if self.element is not None:
+            return f"element {self.element}"
         return "document"
 
     def to_dict(self) -> dict[str, object]:
@@ -69,11 +78,16 @@ class Location:
             line_start=first.line_start,
             line_end=last.line_end if last.line_end is not None else last.line_start,
             page=first.page,
+            page_end=(last.page_end or last.page)
+            if (last.page_end or last.page) != first.page
+            else None,
             slide=first.slide,
             sheet=first.sheet,
             cell_range=first.cell_range if first.sheet == last.sheet else None,
             start_seconds=first.start_seconds,
             end_seconds=last.end_seconds,
+            element=first.element,
+            part=first.part if first.part == last.part else None,
         )
 
 

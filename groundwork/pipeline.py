@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 
 from groundwork.catalog import Catalog, PendingVersion, Unchanged, VersionRecord
 from groundwork.chunking import ChunkingPolicy, chunk_blocks
-from groundwork.documents import ExtractedDocument, ExtractionFailure, ExtractionLimits
+from groundwork.documents import (
+    ExtractedDocument,
+    ExtractionFailure,
+    ExtractionLimits,
+    ExtractionResult,
+)
 from groundwork.errors import DimensionMismatch
 from groundwork.extract import extract
 from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex, VectorRecord
@@ -81,13 +86,25 @@ def register_file(
     return Registration(begun.source_id, begun.version_id, created=True)
 
 
+Extractor = Callable[[bytes, str, str, ExtractionLimits | None], ExtractionResult]
+
+
+def _in_process(
+    data: bytes, media_type: str, filename: str, limits: ExtractionLimits | None
+) -> ExtractionResult:
+    return extract(data, media_type, filename, limits)
+
+
 def extract_pending(
     catalog: Catalog,
     blobs: BlobStore,
     tenant_id: str,
     limits: ExtractionLimits | None = None,
     batch: int = 500,
+    extractor: Extractor = _in_process,
 ) -> StageReport:
+    """`extractor` defaults to in-process; the pipeline passes a killable worker
+    process so the timeout is enforced from outside the parser."""
     report = StageReport()
     started = time.monotonic()
     seen: set[str] = set()
@@ -96,7 +113,7 @@ def extract_pending(
     ]:
         for version in versions:
             seen.add(version.version_id)
-            _extract_one(catalog, blobs, version, limits, report)
+            _extract_one(catalog, blobs, version, limits, report, extractor)
     report.seconds = time.monotonic() - started
     return report
 
@@ -107,12 +124,13 @@ def _extract_one(
     version: VersionRecord,
     limits: ExtractionLimits | None,
     report: StageReport,
+    extractor: Extractor,
 ) -> None:
     if not catalog.claim_extraction(version.version_id):
         report.skipped += 1
         return
     data = blobs.get(version.blob_key)
-    result = extract(data, version.media_type, version.filename, limits)
+    result = extractor(data, version.media_type, version.filename, limits)
     catalog.save_extraction(version.version_id, result)
     if isinstance(result, ExtractionFailure):
         report.failed += 1

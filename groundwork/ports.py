@@ -211,3 +211,44 @@ class ChunkReader(Protocol):
     def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]: ...
 
     def has_accessible_sources(self, scope: AccessScope) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OcrLine:
+    text: str
+    confidence: float  # mean word confidence in [0, 1]
+    bbox: tuple[float, float, float, float]  # x0, y0, x1, y1 in image pixels
+
+
+@dataclass(frozen=True, slots=True)
+class OcrResult:
+    """Text recognised on one image, in reading order, grouped into paragraphs of lines."""
+
+    paragraphs: tuple[tuple[OcrLine, ...], ...]
+    mean_confidence: float
+    rotation_degrees: int  # rotation applied to make the page upright
+    width: int
+    height: int
+
+
+@runtime_checkable
+class OcrProvider(Protocol):
+    """Recognises text in an image (PNG/JPEG/TIFF/WebP bytes), correcting
+    orientation first. A blank image gives an empty result, not an error."""
+
+    def recognize(self, image: bytes) -> OcrResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSegment:
+    start_seconds: float
+    end_seconds: float
+    text: str
+    confidence: float
+
+
+@runtime_checkable
+class TranscriptionProvider(Protocol):
+    """Speech to timestamped text for audio or video bytes."""
+
+    def transcribe(self, media: bytes, filename: str) -> tuple[TranscriptSegment, ...]: ...

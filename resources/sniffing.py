@@ -1,8 +1,12 @@
 """Media type from content (libmagic via python-magic), reconciled with the
-extension for text formats that content alone cannot tell apart (Markdown is
-plain text to libmagic)."""
+extension only where content cannot decide: Markdown, CSV and fragment HTML are
+plain text to libmagic, and an OOXML package whose first entries are not its
+main part reads as a bare ZIP (its entries then decide)."""
 
 from __future__ import annotations
+
+import io
+import zipfile
 
 import magic
 
@@ -12,15 +16,56 @@ _TEXT_BY_EXTENSION = {
     ".txt": "text/plain",
     ".text": "text/plain",
     ".csv": "text/csv",
+    ".tsv": "text/csv",
     ".html": "text/html",
     ".htm": "text/html",
 }
 
+_OOXML_BY_FOLDER = {
+    "word/": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xl/": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "ppt/": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+
+#: Claimed by the extension when content gives only a generic answer: a damaged
+#: PDF then reaches the PDF parser and is reported `malformed`, not read as text.
+_BINARY_BY_EXTENSION = {
+    ".pdf": "application/pdf",
+    ".docx": _OOXML_BY_FOLDER["word/"],
+    ".xlsx": _OOXML_BY_FOLDER["xl/"],
+    ".pptx": _OOXML_BY_FOLDER["ppt/"],
+}
+_GENERIC = {"text/plain", "application/octet-stream", "application/x-empty", "application/zip"}
+
+SNIFF_BYTES = 64 * 1024
+
+
+def _ooxml_from_entries(data: bytes) -> str | None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()[:5000]
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return None
+    for folder, media_type in _OOXML_BY_FOLDER.items():
+        if any(name.startswith(folder) for name in names):
+            if folder == "xl/" and any(name.endswith("vbaProject.bin") for name in names):
+                return "application/vnd.ms-excel.sheet.macroEnabled.12"
+            return media_type
+    return None
+
 
 def sniff_media_type(data: bytes, filename: str) -> str:
-    sniffed = magic.from_buffer(data[:65536], mime=True) if data else "application/x-empty"
+    sniffed = magic.from_buffer(data[:SNIFF_BYTES], mime=True) if data else "application/x-empty"
     extension = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
+    if sniffed in ("application/zip", "application/octet-stream") and data[:2] == b"PK":
+        sniffed = _ooxml_from_entries(data) or sniffed
+    if sniffed in _GENERIC and extension in _BINARY_BY_EXTENSION:
+        return _BINARY_BY_EXTENSION[extension]
     by_extension = _TEXT_BY_EXTENSION.get(extension)
     if by_extension and (sniffed.startswith("text/") or sniffed == "application/x-empty"):
+        if sniffed == "text/html" and by_extension == "text/plain":
+            return sniffed
         return by_extension
+    if sniffed == "text/xml" and by_extension == "text/html":
+        return "text/html"
     return sniffed

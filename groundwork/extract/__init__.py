@@ -1,91 +1,160 @@
 """Extraction: bytes of one file version -> ExtractedDocument | ExtractionFailure.
 
 Extractors never raise for a document's own problems; those are failure values
-from the closed set in `groundwork.documents`. Limits are checked here, before
-and after parsing, so every extractor is bounded the same way.
+from the closed set in `groundwork.documents`. Bounds, titles and the
+low-confidence rule are applied here, the same way for every format.
+Infrastructure errors (an OCR engine missing, a store down) do raise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from charset_normalizer import from_bytes
-
 from groundwork.documents import (
     Block,
+    BlockKind,
     ExtractedDocument,
     ExtractionFailure,
     ExtractionLimits,
     ExtractionResult,
     FailureReason,
 )
+from groundwork.errors import GroundworkError
+from groundwork.extract.base import Extracted, ExtractionContext, FormatExtractor, Refused
+from groundwork.extract.csv import extract_csv
+from groundwork.extract.docx import extract_docx
+from groundwork.extract.html import extract_html
+from groundwork.extract.image import extract_image
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.extract.plaintext import plaintext_blocks
+from groundwork.extract.pdf import extract_pdf
+from groundwork.extract.pptx import extract_pptx
+from groundwork.extract.text import decode_text, plaintext_blocks
+from groundwork.extract.xlsx import extract_xlsx
+from groundwork.ports import OcrProvider, TranscriptionProvider
 
-TextExtractor = Callable[[str], list[Block]]
+LOW_CONFIDENCE_BELOW = 0.7
 
-#: Media types with an extractor. Everything else is `unsupported-type` for now.
-TEXT_EXTRACTORS: dict[str, TextExtractor] = {
-    "text/markdown": markdown_blocks,
-    "text/plain": plaintext_blocks,
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+XLSM = "application/vnd.ms-excel.sheet.macroEnabled.12"
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+
+
+def _text_format(parse: Callable[[str], list[Block]]) -> FormatExtractor:
+    def run(data: bytes, ctx: ExtractionContext) -> Extracted:
+        text = decode_text(data)
+        if text is None:
+            raise Refused(FailureReason.MALFORMED, "the bytes are not text in any known encoding")
+        warnings: list[str] = []
+        truncated = False
+        encoded = text.encode("utf-8")
+        if len(encoded) > ctx.limits.max_text_bytes:
+            text = encoded[: ctx.limits.max_text_bytes].decode("utf-8", errors="ignore")
+            warnings.append(f"text truncated to the first {ctx.limits.max_text_bytes} bytes")
+            truncated = True
+        return Extracted(blocks=parse(text), warnings=warnings, truncated=truncated)
+
+    return run
+
+
+EXTRACTORS: dict[str, FormatExtractor] = {
+    "text/markdown": _text_format(markdown_blocks),
+    "text/plain": _text_format(plaintext_blocks),
+    "text/csv": extract_csv,
+    "text/html": extract_html,
+    "application/xhtml+xml": extract_html,
+    "application/pdf": extract_pdf,
+    DOCX: extract_docx,
+    XLSX: extract_xlsx,
+    XLSM: extract_xlsx,
+    PPTX: extract_pptx,
+    "image/png": extract_image,
+    "image/jpeg": extract_image,
+    "image/tiff": extract_image,
+    "image/webp": extract_image,
+    "image/bmp": extract_image,
+    "image/gif": extract_image,
 }
 
-SUPPORTED_MEDIA_TYPES = frozenset(TEXT_EXTRACTORS)
+SUPPORTED_MEDIA_TYPES = frozenset(EXTRACTORS)
 
 
 def extract(
-    data: bytes, media_type: str, filename: str, limits: ExtractionLimits | None = None
+    data: bytes,
+    media_type: str,
+    filename: str,
+    limits: ExtractionLimits | None = None,
+    ocr: OcrProvider | None = None,
+    transcriber: TranscriptionProvider | None = None,
 ) -> ExtractionResult:
     limits = limits or ExtractionLimits()
     if len(data) > limits.max_bytes:
         return ExtractionFailure(
             FailureReason.TOO_LARGE, f"{len(data)} bytes; the limit is {limits.max_bytes} bytes"
         )
-    extractor = TEXT_EXTRACTORS.get(media_type)
+    extractor = EXTRACTORS.get(media_type)
     if extractor is None:
         return ExtractionFailure(FailureReason.UNSUPPORTED_TYPE, f"no extractor for {media_type}")
-    text = _decode(data)
-    if text is None:
+    ctx = ExtractionContext(filename=filename, limits=limits, ocr=ocr, transcriber=transcriber)
+    try:
+        raw = extractor(data, ctx)
+    except Refused as refusal:
+        return refusal.failure
+    except GroundworkError:
+        raise
+    except MemoryError:
         return ExtractionFailure(
-            FailureReason.MALFORMED, "the bytes are not text in any known encoding"
+            FailureReason.TOO_LARGE, "the document needs more memory than allowed"
         )
-    warnings: list[str] = []
-    truncated = False
-    encoded = text.encode("utf-8")
-    if len(encoded) > limits.max_text_bytes:
-        text = encoded[: limits.max_text_bytes].decode("utf-8", errors="ignore")
-        truncated = True
-        warnings.append(f"text truncated to the first {limits.max_text_bytes} bytes")
-    blocks = extractor(text)
+    except RecursionError:
+        return ExtractionFailure(
+            FailureReason.MALFORMED, "the document nests deeper than any real one"
+        )
+    except Exception as exc:  # a parser choking on hostile or damaged input
+        return ExtractionFailure(FailureReason.MALFORMED, f"{type(exc).__name__}: {exc}"[:500])
+    return finalize(raw, media_type, filename, limits)
+
+
+def finalize(
+    raw: Extracted, media_type: str, filename: str, limits: ExtractionLimits
+) -> ExtractedDocument:
+    blocks = [b for b in raw.blocks if b.text.strip() or b.table is not None]
+    warnings = list(raw.warnings)
+    truncated = raw.truncated
     if len(blocks) > limits.max_blocks:
         blocks = blocks[: limits.max_blocks]
         truncated = True
         warnings.append(f"only the first {limits.max_blocks} blocks were kept")
+    total = 0
+    for i, block in enumerate(blocks):
+        total += len(block.text.encode("utf-8"))
+        if total > limits.max_text_bytes:
+            blocks = blocks[:i]
+            truncated = True
+            warnings.append(f"text truncated to about {limits.max_text_bytes} bytes")
+            break
+    scored = [b.confidence for b in blocks if b.confidence is not None]
+    low_confidence = False
+    if scored:
+        mean = sum(scored) / len(scored)
+        if mean < LOW_CONFIDENCE_BELOW:
+            low_confidence = True
+            warnings.append(
+                f"low OCR confidence ({mean:.2f} mean, below {LOW_CONFIDENCE_BELOW}): check the text against the original"
+            )
     return ExtractedDocument(
-        title=_title(blocks, filename),
+        title=raw.title or _title(blocks, filename),
         media_type=media_type,
         blocks=tuple(blocks),
         warnings=tuple(warnings),
+        low_confidence=low_confidence,
         truncated=truncated,
     )
 
 
-def _decode(data: bytes) -> str | None:
-    if not data:
-        return ""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    if b"\x00" in data[:8192]:
-        return None
-    best = from_bytes(data).best()
-    return str(best) if best is not None else None
-
-
 def _title(blocks: list[Block], filename: str) -> str:
     for block in blocks:
-        if block.kind == "heading":
+        if block.kind == BlockKind.HEADING:
             return block.text[:300]
     stem = filename.rsplit("/", 1)[-1]
     return stem.rsplit(".", 1)[0] if "." in stem else stem

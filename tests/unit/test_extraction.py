@@ -49,10 +49,12 @@ def test_non_utf8_text_is_decoded() -> None:
 
 
 def test_failures_are_values_from_the_closed_set() -> None:
-    unsupported = extract(b"%PDF-1.7", "application/pdf", "a.pdf")
+    unsupported = extract(b"MZ\x90\x00", "application/x-msdownload", "a.exe")
     assert isinstance(unsupported, ExtractionFailure)
     assert unsupported.reason == FailureReason.UNSUPPORTED_TYPE
     assert unsupported.guidance
+    stub = extract(b"%PDF-1.7", "application/pdf", "a.pdf")
+    assert isinstance(stub, ExtractionFailure) and stub.reason == FailureReason.MALFORMED
     too_large = extract(b"x" * 100, "text/plain", "a.txt", ExtractionLimits(max_bytes=10))
     assert isinstance(too_large, ExtractionFailure) and too_large.reason == FailureReason.TOO_LARGE
     assert "10 bytes" in too_large.detail

@@ -1,0 +1,360 @@
+"""PDF: the text layer through pypdfium2 (measured here at ~500 pages/s against
+pypdf's ~43 and pdfplumber's ~13), structure inferred from it, tables from
+pdfplumber only where the evidence is strong, OCR only for pages without a
+usable text layer.
+
+- Headings: lines set larger than the body size (the most common size, by
+  characters), or bold at body size and short; sizes come from loose character
+  boxes, which scale with the font size (pdfium's own font size is often 1.0
+  when the text matrix carries the scale).
+- Tables: pdfplumber's ruling-line detection, run only on pages drawn with
+  enough line and rectangle objects, and kept only when the grid is mostly
+  filled; a wrong table is worse than none. Text inside an accepted table is
+  taken out of the paragraph flow.
+- Type0/CID fonts without a usable ToUnicode map decode to private-use or
+  replacement characters: such pages are flagged and, with OCR available,
+  recognised from the image instead.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
+from groundwork.extract.base import Extracted, ExtractionContext, Refused
+from groundwork.extract.ocr import ocr_blocks
+
+MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
+GARBAGE_RATIO = 0.3
+MIN_RULING_OBJECTS = 8
+OCR_DPI = 300
+_BULLET = re.compile(r"^\s*(?:[•▪◦●○■□◆‣∙·\-–*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str
+    size: float
+    bold: bool
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+def _is_garbage(text: str) -> bool:
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return False
+    bad = sum(1 for c in visible if c == "\ufffd" or "\ue000" <= c <= "\uf8ff" or (ord(c) < 32))
+    return bad / len(visible) > GARBAGE_RATIO
+
+
+def _lines(textpage: pdfium.PdfTextPage) -> list[_Line]:
+    text = textpage.get_text_range()
+    out: list[_Line] = []
+    offset = 0
+    for raw_line in text.split("\r\n"):
+        start, end = offset, offset + len(raw_line)
+        offset = end + 2
+        stripped = raw_line.strip()
+        if not stripped:
+            continue
+        first = start + (len(raw_line) - len(raw_line.lstrip()))
+        last = start + len(raw_line.rstrip()) - 1
+        probes = sorted({first, (first + last) // 2, last})
+        heights: list[float] = []
+        x0 = y0 = float("inf")
+        x1 = y1 = float("-inf")
+        for index in probes:
+            left, bottom, right, top = textpage.get_charbox(index, loose=True)
+            heights.append(top - bottom)
+            x0, y0, x1, y1 = min(x0, left), min(y0, bottom), max(x1, right), max(y1, top)
+        weight = pdfium_c.FPDFText_GetFontWeight(textpage, first)
+        out.append(
+            _Line(stripped, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1)
+        )
+    return out
+
+
+def _ruling_objects(page: pdfium.PdfPage) -> int:
+    count = 0
+    for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2):
+        count += 1
+        if count >= MIN_RULING_OBJECTS:
+            break
+    return count
+
+
+def _has_images(page: pdfium.PdfPage) -> bool:
+    return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
+
+
+class _Tables:
+    """pdfplumber opened lazily, once, for the pages that need it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._pdf: object | None = None
+
+    def find(
+        self, page_index: int, page_height: float
+    ) -> list[tuple[Table, tuple[float, float, float, float]]]:
+        import pdfplumber
+
+        if self._pdf is None:
+            self._pdf = pdfplumber.open(io.BytesIO(self.data))
+        page = self._pdf.pages[page_index]  # type: ignore[attr-defined]
+        found: list[tuple[Table, tuple[float, float, float, float]]] = []
+        for table in page.find_tables():
+            rows = [tuple(" ".join((c or "").split()) for c in row) for row in table.extract()]
+            rows = [r for r in rows if any(r)]
+            if len(rows) < 2 or max(len(r) for r in rows) < 2:
+                continue
+            cells = [c for r in rows for c in r]
+            if sum(1 for c in cells if c) / len(cells) < 0.5:
+                continue
+            x0, top, x1, bottom = table.bbox
+            # pdfplumber measures from the top; pdfium from the bottom
+            found.append(
+                (
+                    Table(rows=tuple(rows), header_rows=1),
+                    (x0, page_height - bottom, x1, page_height - top),
+                )
+            )
+        return found
+
+    def close(self) -> None:
+        if self._pdf is not None:
+            self._pdf.close()  # type: ignore[attr-defined]
+
+
+def extract_pdf(data: bytes, ctx: ExtractionContext) -> Extracted:
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
+            raise Refused(FailureReason.ENCRYPTED, "the PDF needs a password to open") from exc
+        raise Refused(FailureReason.MALFORMED, f"not a readable PDF: {exc}") from exc
+    tables = _Tables(data)
+    try:
+        return _extract(document, tables, ctx)
+    finally:
+        tables.close()
+        document.close()
+
+
+def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionContext) -> Extracted:
+    pages = len(document)
+    if pages > ctx.limits.max_pages:
+        raise Refused(
+            FailureReason.TOO_MANY_PAGES, f"{pages} pages; the limit is {ctx.limits.max_pages}"
+        )
+    warnings: list[str] = []
+    per_page: list[list[_Line]] = []
+    needs_ocr: list[int] = []
+    garbage_pages: list[int] = []
+    for index in range(pages):
+        page = document[index]
+        textpage = page.get_textpage()
+        lines = _lines(textpage)
+        text = " ".join(line.text for line in lines)
+        alnum = sum(1 for c in text if c.isalnum())
+        garbage = _is_garbage(text)
+        if garbage:
+            garbage_pages.append(index + 1)
+        if (alnum < MIN_TEXT_CHARS and _has_images(page)) or garbage:
+            needs_ocr.append(index)
+            lines = [] if ctx.ocr is not None or not garbage else lines
+        per_page.append(lines)
+        textpage.close()
+        page.close()
+    if garbage_pages:
+        warnings.append(
+            f"the text layer of page(s) {_ranges(garbage_pages)} decodes to unreadable characters "
+            "(fonts without a Unicode map)"
+        )
+    if needs_ocr and ctx.ocr is None and not any(per_page):
+        raise Refused(
+            FailureReason.NO_TEXT_LAYER, f"{len(needs_ocr)} of {pages} pages have no text layer"
+        )
+    if needs_ocr and ctx.ocr is None:
+        warnings.append(
+            f"page(s) {_ranges([i + 1 for i in needs_ocr])} have no text layer and were not OCRed"
+        )
+
+    sizes: Counter[float] = Counter()
+    for lines in per_page:
+        for line in lines:
+            sizes[line.size] += len(line.text)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    heading_sizes = sorted({s for s in sizes if body and s >= body * 1.15}, reverse=True)[:4]
+    level_of = {size: i + 1 for i, size in enumerate(heading_sizes)}
+
+    blocks: list[Block] = []
+    title: str | None = None
+    for index, lines in enumerate(per_page):
+        number = index + 1
+        if index in needs_ocr and ctx.ocr is not None:
+            page = document[index]
+            image = page.render(scale=OCR_DPI / 72).to_pil()
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG")
+            page.close()
+            blocks.extend(ocr_blocks(ctx.ocr.recognize(buffer.getvalue()), page=number))
+            continue
+        page_tables: list[tuple[Table, tuple[float, float, float, float]]] = []
+        if lines:
+            page = document[index]
+            if _ruling_objects(page) >= MIN_RULING_OBJECTS:
+                page_tables = tables.find(index, page.get_height())
+            page.close()
+        page_blocks, page_title = _layout_page(
+            lines, number, page_tables, level_of, len(heading_sizes), body
+        )
+        blocks.extend(page_blocks)
+        title = title or page_title
+        if len(blocks) > ctx.limits.max_blocks:
+            warnings.append(f"only the first {ctx.limits.max_blocks} blocks were kept")
+            return Extracted(
+                blocks=blocks[: ctx.limits.max_blocks],
+                warnings=warnings,
+                title=title,
+                truncated=True,
+            )
+    metadata_title = (document.get_metadata_value("Title") or "").strip()
+    return Extracted(blocks=blocks, warnings=warnings, title=metadata_title or title)
+
+
+def _layout_page(
+    lines: list[_Line],
+    number: int,
+    page_tables: list[tuple[Table, tuple[float, float, float, float]]],
+    level_of: dict[float, int],
+    heading_levels: int,
+    body: float,
+) -> tuple[list[Block], str | None]:
+    """One page's lines into headings, paragraphs, list items and tables, in order."""
+    blocks: list[Block] = []
+    title: str | None = None
+    placed: set[int] = set()
+    paragraph: list[_Line] = []
+
+    def flush() -> None:
+        if paragraph:
+            blocks.append(_paragraph_block(paragraph, number))
+            paragraph.clear()
+
+    for line in lines:
+        inside = _table_containing(line, page_tables)
+        if inside is not None:
+            flush()
+            if inside not in placed:
+                placed.add(inside)
+                table, box = page_tables[inside]
+                blocks.append(
+                    Block(
+                        BlockKind.TABLE,
+                        table.to_markdown(),
+                        Location(page=number, bbox=box),
+                        table=table,
+                    )
+                )
+            continue
+        level = level_of.get(line.size)
+        short = len(line.text) <= 120 and not line.text.endswith((".", ",", ";"))
+        if (
+            level is None
+            and line.bold
+            and body
+            and abs(line.size - body) < 0.5
+            and len(line.text) <= 80
+        ):
+            level = heading_levels + 1 if short else None
+        if level is not None and short and any(c.isalpha() for c in line.text):
+            flush()
+            box = (line.x0, line.y0, line.x1, line.y1)
+            blocks.append(
+                Block(BlockKind.HEADING, line.text, Location(page=number, bbox=box), level=level)
+            )
+            title = title or (line.text if level == 1 else None)
+            continue
+        if _BULLET.match(line.text):
+            flush()
+            paragraph.append(line)
+            continue
+        if paragraph:
+            previous = paragraph[-1]
+            gap = previous.y0 - line.y1
+            if (
+                gap > max(previous.y1 - previous.y0, 1.0) * 0.9
+                or abs(previous.size - line.size) > 0.5
+            ):
+                flush()
+        paragraph.append(line)
+    flush()
+    for i, (table, box) in enumerate(page_tables):
+        if i not in placed:
+            blocks.append(
+                Block(
+                    BlockKind.TABLE,
+                    table.to_markdown(),
+                    Location(page=number, bbox=box),
+                    table=table,
+                )
+            )
+    return blocks, title
+
+
+def _table_containing(
+    line: _Line, tables: list[tuple[Table, tuple[float, float, float, float]]]
+) -> int | None:
+    cx, cy = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    for i, (_, (x0, y0, x1, y1)) in enumerate(tables):
+        if x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1:
+            return i
+    return None
+
+
+def _paragraph_block(lines: list[_Line], page: int) -> Block:
+    text = ""
+    for line in lines:
+        if text.endswith("-") and line.text[:1].islower():
+            text = text[:-1] + line.text  # a word hyphenated across lines
+        else:
+            text = f"{text} {line.text}" if text else line.text
+    bbox = (
+        min(line.x0 for line in lines),
+        min(line.y0 for line in lines),
+        max(line.x1 for line in lines),
+        max(line.y1 for line in lines),
+    )
+    match = _BULLET.match(text)
+    if match:
+        return Block(
+            BlockKind.LIST_ITEM,
+            text[match.end() :].strip(),
+            Location(page=page, bbox=bbox),
+            level=1,
+        )
+    return Block(BlockKind.PARAGRAPH, text, Location(page=page, bbox=bbox))
+
+
+def _ranges(numbers: list[int]) -> str:
+    parts: list[str] = []
+    start = prev = numbers[0]
+    for n in numbers[1:]:
+        if n == prev + 1:
+            prev = n
+            continue
+        parts.append(f"{start}-{prev}" if start != prev else str(start))
+        start = prev = n
+    parts.append(f"{start}-{prev}" if start != prev else str(start))
+    return ", ".join(parts)

@@ -1,0 +1,182 @@
+"""Extraction in a child process that can be killed.
+
+Parsers run on attacker-controlled bytes: pdfminer took 18 s on one page here,
+and a decompression bomb can eat all memory. The child (a plain
+`python -m resources.extraction_worker` subprocess, so nothing depends on how
+the parent was started) has an address-space ceiling (RLIMIT_AS); the parent
+enforces the timeout from outside by killing it, and the next document gets a
+fresh child. Document problems come back as failure values; infrastructure
+errors (OCR missing) are re-raised in the parent.
+
+Wire format: 8-byte big-endian length, then a pickle, both ways. Only the
+parent's own objects are unpickled by the child and vice versa.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import resource
+import select
+import struct
+import subprocess
+import sys
+import time
+from typing import IO, Any
+
+from groundwork.documents import (
+    ExtractionFailure,
+    ExtractionLimits,
+    ExtractionResult,
+    FailureReason,
+)
+from groundwork.errors import GroundworkError
+
+DEFAULT_MEMORY_LIMIT = 3 * 1024 * 1024 * 1024
+_HEADER = struct.Struct(">Q")
+
+
+def _write(stream: IO[bytes], payload: Any) -> None:
+    body = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(body)) + body)
+    stream.flush()
+
+
+def _read_exact(stream: IO[bytes], size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read(stream: IO[bytes]) -> Any:
+    (size,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    return pickle.loads(_read_exact(stream, size))
+
+
+class ExtractionWorker:
+    def __init__(self, memory_limit: int = DEFAULT_MEMORY_LIMIT, with_ocr: bool = True) -> None:
+        self.memory_limit = memory_limit
+        self.with_ocr = with_ocr
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            env = dict(os.environ, OMP_THREAD_LIMIT=os.environ.get("OMP_THREAD_LIMIT", "1"))
+            self._process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "resources.extraction_worker",
+                    str(self.memory_limit),
+                    str(int(self.with_ocr)),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+        return self._process
+
+    def __call__(
+        self, data: bytes, media_type: str, filename: str, limits: ExtractionLimits | None = None
+    ) -> ExtractionResult:
+        limits = limits or ExtractionLimits()
+        process = self._start()
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            _write(process.stdin, (data, media_type, filename, limits))
+            deadline = time.monotonic() + limits.timeout_seconds
+            ready, _, _ = select.select(
+                [process.stdout], [], [], max(0.0, deadline - time.monotonic())
+            )
+            if not ready:
+                self._kill()
+                return ExtractionFailure(
+                    FailureReason.TIMED_OUT,
+                    f"extraction took longer than {limits.timeout_seconds:.0f} s",
+                )
+            status, payload = _read(process.stdout)
+        except (
+            EOFError,
+            BrokenPipeError,
+            ConnectionResetError,
+            struct.error,
+            pickle.UnpicklingError,
+        ):
+            code = process.poll()
+            self._kill()
+            return ExtractionFailure(
+                FailureReason.MALFORMED,
+                f"the extractor process died on this file (exit code {code})",
+            )
+        if status == "error":
+            raise payload
+        result: ExtractionResult = payload
+        return result
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait(timeout=10)
+            for stream in (self._process.stdin, self._process.stdout):
+                if stream is not None:
+                    stream.close()
+        self._process = None
+
+    def close(self) -> None:
+        if self._process is not None and self._process.stdin is not None:
+            self._process.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+        self._kill()
+
+    def __enter__(self) -> ExtractionWorker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _serve(memory_limit: int, with_ocr: bool) -> None:
+    # The protocol owns the real stdout; anything a library prints goes to stderr.
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = os.fdopen(os.dup(0), "rb")
+    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    from groundwork.extract import extract
+
+    ocr = None
+    if with_ocr:
+        try:
+            from resources.ocr_tesseract import TesseractOcr
+
+            ocr = TesseractOcr()
+        except GroundworkError:
+            ocr = None
+    while True:
+        try:
+            data, media_type, filename, limits = _read(requests)
+        except EOFError:
+            return
+        try:
+            _write(channel, ("ok", extract(data, media_type, filename, limits, ocr=ocr)))
+        except GroundworkError as exc:
+            _write(channel, ("error", exc))
+        except MemoryError:
+            _write(
+                channel,
+                (
+                    "ok",
+                    ExtractionFailure(FailureReason.TOO_LARGE, "needs more memory than allowed"),
+                ),
+            )
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), sys.argv[2] == "1")
