@@ -1,0 +1,138 @@
+"""Extraction quality and speed per format against ground-truth Markdown.
+
+    uv run python bench/extraction.py [--data ../shared/data/documents]
+
+Text similarity: 1 - normalised edit distance between normalised texts (case
+folded, Markdown punctuation and whitespace collapsed). Table cells: recall and
+precision of the ground truth's table cells among ours (multisets of
+normalised cell text). Throughput: pages/s for text-layer PDFs (in process, one
+core), s/page for OCR. Ground truth is docling's own reviewed output (see its
+SOURCE.txt): a regression reference, not gold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pypdfium2 as pdfium  # noqa: E402
+from rapidfuzz.distance import Levenshtein  # noqa: E402
+
+from groundwork.documents import ExtractedDocument  # noqa: E402
+from groundwork.extract import extract  # noqa: E402
+from groundwork.rendering import to_markdown  # noqa: E402
+from resources.ocr_tesseract import TesseractOcr  # noqa: E402
+from resources.sniffing import sniff_media_type  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "documents"
+_MARKUP = re.compile(r"[#*_`|>\[\]()!\-=:]+")
+_TABLE_RULE = re.compile(r"^\s*\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$", re.MULTILINE)
+_IMAGE = re.compile(r"<!--\s*image\s*-->|!\[[^\]]*\]\([^)]*\)")
+
+
+def normalise(markdown: str) -> str:
+    text = _IMAGE.sub(" ", markdown)
+    text = _TABLE_RULE.sub(" ", text)
+    text = _MARKUP.sub(" ", text.lower())
+    return " ".join(text.split())
+
+
+def table_cells(markdown: str) -> Counter[str]:
+    cells: Counter[str] = Counter()
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("|") or _TABLE_RULE.match(stripped):
+            continue
+        for cell in stripped.strip("|").split("|"):
+            value = " ".join(cell.lower().split())
+            if value:
+                cells[value] += 1
+    return cells
+
+
+def ground_truth_for(source: Path) -> Path | None:
+    folder = source.parent / "groundtruth"
+    for candidate in (
+        folder / f"{source.name}.md",
+        folder / f"{source.stem}.md",
+        folder / f"{source.stem}.tesseract.full_page.md",
+        folder / f"{source.stem}.nemotron_ocr.full_page.md",
+    ):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args()
+    if not args.data.exists():
+        print(f"no evaluation documents at {args.data}")
+        return 1
+    ocr = TesseractOcr()
+    rows: dict[str, list[tuple[str, float, float | None, float | None]]] = defaultdict(list)
+    speed: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for source in sorted(args.data.rglob("*")):
+        if not source.is_file() or "groundtruth" in source.parts or source.suffix in (".md", ".txt", ".json"):
+            if not (source.suffix == ".md" and source.parent.name == "md"):
+                continue
+        truth_path = ground_truth_for(source)
+        if truth_path is None:
+            continue
+        data = source.read_bytes()
+        media_type = sniff_media_type(data, source.name)
+        started = time.perf_counter()
+        result = extract(data, media_type, source.name, ocr=ocr)
+        elapsed = time.perf_counter() - started
+        fmt = source.suffix.lstrip(".").lower()
+        if fmt == "pdf" and "ocr" in source.parts:
+            fmt = "pdf-ocr"
+        if not isinstance(result, ExtractedDocument):
+            rows[fmt].append((source.name, 0.0, None, None))
+            print(f"  {fmt:8s} {source.name:50s} FAILED {result.reason.value}")
+            continue
+        ours = to_markdown(result.blocks)
+        truth = truth_path.read_text(errors="replace")
+        similarity = Levenshtein.normalized_similarity(normalise(ours), normalise(truth))
+        truth_cells, our_cells = table_cells(truth), table_cells(ours)
+        recall = precision = None
+        if truth_cells:
+            common = sum((truth_cells & our_cells).values())
+            recall = common / sum(truth_cells.values())
+            precision = common / sum(our_cells.values()) if our_cells else 0.0
+        rows[fmt].append((source.name, similarity, recall, precision))
+        if fmt.startswith("pdf"):
+            pages = len(pdfium.PdfDocument(data))
+            speed[fmt].append((pages, elapsed))
+        print(
+            f"  {fmt:8s} {source.name:50s} similarity {similarity:.3f}"
+            + (f"  cells R {recall:.2f} P {precision:.2f}" if recall is not None else "")
+        )
+    print("\nformat    files  similarity  cell recall  cell precision  speed")
+    for fmt, items in sorted(rows.items()):
+        sims = [s for _, s, _, _ in items]
+        recalls = [r for _, _, r, _ in items if r is not None]
+        precisions = [p for _, _, _, p in items if p is not None]
+        speed_text = ""
+        if fmt in speed:
+            pages = sum(p for p, _ in speed[fmt])
+            seconds = sum(s for _, s in speed[fmt])
+            speed_text = f"{pages / seconds:.1f} pages/s" if fmt == "pdf" else f"{seconds / pages:.2f} s/page"
+        print(
+            f"{fmt:8s} {len(items):6d}  {statistics.mean(sims):10.3f}  "
+            f"{(statistics.mean(recalls) if recalls else float('nan')):11.2f}  "
+            f"{(statistics.mean(precisions) if precisions else float('nan')):14.2f}  {speed_text}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
