@@ -35,10 +35,12 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "docume
 _MARKUP = re.compile(r"[#*_`|>\[\]()!\-=:]+")
 _TABLE_RULE = re.compile(r"^\s*\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$", re.MULTILINE)
 _IMAGE = re.compile(r"<!--\s*image\s*-->|!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
 def normalise(markdown: str) -> str:
     text = _IMAGE.sub(" ", markdown)
+    text = _LINK.sub(r"\1", text)
     text = _TABLE_RULE.sub(" ", text)
     text = _MARKUP.sub(" ", text.lower())
     return " ".join(text.split())

@@ -22,18 +22,42 @@ from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
 _W_P, _W_TBL, _W_SDT, _W_SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_TAB, _W_BR = qn("w:t"), qn("w:tab"), qn("w:br")
+_M_T, _W_TXBX = qn("m:t"), qn("w:txbxContent")
+# Drawings carry their content twice (mc:Choice and a VML mc:Fallback): read one.
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
 
 def _paragraph_text(element: Any) -> str:
+    """Every run's text (w:t), equation text (m:t), tabs and breaks, skipping
+    text boxes (their paragraphs become blocks of their own) and fallbacks."""
     parts: list[str] = []
-    for node in element.iter(_W_T, _W_TAB, _W_BR):
-        if node.tag == _W_T:
-            parts.append(node.text or "")
-        elif node.tag == _W_TAB:
-            parts.append("\t")
-        else:
-            parts.append("\n")
+
+    def visit(node: Any) -> None:
+        for child in node:
+            tag = child.tag
+            if tag in (_MC_FALLBACK, _W_TXBX):
+                continue
+            if tag in (_W_T, _M_T):
+                parts.append(child.text or "")
+            elif tag == _W_TAB:
+                parts.append("\t")
+            elif tag == _W_BR:
+                parts.append("\n")
+            visit(child)
+
+    visit(element)
     return "".join(parts).strip()
+
+
+def _text_boxes(element: Any) -> list[Any]:
+    boxes = []
+    for box in element.iter(_W_TXBX):
+        parent = box.getparent()
+        while parent is not None and parent is not element and parent.tag != _MC_FALLBACK:
+            parent = parent.getparent()
+        if parent is None or parent.tag != _MC_FALLBACK:
+            boxes.append(box)
+    return boxes
 
 
 def _style_name(element: Any, styles: dict[str, str]) -> str:
@@ -89,6 +113,11 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             raise _TooManyBlocks
 
     def paragraph(element: Any) -> None:
+        paragraph_itself(element)
+        for box in _text_boxes(element):
+            walk(box)
+
+    def paragraph_itself(element: Any) -> None:
         nonlocal title
         counter[0] += 1
         text = _paragraph_text(element)
@@ -117,7 +146,9 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
         for row in DocxTable(element, document).rows:
             cells: list[str] = []
             for cell in row.cells:
-                cells.append(" ".join(_paragraph_text(p) for p in cell._tc.iter(_W_P)).strip())
+                cells.append(
+                    " ".join(t for p in cell._tc.iter(_W_P) if (t := _paragraph_text(p))).strip()
+                )
             if any(cells):
                 rows.append(tuple(cells))
         if rows:

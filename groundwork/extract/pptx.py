@@ -18,11 +18,30 @@ _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VER
 
 
 def _shapes(shapes: Any) -> Iterator[Any]:
-    for shape in shapes:
-        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+    """Every shape, groups flattened; a shape python-pptx cannot model is skipped."""
+    for index in range(len(shapes)):
+        try:
+            shape = shapes[index]
+            kind = shape.shape_type
+        except (NotImplementedError, ValueError, KeyError, AttributeError):
+            continue
+        if kind == MSO_SHAPE_TYPE.GROUP:
             yield from _shapes(shape.shapes)
         else:
             yield shape
+
+
+def _table_rows(table: Any) -> tuple[tuple[str, ...], ...]:
+    """Cell text with merged ranges repeated in every cell they cover."""
+    grid = [[cell.text.strip() for cell in row.cells] for row in table.rows]
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            if cell.is_merge_origin:
+                for dr in range(cell.span_height):
+                    for dc in range(cell.span_width):
+                        if r + dr < len(grid) and c + dc < len(grid[r + dr]):
+                            grid[r + dr][c + dc] = grid[r][c]
+    return tuple(tuple(row) for row in grid if any(row))
 
 
 def _is_title(shape: Any) -> bool:
@@ -62,9 +81,7 @@ def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
                 continue
             try:
                 if getattr(shape, "has_table", False) and shape.has_table:
-                    rows = tuple(
-                        tuple(cell.text.strip() for cell in row.cells) for row in shape.table.rows
-                    )
+                    rows = _table_rows(shape.table)
                     if rows:
                         table = Table(rows=rows, header_rows=1)
                         blocks.append(

@@ -18,7 +18,8 @@ from openpyxl.utils import get_column_letter, range_boundaries
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_zip
 
-MAX_CELLS = 2_000_000
+MAX_CELLS = 2_000_000  # non-empty cells kept
+MAX_STORED_CELLS = 20_000_000  # cells walked, empty or not (styled empties are stored too)
 _NS = {
     "m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
     "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
@@ -76,16 +77,23 @@ def extract_xlsx(data: bytes, ctx: ExtractionContext) -> Extracted:
     warnings: list[str] = []
     cells_read = 0
     try:
+        walked = 0
         for sheet in workbook.worksheets:
             grid: dict[tuple[int, int], str] = {}
+            # The declared dimension can claim A1:XFD1048576 (an inflated sheet):
+            # walk the rows actually stored instead.
+            sheet.reset_dimensions()
             for row in sheet.iter_rows():
+                walked += len(row)
                 for cell in row:
                     text = _cell_text(getattr(cell, "value", None))
                     if text:
                         grid[(cell.row, cell.column)] = text  # type: ignore[index]
-                cells_read += len(row)
-                if cells_read > MAX_CELLS:
-                    warnings.append(f"only the first {MAX_CELLS} cells were read")
+                        cells_read += 1
+                if cells_read > MAX_CELLS or walked > MAX_STORED_CELLS:
+                    warnings.append(
+                        f"only the first {min(cells_read, MAX_CELLS)} non-empty cells were read"
+                    )
                     break
             for ref in merged.get(sheet.title, []):
                 min_col, min_row, max_col, max_row = range_boundaries(ref)
@@ -98,7 +106,7 @@ def extract_xlsx(data: bytes, ctx: ExtractionContext) -> Extracted:
                 Block(BlockKind.HEADING, sheet.title, Location(sheet=sheet.title), level=1)
             )
             blocks.extend(_tables(sheet.title, grid))
-            if cells_read > MAX_CELLS:
+            if cells_read > MAX_CELLS or walked > MAX_STORED_CELLS:
                 break
     finally:
         workbook.close()
