@@ -83,9 +83,12 @@ def main() -> int:
     rows: dict[str, list[tuple[str, float, float | None, float | None]]] = defaultdict(list)
     speed: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for source in sorted(args.data.rglob("*")):
-        if not source.is_file() or "groundtruth" in source.parts or source.suffix in (".md", ".txt", ".json"):
-            if not (source.suffix == ".md" and source.parent.name == "md"):
-                continue
+        if (
+            not source.is_file()
+            or "groundtruth" in source.parts
+            or source.suffix in (".md", ".txt", ".json")
+        ) and not (source.suffix == ".md" and source.parent.name == "md"):
+            continue
         truth_path = ground_truth_for(source)
         if truth_path is None:
             continue
@@ -127,7 +130,11 @@ def main() -> int:
         if fmt in speed:
             pages = sum(p for p, _ in speed[fmt])
             seconds = sum(s for _, s in speed[fmt])
-            speed_text = f"{pages / seconds:.1f} pages/s" if fmt == "pdf" else f"{seconds / pages:.2f} s/page"
+            speed_text = (
+                f"{pages / seconds:.1f} pages/s"
+                if fmt == "pdf"
+                else f"{seconds / pages:.2f} s/page"
+            )
         print(
             f"{fmt:8s} {len(items):6d}  {statistics.mean(sims):10.3f}  "
             f"{(statistics.mean(recalls) if recalls else float('nan')):11.2f}  "

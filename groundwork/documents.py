@@ -253,5 +253,6 @@ class ExtractionLimits:
     max_pages: int = 2_000
     max_text_bytes: int = 20 * 1024 * 1024
     max_blocks: int = 200_000
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = 300.0
+    max_media_seconds: float = 4 * 3600.0
     extra: dict[str, int] = field(default_factory=dict)

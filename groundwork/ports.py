@@ -249,6 +249,26 @@ class TranscriptSegment:
 
 @runtime_checkable
 class TranscriptionProvider(Protocol):
-    """Speech to timestamped text for audio or video bytes."""
+    """Speech to timestamped text for audio or video bytes. `duration_seconds`
+    reads the container without decoding, so length is bounded before work."""
+
+    def duration_seconds(self, media: bytes) -> float: ...
 
     def transcribe(self, media: bytes, filename: str) -> tuple[TranscriptSegment, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ImageDescription:
+    """A model's description of an image: labelled as a description, never as
+    a transcription of text in it."""
+
+    text: str
+    model: str
+
+
+@runtime_checkable
+class VisionProvider(Protocol):
+    """Describes images. Without a configured model endpoint the adapter raises
+    CapabilityUnavailable; it never fabricates a description."""
+
+    def describe(self, image: bytes) -> ImageDescription: ...

@@ -32,6 +32,7 @@ from groundwork.documents import (
     FailureReason,
 )
 from groundwork.errors import GroundworkError
+from groundwork.ports import TranscriptionProvider, TranscriptSegment
 
 DEFAULT_MEMORY_LIMIT = 3 * 1024 * 1024 * 1024
 _HEADER = struct.Struct(">Q")
@@ -159,13 +160,15 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
             ocr = TesseractOcr()
         except GroundworkError:
             ocr = None
+    transcriber = _LazyTranscriber()
     while True:
         try:
             data, media_type, filename, limits = _read(requests)
         except EOFError:
             return
         try:
-            _write(channel, ("ok", extract(data, media_type, filename, limits, ocr=ocr)))
+            result = extract(data, media_type, filename, limits, ocr=ocr, transcriber=transcriber)
+            _write(channel, ("ok", result))
         except GroundworkError as exc:
             _write(channel, ("error", exc))
         except MemoryError:
@@ -176,6 +179,28 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
                     ExtractionFailure(FailureReason.TOO_LARGE, "needs more memory than allowed"),
                 ),
             )
+
+
+class _LazyTranscriber:
+    """Loads the Whisper model on the first audio or video file only."""
+
+    def __init__(self) -> None:
+        self._inner: TranscriptionProvider | None = None
+
+    def _get(self) -> TranscriptionProvider:
+        if self._inner is None:
+            from resources.transcription_whisper import WhisperTranscriber
+
+            self._inner = WhisperTranscriber()
+        return self._inner
+
+    def duration_seconds(self, media: bytes) -> float:
+        from resources.transcription_whisper import media_duration_seconds
+
+        return media_duration_seconds(media)
+
+    def transcribe(self, media: bytes, filename: str) -> tuple[TranscriptSegment, ...]:
+        return self._get().transcribe(media, filename)
 
 
 if __name__ == "__main__":

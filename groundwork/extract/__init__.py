@@ -26,6 +26,7 @@ from groundwork.extract.docx import extract_docx
 from groundwork.extract.html import extract_html
 from groundwork.extract.image import extract_image
 from groundwork.extract.markdown import markdown_blocks
+from groundwork.extract.media import extract_media
 from groundwork.extract.pdf import extract_pdf
 from groundwork.extract.pptx import extract_pptx
 from groundwork.extract.text import decode_text, plaintext_blocks
@@ -74,6 +75,18 @@ EXTRACTORS: dict[str, FormatExtractor] = {
     "image/webp": extract_image,
     "image/bmp": extract_image,
     "image/gif": extract_image,
+    "audio/mpeg": extract_media,
+    "audio/wav": extract_media,
+    "audio/x-wav": extract_media,
+    "audio/vnd.wave": extract_media,
+    "audio/mp4": extract_media,
+    "audio/x-m4a": extract_media,
+    "audio/ogg": extract_media,
+    "audio/flac": extract_media,
+    "video/mp4": extract_media,
+    "video/quicktime": extract_media,
+    "video/webm": extract_media,
+    "video/x-matroska": extract_media,
 }
 
 SUPPORTED_MEDIA_TYPES = frozenset(EXTRACTORS)
@@ -133,6 +146,8 @@ def finalize(
             truncated = True
             warnings.append(f"text truncated to about {limits.max_text_bytes} bytes")
             break
+    if not blocks:
+        warnings.append("no text was found in the document")
     scored = [b.confidence for b in blocks if b.confidence is not None]
     low_confidence = False
     if scored:
@@ -140,7 +155,8 @@ def finalize(
         if mean < LOW_CONFIDENCE_BELOW:
             low_confidence = True
             warnings.append(
-                f"low OCR confidence ({mean:.2f} mean, below {LOW_CONFIDENCE_BELOW}): check the text against the original"
+                f"low recognition confidence ({mean:.2f} mean, below {LOW_CONFIDENCE_BELOW}; OCR or "
+                "transcription): check the text against the original"
             )
     return ExtractedDocument(
         title=raw.title or _title(blocks, filename),

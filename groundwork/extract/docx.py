@@ -134,8 +134,11 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             add(Block(BlockKind.HEADING, text, location, level=level))
             return
         list_level = _list_level(element)
-        if list_level is not None or style.lower().startswith("list"):
-            add(Block(BlockKind.LIST_ITEM, text, location, level=list_level or 1))
+        if list_level is None and style.lower().startswith("list"):
+            digits = style.rstrip()[-1:]
+            list_level = int(digits) if digits.isdigit() else 1  # "List Bullet 2" is nested
+        if list_level is not None:
+            add(Block(BlockKind.LIST_ITEM, text, location, level=list_level))
             return
         kind = BlockKind.CODE if "code" in style.lower() else BlockKind.PARAGRAPH
         add(Block(kind, text, location))
