@@ -23,14 +23,17 @@ from groundwork.errors import (
 from groundwork.inbox import MAX_FILE_BYTES
 from groundwork.pipeline import register_file
 from groundwork.ports import Principal, SearchFilters
+from groundwork.reading import MAX_WINDOW_BLOCKS, NothingToRead, fence_untrusted, read_document
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 from resources.platform import Platform
 from resources.sniffing import sniff_media_type
 from retrieval_api.schemas import (
+    BlockOut,
     CitationOut,
     ErrorOut,
     HitOut,
+    ReadOut,
     RegistrationOut,
     SearchBody,
     SearchResponse,
@@ -228,6 +231,53 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
         return VersionStatusOut(
             **status,  # type: ignore[arg-type]
             failure_guidance=FAILURE_GUIDANCE[FailureReason(str(reason))] if reason else None,
+        )
+
+    @app.get("/v1/sources/{source_id}/read", response_model=ReadOut)
+    def read_source(
+        source_id: str,
+        who: Annotated[Principal, Depends(principal)],
+        start_block: Annotated[int, Query(ge=0)] = 0,
+        max_blocks: Annotated[int, Query(ge=1, le=MAX_WINDOW_BLOCKS)] = MAX_WINDOW_BLOCKS,
+    ) -> ReadOut:
+        found = platform().catalog.current_extraction(who.scope, source_id)
+        if found is None:
+            raise NotFound(f"no source {source_id} is visible to this key")
+        version_id, document = found
+        result = read_document(document, start_block=start_block, max_blocks=max_blocks)
+        if isinstance(result, NothingToRead):
+            return ReadOut(
+                source_id=source_id,
+                version_id=version_id,
+                outcome="nothing_to_read",
+                reason=result.reason,
+                guidance=result.guidance,
+                retry_may_help=result.retry_may_help,
+            )
+        return ReadOut(
+            source_id=source_id,
+            version_id=version_id,
+            outcome="window",
+            start_block=result.start_block,
+            next_block=result.next_block,
+            total_blocks=result.total_blocks,
+            low_confidence=result.low_confidence,
+            oversized_table=result.oversized_table,
+            warnings=list(result.warnings),
+            blocks=[
+                BlockOut(
+                    index=result.start_block + i,
+                    kind=b.kind.value,
+                    text=b.text,
+                    level=b.level,
+                    location=b.location.to_dict(),
+                    location_label=b.location.label(),
+                    confidence=b.confidence,
+                    table=[list(r) for r in b.table.rows] if b.table else None,
+                )
+                for i, b in enumerate(result.blocks)
+            ],
+            content=fence_untrusted(result.markdown(), source_id),
         )
 
     return app

@@ -71,6 +71,39 @@ class VersionStatusOut(BaseModel):
     failure_reason: str | None
     failure_guidance: str | None
     published: bool
+    low_confidence: bool
+    warnings: list[str]
+
+
+class BlockOut(BaseModel):
+    index: int
+    kind: str
+    text: str
+    level: int | None
+    location: dict[str, object]
+    location_label: str
+    confidence: float | None
+    table: list[list[str]] | None
+
+
+class ReadOut(BaseModel):
+    """A window of an extracted document. `content` is the window as Markdown,
+    fenced as untrusted data: it comes from a document, not from the platform."""
+
+    source_id: str
+    version_id: str
+    outcome: Literal["window", "nothing_to_read"]
+    start_block: int | None = None
+    next_block: int | None = None
+    total_blocks: int | None = None
+    low_confidence: bool = False
+    oversized_table: bool = False
+    warnings: list[str] = Field(default_factory=list)
+    blocks: list[BlockOut] = Field(default_factory=list)
+    content: str = ""
+    reason: str | None = None
+    guidance: str | None = None
+    retry_may_help: bool | None = None
 
 
 class ErrorOut(BaseModel):

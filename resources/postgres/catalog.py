@@ -21,7 +21,7 @@ from groundwork.catalog import (
     VersionRecord,
 )
 from groundwork.chunking import Chunk
-from groundwork.documents import ExtractedDocument, ExtractionFailure, Location
+from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason, Location
 from groundwork.pipeline import blob_key_for
 from groundwork.ports import AccessScope, IndexedChunk, Principal
 from groundwork.retrieval.outcome import ChunkView
@@ -503,7 +503,7 @@ class PostgresCatalog:
                 conn.cursor(row_factory=dict_row)
                 .execute(
                     "SELECT s.source_id, v.version_id, v.version_no, s.filename, v.media_type, "
-                    "v.processing_state, v.failure_reason, "
+                    "v.processing_state, v.failure_reason, v.low_confidence, v.warnings, "
                     "(m.published_at IS NOT NULL) AS published "
                     "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
                     "JOIN tenants t ON t.tenant_id = s.tenant_id "
@@ -514,3 +514,27 @@ class PostgresCatalog:
                 .fetchone()
             )
         return dict(row) if row else None
+
+    def current_extraction(
+        self, scope: AccessScope, source_id: str
+    ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
+        """(version id, what extraction produced) for the source's current version;
+        None when the source is absent or hidden from the scope."""
+        if not scope.subjects:
+            return None
+        with translated_errors("reading an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT v.version_id, v.processing_state, v.failure_reason, v.failure_detail, d.document "
+                "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                "LEFT JOIN extracted_documents d ON d.version_id = v.version_id "
+                "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                (source_id, scope.tenant_id, list(scope.subjects)),
+            ).fetchone()
+        if row is None:
+            return None
+        version_id, state, reason, detail, document = row
+        if state == "failed":
+            return version_id, ExtractionFailure(FailureReason(reason), detail or "")
+        if document is None:
+            return version_id, None
+        return version_id, ExtractedDocument.from_dict(document)

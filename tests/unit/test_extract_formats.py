@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.documents import BlockKind, ExtractedDocument, ExtractionFailure, ExtractionLimits, FailureReason
+from groundwork.documents import (
+    BlockKind,
+    ExtractedDocument,
+    ExtractionFailure,
+    ExtractionLimits,
+    FailureReason,
+)
 from groundwork.extract import DOCX, PPTX, XLSX, extract
 from groundwork.reading import extract_tables
 from tests.fixtures import documents as make
@@ -24,7 +30,9 @@ def _ok(result: object) -> ExtractedDocument:
 
 def test_pdf_headings_by_font_size_tables_and_pages() -> None:
     doc = _ok(extract(make.report_pdf(), "application/pdf", "review.pdf"))
-    headings = [(b.text, b.level, b.location.page) for b in doc.blocks if b.kind == BlockKind.HEADING]
+    headings = [
+        (b.text, b.level, b.location.page) for b in doc.blocks if b.kind == BlockKind.HEADING
+    ]
     assert headings == [
         ("Quarterly Review Part 1", 1, 1),
         ("Revenue by region", 2, 1),
@@ -47,7 +55,9 @@ def test_pdf_failures_encrypted_malformed_too_many_pages() -> None:
     assert isinstance(encrypted, ExtractionFailure) and encrypted.reason == FailureReason.ENCRYPTED
     truncated = extract(make.report_pdf()[:200], "application/pdf", "t.pdf")
     assert isinstance(truncated, ExtractionFailure) and truncated.reason == FailureReason.MALFORMED
-    many = extract(make.report_pdf(pages=3), "application/pdf", "m.pdf", ExtractionLimits(max_pages=2))
+    many = extract(
+        make.report_pdf(pages=3), "application/pdf", "m.pdf", ExtractionLimits(max_pages=2)
+    )
     assert isinstance(many, ExtractionFailure) and many.reason == FailureReason.TOO_MANY_PAGES
     assert "3 pages" in many.detail and "2" in many.detail
 
@@ -62,7 +72,9 @@ def test_a_scan_without_ocr_is_no_text_layer() -> None:
 def test_scans_are_ocred_upright_with_confidence(rotation: int) -> None:
     from resources.ocr_tesseract import TesseractOcr
 
-    doc = _ok(extract(make.scanned_pdf(rotation), "application/pdf", "scan.pdf", ocr=TesseractOcr()))
+    doc = _ok(
+        extract(make.scanned_pdf(rotation), "application/pdf", "scan.pdf", ocr=TesseractOcr())
+    )
     text = " ".join(b.text for b in doc.blocks)
     assert "replica fell behind the primary" in text
     assert all(b.confidence is not None and b.confidence > 0.8 for b in doc.blocks)
@@ -76,7 +88,9 @@ def test_low_ocr_confidence_is_flagged_on_the_document() -> None:
 
     from resources.ocr_tesseract import TesseractOcr
 
-    blurred = make.text_image(make.SCAN_LINES).resize((420, 220)).filter(ImageFilter.GaussianBlur(1.4))
+    blurred = (
+        make.text_image(make.SCAN_LINES).resize((420, 220)).filter(ImageFilter.GaussianBlur(1.4))
+    )
     doc = _ok(extract(make.png(blurred), "image/png", "blurry.png", ocr=TesseractOcr()))
     if doc.blocks:
         mean = sum(b.confidence or 0 for b in doc.blocks) / len(doc.blocks)
@@ -109,7 +123,11 @@ def test_xlsx_every_sheet_with_cell_ranges_and_merged_cells() -> None:
     assert revenue.location.label().startswith("Revenue!A1:")
     assert ("Europe", "4.6", "") in revenue.table.rows  # type: ignore[union-attr]
     headcount = tables[1].table
-    assert headcount is not None and headcount.rows == (("Team", "People"), ("Storage", "12"), ("Storage", "7"))
+    assert headcount is not None and headcount.rows == (
+        ("Team", "People"),
+        ("Storage", "12"),
+        ("Storage", "7"),
+    )
 
 
 def test_pptx_titles_levels_tables_notes_by_slide() -> None:
@@ -118,9 +136,16 @@ def test_pptx_titles_levels_tables_notes_by_slide() -> None:
         ("Roadmap 2027", 1),
         ("Budget", 2),
     ]
-    assert any(b.kind == BlockKind.LIST_ITEM and b.text == "Hybrid ranking" and b.level == 1 for b in doc.blocks)
+    assert any(
+        b.kind == BlockKind.LIST_ITEM and b.text == "Hybrid ranking" and b.level == 1
+        for b in doc.blocks
+    )
     notes = [b for b in doc.blocks if b.location.part == "notes"]
-    assert notes and notes[0].text == "Mention the beta customers." and notes[0].location.label() == "slide 1 notes"
+    assert (
+        notes
+        and notes[0].text == "Mention the beta customers."
+        and notes[0].location.label() == "slide 1 notes"
+    )
     table = next(b for b in doc.blocks if b.table is not None)
     assert table.location.slide == 2 and table.table.rows[1] == ("Servers", "1.2M")  # type: ignore[union-attr]
 
@@ -150,7 +175,10 @@ def test_csv_delimiter_sniffed_and_ragged_rows_reported() -> None:
     data = b"region;manager;headcount\nEurope;Jonas;75\nAsia;Mei;40;extra\nAmericas;Dana\n"
     doc = _ok(extract(data, "text/csv", "r.csv"))
     table = doc.blocks[0].table
-    assert table is not None and table.rows[0] == ("region", "manager", "headcount", "")[: len(table.rows[0])]
+    assert (
+        table is not None
+        and table.rows[0] == ("region", "manager", "headcount", "")[: len(table.rows[0])]
+    )
     assert table.rows[1][:3] == ("Europe", "Jonas", "75")
     assert any("2 rows have a different number of fields" in w for w in doc.warnings)
 
