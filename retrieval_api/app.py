@@ -12,7 +12,12 @@ from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from groundwork.documents import FAILURE_GUIDANCE, FailureReason
+from groundwork.documents import (
+    FAILURE_GUIDANCE,
+    ExtractedDocument,
+    ExtractionFailure,
+    FailureReason,
+)
 from groundwork.errors import (
     CapabilityUnavailable,
     EngineUnavailable,
@@ -23,7 +28,13 @@ from groundwork.errors import (
 from groundwork.inbox import MAX_FILE_BYTES
 from groundwork.pipeline import register_file
 from groundwork.ports import Principal, SearchFilters
-from groundwork.reading import MAX_WINDOW_BLOCKS, NothingToRead, fence_untrusted, read_document
+from groundwork.reading import (
+    MAX_WINDOW_BLOCKS,
+    NothingToRead,
+    extract_tables,
+    fence_untrusted,
+    read_document,
+)
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 from resources.platform import Platform
@@ -37,6 +48,8 @@ from retrieval_api.schemas import (
     RegistrationOut,
     SearchBody,
     SearchResponse,
+    TableOut,
+    TablesOut,
     VersionStatusOut,
 )
 
@@ -50,6 +63,7 @@ OUTCOME_MESSAGES = {
 }
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
+MAX_TABLES = 200
 
 
 def _error(status: int, error: str, message: str) -> JSONResponse:
@@ -278,6 +292,34 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
                 for i, b in enumerate(result.blocks)
             ],
             content=fence_untrusted(result.markdown(), source_id),
+        )
+
+    @app.get("/v1/sources/{source_id}/tables", response_model=TablesOut)
+    def source_tables(source_id: str, who: Annotated[Principal, Depends(principal)]) -> TablesOut:
+        found = platform().catalog.current_extraction(who.scope, source_id)
+        if found is None:
+            raise NotFound(f"no source {source_id} is visible to this key")
+        version_id, document = found
+        if not isinstance(document, ExtractedDocument):
+            reason = (
+                document.reason.value
+                if isinstance(document, ExtractionFailure)
+                else "not-extracted-yet"
+            )
+            return TablesOut(source_id=source_id, version_id=version_id, tables=[], reason=reason)
+        return TablesOut(
+            source_id=source_id,
+            version_id=version_id,
+            tables=[
+                TableOut(
+                    rows=[list(r) for r in t.table.rows],
+                    header_rows=t.table.header_rows,
+                    location=t.location.to_dict(),
+                    location_label=t.location.label(),
+                    heading_path=list(t.heading_path),
+                )
+                for t in extract_tables(document)[:MAX_TABLES]
+            ],
         )
 
     return app

@@ -109,3 +109,18 @@ class ReadOut(BaseModel):
 class ErrorOut(BaseModel):
     error: str
     message: str
+
+
+class TableOut(BaseModel):
+    rows: list[list[str]]
+    header_rows: int
+    location: dict[str, object]
+    location_label: str
+    heading_path: list[str]
+
+
+class TablesOut(BaseModel):
+    source_id: str
+    version_id: str
+    tables: list[TableOut]
+    reason: str | None = None

@@ -98,3 +98,17 @@ def test_failures_are_recorded_and_readable_through_the_api(
     locked = client.get(f"/v1/sources/{row[0]}/read", headers=headers).json()
     assert locked["outcome"] == "nothing_to_read" and locked["reason"] == "encrypted"
     assert locked["retry_may_help"] is False
+
+
+def test_tables_on_their_own_with_locations(platform: Platform, formats_tenant: str) -> None:
+    _, key = platform.catalog.create_api_key(formats_tenant, [f"tenant:{formats_tenant}"], "tables")
+    client = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+    hit = _top(platform, formats_tenant, "Storage team people headcount").hits[0]
+    body = client.get(
+        f"/v1/sources/{hit.chunk.source_id}/tables", headers={"Authorization": f"Bearer {key}"}
+    ).json()
+    labels = [t["location_label"] for t in body["tables"]]
+    assert any(label.startswith("Revenue!A1:") for label in labels)
+    assert any(label.startswith("Headcount!A1:") for label in labels)
+    headcount = next(t for t in body["tables"] if t["location_label"].startswith("Headcount"))
+    assert headcount["rows"][0] == ["Team", "People"] and headcount["heading_path"] == ["Headcount"]

@@ -181,3 +181,29 @@ def test_runs_and_checks_are_recorded_per_partition(platform: Platform, two_tena
     published = instance.get_materialized_partitions(dg.AssetKey("published_index"))
     model = platform.settings.default_model_key
     assert dg.MultiPartitionKey({"tenant": tenant_a, "embedding_model": model}) in published
+
+
+def test_an_extraction_left_behind_by_a_dead_worker_is_picked_up(platform: Platform) -> None:
+    from groundwork.pipeline import extract_pending, register_file
+
+    tenant = f"d-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    registered = register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:stuck.md",
+        filename="stuck.md",
+        data=b"# Stuck\n\nA worker died while extracting this.\n",
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    assert platform.catalog.claim_extraction(registered.version_id)  # then the worker "dies"
+    assert (
+        platform.catalog.pending_work(tenant, platform.settings.default_model_key)["extract"] == 1
+    )
+    report = extract_pending(platform.catalog, platform.blobs, tenant)
+    assert report.processed == 1
+    assert (
+        platform.catalog.pending_work(tenant, platform.settings.default_model_key)["extract"] == 0
+    )

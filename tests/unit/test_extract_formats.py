@@ -208,3 +208,18 @@ def test_audio_is_transcribed_with_timestamps(tmp_path: Path) -> None:
     assert first.location.start_seconds == 0.0 and (first.location.end_seconds or 0) > 1.0
     assert first.location.label().startswith("00:00-")
     assert first.confidence is not None
+
+
+def test_garbage_text_layers_are_detected() -> None:
+    from groundwork.extract.pdf import _is_garbage
+
+    assert _is_garbage("\ue001\ue002\ue003 \ue004\ue005 ab")
+    assert not _is_garbage("Plain readable text with a few symbols: © ® ™")
+
+
+def test_vision_without_a_model_says_unavailable_never_invents() -> None:
+    from groundwork.errors import CapabilityUnavailable
+    from resources.vision import UnconfiguredVision
+
+    with pytest.raises(CapabilityUnavailable, match="no vision model endpoint"):
+        UnconfiguredVision().describe(make.png(make.text_image(["hello"])))
