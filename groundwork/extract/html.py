@@ -188,3 +188,18 @@ def extract_html(data: bytes, ctx: ExtractionContext) -> Extracted:
     return Extracted(
         blocks=walker.blocks, warnings=warnings, title=title or None, truncated=bool(warnings)
     )
+
+
+def html_fragment_blocks(fragment: str, max_blocks: int = 10_000) -> list[Block]:
+    """Blocks of an HTML fragment (raw HTML inside Markdown)."""
+    tree = LexborHTMLParser(fragment)
+    tree.strip_tags(DROP)
+    root = tree.body or tree.root
+    walker = _Walker(max_blocks)
+    if root is not None:
+        try:
+            walker.walk(root, 0)
+            walker.flush()
+        except _Full:
+            pass
+    return walker.blocks

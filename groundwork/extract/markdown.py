@@ -12,7 +12,9 @@ from groundwork.documents import Block, BlockKind, Location, Table
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False}).enable("table")
+    # html on: raw HTML blocks become tokens of their own and are read by the
+    # HTML extractor instead of surfacing as tag soup in paragraphs.
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
 
 
 def _location(token: Token) -> Location:
@@ -56,6 +58,8 @@ def markdown_blocks(text: str) -> list[Block]:
                 blocks.append(Block(kind, content, _location(tok), level=level))
             i += 3
             continue
+        elif tok.type == "html_block":
+            blocks.extend(_html_blocks(tok))
         elif tok.type in ("fence", "code_block"):
             if tok.content.strip():
                 blocks.append(Block(BlockKind.CODE, tok.content.rstrip("\n"), _location(tok)))
@@ -94,3 +98,13 @@ def _table(tokens: list[Token], start: int) -> tuple[int, Block | None]:
         return i + 1, None
     table = Table(rows=tuple(rows), header_rows=max(header_rows, 1))
     return i + 1, Block(BlockKind.TABLE, table.to_markdown(), location, table=table)
+
+
+def _html_blocks(token: Token) -> list[Block]:
+    from groundwork.extract.html import html_fragment_blocks
+
+    location = _location(token)
+    return [
+        Block(b.kind, b.text, location, level=b.level, table=b.table)
+        for b in html_fragment_blocks(token.content)
+    ]
