@@ -109,17 +109,20 @@ def main() -> int:
         similarity = Levenshtein.normalized_similarity(normalise(ours), normalise(truth))
         truth_cells, our_cells = table_cells(truth), table_cells(ours)
         recall = precision = None
+        common = sum((truth_cells & our_cells).values())
         if truth_cells:
-            common = sum((truth_cells & our_cells).values())
             recall = common / sum(truth_cells.values())
-            precision = common / sum(our_cells.values()) if our_cells else 0.0
+        if our_cells:
+            # precision over the cells we emitted (a document where we emit none has none)
+            precision = common / sum(our_cells.values())
         rows[fmt].append((source.name, similarity, recall, precision))
         if fmt.startswith("pdf"):
             pages = len(pdfium.PdfDocument(data))
             speed[fmt].append((pages, elapsed))
         print(
             f"  {fmt:8s} {source.name:50s} similarity {similarity:.3f}"
-            + (f"  cells R {recall:.2f} P {precision:.2f}" if recall is not None else "")
+            + (f"  cells R {recall:.2f}" if recall is not None else "")
+            + (f" P {precision:.2f}" if precision is not None else "")
         )
     print("\nformat    files  similarity  cell recall  cell precision  speed")
     for fmt, items in sorted(rows.items()):
