@@ -212,6 +212,10 @@ class ChunkReader(Protocol):
 
     def has_accessible_sources(self, scope: AccessScope) -> bool: ...
 
+    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+        """The chunks sharing this chunk's heading path in its source version, in order."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class OcrLine:

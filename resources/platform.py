@@ -16,6 +16,7 @@ from groundwork.catalog import Catalog
 from groundwork.models import EmbeddingModelRef, model_by_key
 from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex
 from groundwork.retrieval.kernel import SearchEngines
+from groundwork.retrieval.rerank import IdentifierReranker
 from resources.blobstore import FilesystemBlobStore
 from resources.embeddings import load_embedding_provider
 from resources.engines.opensearch import EmbeddedOpenSearch
@@ -104,6 +105,7 @@ class Platform:
             vectors=self.vector_index(model_key),
             keywords=self.keywords,
             reader=self.catalog,
+            reranker=IdentifierReranker(),
         )
 
     @property

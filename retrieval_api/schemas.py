@@ -13,10 +13,14 @@ class Filters(BaseModel):
 
 
 class SearchBody(BaseModel):
-    query: str = Field(min_length=1, max_length=2000)
+    """An empty query or `*` browses: it lists what exists instead of searching."""
+
+    query: str = Field(default="", max_length=2000)
     limit: int = Field(default=10, ge=1, le=100)
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
+    rerank: bool = True
     filters: Filters | None = None
+    cursor: str | None = Field(default=None, max_length=100)
 
 
 class CitationOut(BaseModel):
@@ -34,6 +38,7 @@ class CitationOut(BaseModel):
 
 
 class HitOut(BaseModel):
+    citation_id: str
     rank: int
     score: float
     leg_ranks: dict[str, int]
@@ -48,10 +53,13 @@ class HitOut(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    outcome: Literal["found", "nothing_accessible", "nothing_matches", "nothing_close_enough"]
+    outcome: Literal[
+        "found", "nothing_accessible", "nothing_matches", "nothing_close_enough", "browse"
+    ]
     message: str
     model: str
     hits: list[HitOut] = Field(default_factory=list)
+    browse: BrowseOut | None = None
 
 
 class RegistrationOut(BaseModel):
@@ -124,3 +132,96 @@ class TablesOut(BaseModel):
     version_id: str
     tables: list[TableOut]
     reason: str | None = None
+
+
+class SourceListing(BaseModel):
+    source_id: str
+    title: str
+    filename: str
+    media_type: str
+    processing_state: str
+    low_confidence: bool
+
+
+class BrowseOut(BaseModel):
+    counts_by_type: dict[str, int]
+    sources: list[SourceListing]
+    next_cursor: str | None
+
+
+class ContextBody(BaseModel):
+    query: str = Field(min_length=1, max_length=2000)
+    budget_tokens: int = Field(default=2000, ge=100, le=16000)
+    per_source_cap: int = Field(default=3, ge=1, le=20)
+    expand_sections: bool = True
+    mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
+    rerank: bool = True
+    filters: Filters | None = None
+
+
+class ContextItemOut(BaseModel):
+    marker: int
+    citation_id: str
+    chunk_ids: list[str]
+    expanded: bool
+    tokens: int
+    citation: CitationOut
+
+
+class ContextOut(BaseModel):
+    """`context` is ready for a model: every passage is fenced as untrusted
+    document data and numbered [n] to match `items[n-1]`."""
+
+    outcome: Literal["found", "nothing_accessible", "nothing_matches", "nothing_close_enough"]
+    message: str
+    context: str
+    items: list[ContextItemOut]
+    used_tokens: int
+    budget_tokens: int
+    skipped_for_budget: int
+    skipped_for_source_cap: int
+    skipped_as_duplicate: int
+
+
+class ChunkOut(BaseModel):
+    chunk_id: str
+    source_id: str
+    version_id: str
+    title: str
+    heading_path: list[str]
+    location: dict[str, object]
+    location_label: str
+    low_confidence: bool
+    content: str  # fenced as untrusted document data
+
+
+class CitationCheckOut(BaseModel):
+    citation_id: str
+    status: Literal["exists", "drifted", "withheld", "removed"]
+    citation: CitationOut | None  # absent when withheld
+
+
+class CitationsResolveBody(BaseModel):
+    citation_ids: list[str] = Field(min_length=1, max_length=100)
+
+
+class CitationsResolveOut(BaseModel):
+    citations: list[CitationCheckOut]
+    withheld: int
+    unknown: list[str]
+
+
+class SummaryOut(BaseModel):
+    source_id: str
+    title: str
+    media_type: str
+    summary: str
+    kind: Literal["extractive", "generative"]
+    pointers: list[str]
+
+
+class SummariesOut(BaseModel):
+    """Summaries first; fetch raw chunks with GET /v1/chunks/{id} using ids copied verbatim from `pointers`."""
+
+    overview: str
+    summaries: list[SummaryOut]

@@ -16,10 +16,13 @@ class FusedCandidate:
 
 
 def reciprocal_rank_fusion(
-    legs: Mapping[str, Sequence[str]], k: int = RRF_K
+    legs: Mapping[str, Sequence[str]],
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
 ) -> list[FusedCandidate]:
-    """Fuse ranked id lists. Ties break on the best single rank, then the id,
-    so the order is deterministic."""
+    """Fuse ranked id lists by rank alone (scores are never compared across
+    legs). A leg's weight scales its 1/(k + rank) terms; ties break on the best
+    single rank, then the id, so the order is deterministic."""
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, ids in legs.items():
@@ -28,7 +31,8 @@ def reciprocal_rank_fusion(
             if chunk_id in seen:
                 continue
             seen.add(chunk_id)
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank)
+            weight = 1.0 if weights is None else weights.get(leg, 1.0)
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
             ranks.setdefault(chunk_id, {})[leg] = rank
     ordered = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), c))
     return [FusedCandidate(c, scores[c], ranks[c]) for c in ordered]

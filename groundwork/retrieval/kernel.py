@@ -19,6 +19,7 @@ from groundwork.ports import (
 )
 from groundwork.retrieval.fusion import reciprocal_rank_fusion
 from groundwork.retrieval.outcome import (
+    ChunkView,
     Found,
     Hit,
     NothingAccessible,
@@ -26,6 +27,8 @@ from groundwork.retrieval.outcome import (
     NothingMatches,
     RetrievalOutcome,
 )
+from groundwork.retrieval.query import interpret
+from groundwork.retrieval.rerank import RerankCandidate, Reranker
 
 MAX_QUERY_CHARS = 2_000
 MAX_LIMIT = 100
@@ -39,12 +42,28 @@ class SearchMode(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class RetrievalPolicy:
+    """Fusion and floors. Leg weights scale reciprocal-rank terms (ranks only):
+    the keyword leg at 0.5 was chosen on SciFact train, where equal weights put
+    hybrid (0.744 nDCG@10) below the vector leg alone (0.747) and 0.5 put it
+    above both (0.754)."""
+
+    rrf_k: int = 60
+    leg_weights: tuple[tuple[str, float], ...] = (("vector", 1.0), ("keyword", 0.5))
+    #: fused hits scoring below this fraction of the best hit are dropped
+    relative_floor: float = 0.2
+    #: multiplier on the fused score of chunks from low-confidence OCR/transcription
+    low_confidence_weight: float = 0.8
+
+
+@dataclass(frozen=True, slots=True)
 class SearchRequest:
     query: str
     limit: int = 10
     candidates: int = 50
     mode: SearchMode = SearchMode.HYBRID
     filters: SearchFilters | None = None
+    rerank: bool = True
 
     def validated(self) -> SearchRequest:
         if not self.query.strip():
@@ -66,6 +85,8 @@ class SearchEngines:
     vectors: VectorIndex
     keywords: KeywordIndex
     reader: ChunkReader
+    reranker: Reranker | None = None
+    policy: RetrievalPolicy = RetrievalPolicy()
 
 
 def hybrid_search(
@@ -77,6 +98,7 @@ def hybrid_search(
     request = request.validated()
     if not scope.subjects:
         return NothingAccessible()
+    interpreted = interpret(request.query)
     legs: dict[str, list[str]] = {}
     vector_count = 0
     if request.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
@@ -100,29 +122,52 @@ def hybrid_search(
             return NothingAccessible()
         return NothingMatches()
 
-    fused = reciprocal_rank_fusion(legs)
+    policy = engines.policy
+    fused = reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
+    # Re-checked at result time: a source deleted or re-scoped since indexing drops out here.
     views = engines.reader.load_chunks(scope, [c.chunk_id for c in fused])
-    retrieved_at = now()
-    hits: list[Hit] = []
+    scored = []
     for candidate in fused:
         view = views.get(candidate.chunk_id)
         if view is None:
             continue
-        citation = Citation(
-            source_id=view.source_id,
-            source_version_id=view.version_id,
-            chunk_id=view.chunk_id,
-            content_hash=view.content_hash,
-            title=view.title,
-            location=view.location,
-            heading_path=view.heading_path,
-            excerpt=excerpt(view.body),
-            retrieved_at=retrieved_at,
-            low_confidence=view.low_confidence,
-        )
-        hits.append(Hit(len(hits) + 1, candidate.score, candidate.ranks, view, citation))
-        if len(hits) == request.limit:
-            break
-    if not hits:
+        weight = policy.low_confidence_weight if view.low_confidence else 1.0
+        scored.append((candidate.score * weight, candidate, view))
+    if not scored:
         return NothingMatches()
+    scored.sort(key=lambda item: -item[0])
+    best = scored[0][0]
+    scored = [item for item in scored if item[0] >= best * policy.relative_floor]
+    order = [item[2].chunk_id for item in scored]
+    if request.rerank and engines.reranker is not None:
+        reranked = engines.reranker.rerank(
+            interpreted, [RerankCandidate(view.chunk_id, view.body) for _, _, view in scored]
+        )
+        # a reranker that returns nothing (or part) falls back to fusion order
+        known = set(order)
+        head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
+        order = head + [chunk_id for chunk_id in order if chunk_id not in set(head)]
+    by_id = {item[2].chunk_id: item for item in scored}
+    retrieved_at = now()
+    hits: list[Hit] = []
+    for chunk_id in order[: request.limit]:
+        score, candidate, view = by_id[chunk_id]
+        hits.append(
+            Hit(len(hits) + 1, score, candidate.ranks, view, citation_for(view, retrieved_at))
+        )
     return Found(tuple(hits))
+
+
+def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:
+    return Citation(
+        source_id=view.source_id,
+        source_version_id=view.version_id,
+        chunk_id=view.chunk_id,
+        content_hash=view.content_hash,
+        title=view.title,
+        location=view.location,
+        heading_path=view.heading_path,
+        excerpt=excerpt(view.body),
+        retrieved_at=retrieved_at,
+        low_confidence=view.low_confidence,
+    )

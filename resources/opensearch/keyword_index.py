@@ -229,10 +229,12 @@ class OpenSearchKeywordIndex:
             "query": {
                 "bool": {
                     "filter": clauses,
+                    # Measured on SciFact train (nDCG@10): content alone 0.695; with
+                    # content.ident at boost 2 and title 0.5, 0.667. The identifier
+                    # field stays at a low boost so ERR-4021 still wins exact matches.
                     "should": [
                         {"match": {"content": {"query": query}}},
-                        {"match": {"content.ident": {"query": query, "boost": 2.0}}},
-                        {"match": {"title": {"query": query, "boost": 0.5}}},
+                        {"match": {"content.ident": {"query": query, "boost": 0.3}}},
                     ],
                     "minimum_should_match": 1,
                 }

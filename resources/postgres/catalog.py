@@ -7,6 +7,7 @@ import json
 import secrets
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
@@ -21,6 +22,7 @@ from groundwork.catalog import (
     VersionRecord,
 )
 from groundwork.chunking import Chunk
+from groundwork.citations import Citation
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason, Location
 from groundwork.pipeline import blob_key_for
 from groundwork.ports import AccessScope, IndexedChunk, Principal
@@ -538,3 +540,158 @@ class PostgresCatalog:
         if document is None:
             return version_id, None
         return version_id, ExtractedDocument.from_dict(document)
+
+    # sections, citations, drill-down ------------------------------------------------
+    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+        """The chunks sharing this chunk's heading path in its source version, in order."""
+        if not scope.subjects:
+            return []
+        with translated_errors("reading a section"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT sib.chunk_id FROM chunks c JOIN chunks sib ON sib.source_id = c.source_id "
+                "AND sib.version_id = c.version_id AND sib.heading_path = c.heading_path "
+                "WHERE c.chunk_id = %s AND c.tenant_id = %s ORDER BY sib.position LIMIT 200",
+                (chunk_id, scope.tenant_id),
+            ).fetchall()
+        views = self.load_chunks(scope, [r[0] for r in rows])
+        return [views[r[0]] for r in rows if r[0] in views]
+
+    def record_citations(
+        self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
+    ) -> list[str]:
+        """Store citation snapshots; return their ids (in order)."""
+        if not citations:
+            return []
+        ids = [f"cit_{uuid.uuid4().hex}" for _ in citations]
+        with translated_errors("recording citations"), self.pool.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
+                    "content_hash, subjects, snapshot) SELECT %s, %s, %s, %s, %s, %s, %s, s.subjects, %s "
+                    "FROM sources s WHERE s.source_id = %s AND s.tenant_id = %s",
+                    [
+                        (
+                            citation_id,
+                            scope.tenant_id,
+                            key_id,
+                            c.chunk_id,
+                            c.source_id,
+                            c.source_version_id,
+                            c.content_hash,
+                            Jsonb(c.to_dict()),
+                            c.source_id,
+                            scope.tenant_id,
+                        )
+                        for citation_id, c in zip(ids, citations, strict=True)
+                    ],
+                )
+        return ids
+
+    def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None:
+        with translated_errors("reading a citation"), self.pool.connection() as conn:
+            row = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT c.citation_id, c.chunk_id, c.source_id, c.version_id, c.content_hash, c.subjects, "
+                    "c.snapshot, s.state AS source_state, s.subjects AS current_subjects, "
+                    "ch.content_hash AS current_hash, ch.version_id AS current_version "
+                    "FROM citations c LEFT JOIN sources s ON s.source_id = c.source_id "
+                    "LEFT JOIN chunks ch ON ch.chunk_id = c.chunk_id "
+                    "WHERE c.citation_id = %s AND c.tenant_id = %s",
+                    (citation_id, tenant_id),
+                )
+                .fetchone()
+            )
+        return dict(row) if row else None
+
+    def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None:
+        if not chunk_ids or not key_id:
+            return
+        with translated_errors("recording issued ids"), self.pool.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO issued_chunks (key_id, chunk_id) VALUES (%s, %s) "
+                    "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
+                    [(key_id, c) for c in dict.fromkeys(chunk_ids)],
+                )
+
+    def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:
+        with translated_errors("reading issued ids"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id FROM issued_chunks WHERE key_id = %s AND issued_at > now() - make_interval(hours => %s) "
+                "ORDER BY issued_at DESC LIMIT %s",
+                (key_id, hours, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def was_issued(self, key_id: str, chunk_id: str, hours: int = 24) -> bool:
+        with translated_errors("checking an issued id"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM issued_chunks WHERE key_id = %s AND chunk_id = %s "
+                "AND issued_at > now() - make_interval(hours => %s)",
+                (key_id, chunk_id, hours),
+            ).fetchone()
+        return row is not None
+
+    def browse(
+        self, scope: AccessScope, media_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Sources visible to the scope, by media type then id, keyset-paged."""
+        if not scope.subjects:
+            return []
+        with translated_errors("listing sources"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT s.source_id, s.filename, coalesce(v.title, s.filename) AS title, v.media_type, "
+                    "v.processing_state, v.low_confidence, v.created_at "
+                    "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                    "WHERE s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s "
+                    "AND (%s::text IS NULL OR v.media_type = %s) AND (%s::text IS NULL OR s.source_id > %s) "
+                    "ORDER BY s.source_id LIMIT %s",
+                    (
+                        scope.tenant_id,
+                        list(scope.subjects),
+                        media_type,
+                        media_type,
+                        after,
+                        after,
+                        limit,
+                    ),
+                )
+                .fetchall()
+            )
+        return [dict(r) for r in rows]
+
+    def media_type_counts(self, scope: AccessScope) -> dict[str, int]:
+        if not scope.subjects:
+            return {}
+        with translated_errors("counting sources"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT v.media_type, count(*) FROM sources s JOIN source_versions v "
+                "ON v.version_id = s.current_version_id WHERE s.tenant_id = %s AND s.state = 'active' "
+                "AND s.subjects && %s GROUP BY v.media_type ORDER BY count(*) DESC",
+                (scope.tenant_id, list(scope.subjects)),
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def first_chunks(
+        self, scope: AccessScope, source_ids: Sequence[str], per_source: int = 5
+    ) -> dict[str, list[ChunkView]]:
+        """The first chunks of each source's current version (for extractive summaries)."""
+        if not source_ids or not scope.subjects:
+            return {}
+        with translated_errors("reading first chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
+                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s AND s.current_version_id = c.version_id "
+                "AND c.position < %s ORDER BY c.source_id, c.position",
+                (list(source_ids), scope.tenant_id, per_source),
+            ).fetchall()
+        views = self.load_chunks(scope, [r[0] for r in rows])
+        out: dict[str, list[ChunkView]] = {}
+        for r in rows:
+            view = views.get(r[0])
+            if view is not None:
+                out.setdefault(view.source_id, []).append(view)
+        return out

@@ -76,3 +76,15 @@ class TestBgeSmall(EmbeddingProviderContract):
 
 class TestMiniLM(EmbeddingProviderContract):
     model = MINILM_L6_V2_INT8
+
+
+class TestHashingFake(EmbeddingProviderContract):
+    """The kernel tests' fake passes the same contract."""
+
+    from tests.fakes import FAKE_MODEL as model  # noqa: N811
+
+    @pytest.fixture
+    def provider(self) -> EmbeddingProvider:  # type: ignore[override]
+        from tests.fakes import HashingEmbedder
+
+        return HashingEmbedder()

@@ -150,3 +150,13 @@ class TestPostgresKeywordIndex(KeywordIndexContract):
     @pytest.fixture
     def index(self, pg_keyword_platform: Platform) -> KeywordIndex:
         return pg_keyword_platform.keywords
+
+
+class TestInMemoryFake(KeywordIndexContract):
+    """The kernel tests' fake passes the same contract."""
+
+    @pytest.fixture
+    def index(self) -> KeywordIndex:
+        from tests.fakes import InMemoryKeywordIndex
+
+        return InMemoryKeywordIndex()

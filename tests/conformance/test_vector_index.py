@@ -184,3 +184,15 @@ class TestPgVectorBge(VectorIndexContract):
 
 class TestPgVectorMiniLM(VectorIndexContract):
     model = MINILM_L6_V2_INT8
+
+
+class TestInMemoryFake(VectorIndexContract):
+    """The kernel tests' fake passes the same contract."""
+
+    from tests.fakes import FAKE_MODEL as model  # noqa: N811
+
+    @pytest.fixture
+    def index(self) -> VectorIndex:  # type: ignore[override]
+        from tests.fakes import InMemoryVectorIndex
+
+        return InMemoryVectorIndex()

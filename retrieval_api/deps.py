@@ -1,0 +1,41 @@
+"""Request dependencies: the platform and the authenticated principal.
+
+The principal comes from the API key only; tenant and subjects are never
+request parameters, so a caller cannot widen its own scope.
+"""
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from groundwork.ports import Principal
+from resources.platform import Platform
+
+
+class Unauthorized(Exception):
+    pass
+
+
+def get_platform(request: Request) -> Platform:
+    platform: Platform = request.app.state.platform_factory()
+    return platform
+
+
+def get_principal(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Header()] = None,
+) -> Principal:
+    secret = x_api_key
+    if authorization and authorization.lower().startswith("bearer "):
+        secret = authorization[7:].strip()
+    if not secret:
+        raise Unauthorized("send an API key as 'Authorization: Bearer <key>' or 'X-API-Key'")
+    found = get_platform(request).catalog.principal_for_key(secret)
+    if found is None:
+        raise Unauthorized("the API key is not valid or has been revoked")
+    return found
+
+
+PlatformDep = Annotated[Platform, Depends(get_platform)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]

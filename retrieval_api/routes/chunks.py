@@ -1,0 +1,126 @@
+"""Drill-down to raw chunks (verbatim ids only) and citation verification."""
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter
+
+from groundwork.citations import Citation
+from groundwork.documents import Location
+from groundwork.errors import NotFound
+from groundwork.ports import Principal
+from groundwork.reading import fence_untrusted
+from resources.platform import Platform
+from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.errors import DrillDownRefused
+from retrieval_api.schemas import (
+    ChunkOut,
+    CitationCheckOut,
+    CitationOut,
+    CitationsResolveBody,
+    CitationsResolveOut,
+)
+
+router = APIRouter()
+
+CHUNK_ID = re.compile(r"^ch_[0-9a-f]{32}$")
+CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
+
+
+@router.get("/v1/chunks/{chunk_id}", response_model=ChunkOut)
+def get_chunk(chunk_id: str, who: PrincipalDep, platform: PlatformDep) -> ChunkOut:
+    """Raw chunk text, only for ids this key was handed by a previous response
+    (copied verbatim); anything else is an error naming the valid ids."""
+    valid = platform.catalog.issued_recently(who.key_id)
+    if not CHUNK_ID.match(chunk_id):
+        raise DrillDownRefused(
+            f"{chunk_id!r} is not a chunk id (ch_ followed by 32 hex digits)", valid
+        )
+    if not platform.catalog.was_issued(who.key_id, chunk_id):
+        raise DrillDownRefused(
+            f"{chunk_id} was not returned to this key in the last 24 hours; use an id from a previous response",
+            valid,
+        )
+    views = platform.catalog.load_chunks(who.scope, [chunk_id])
+    view = views.get(chunk_id)
+    if view is None:
+        raise NotFound(f"chunk {chunk_id} is no longer available to this key")
+    return ChunkOut(
+        chunk_id=view.chunk_id,
+        source_id=view.source_id,
+        version_id=view.version_id,
+        title=view.title,
+        heading_path=list(view.heading_path),
+        location=view.location.to_dict(),
+        location_label=view.location.label(),
+        low_confidence=view.low_confidence,
+        content=fence_untrusted(view.body, view.source_id),
+    )
+
+
+def _check(platform: Platform, who: Principal, citation_id: str) -> CitationCheckOut | None:
+    if not CITATION_ID.match(citation_id):
+        return None
+    row = platform.catalog.citation(who.tenant_id, citation_id)
+    if row is None:
+        return None
+    # Permission is re-checked now: the source's current scope if it still
+    # exists, otherwise the scope it had when the citation was issued.
+    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
+    if not scope_subjects & set(who.subjects):
+        return CitationCheckOut(citation_id=citation_id, status="withheld", citation=None)
+    snapshot: dict[str, Any] = row["snapshot"]
+    status: Literal["exists", "drifted", "removed"]
+    if row["source_state"] != "active" or row["current_hash"] is None:
+        status = "removed"
+    elif row["current_hash"] != row["content_hash"]:
+        status = "drifted"
+    else:
+        status = "exists"
+    citation = Citation(
+        source_id=snapshot["source_id"],
+        source_version_id=snapshot["source_version_id"],
+        chunk_id=snapshot["chunk_id"],
+        content_hash=snapshot["content_hash"],
+        title=snapshot["title"],
+        location=Location.from_dict(snapshot["location"]),
+        heading_path=tuple(snapshot["heading_path"]),
+        excerpt=snapshot["excerpt"],
+        retrieved_at=datetime.fromisoformat(snapshot["retrieved_at"]),
+        low_confidence=bool(snapshot.get("low_confidence", False)),
+    )
+    return CitationCheckOut(
+        citation_id=citation_id,
+        status=status,
+        citation=CitationOut(**citation.to_dict()),  # type: ignore[arg-type]
+    )
+
+
+@router.get("/v1/citations/{citation_id}", response_model=CitationCheckOut)
+def get_citation(citation_id: str, who: PrincipalDep, platform: PlatformDep) -> CitationCheckOut:
+    """Resolve a stored citation (a snapshot: it survives deletion of its source)
+    and verify it against the live corpus: exists, drifted, removed or withheld."""
+    checked = _check(platform, who, citation_id)
+    if checked is None:
+        raise NotFound(f"no citation {citation_id} for this tenant")
+    return checked
+
+
+@router.post("/v1/citations/resolve", response_model=CitationsResolveOut)
+def resolve_citations(
+    body: CitationsResolveBody, who: PrincipalDep, platform: PlatformDep
+) -> CitationsResolveOut:
+    checked: list[CitationCheckOut] = []
+    unknown: list[str] = []
+    for citation_id in dict.fromkeys(body.citation_ids):
+        result = _check(platform, who, citation_id)
+        if result is None:
+            unknown.append(citation_id)
+        else:
+            checked.append(result)
+    return CitationsResolveOut(
+        citations=checked,
+        withheld=sum(1 for c in checked if c.status == "withheld"),
+        unknown=unknown,
+    )

@@ -1,0 +1,174 @@
+"""Sources: registration over HTTP, processing status, reading windows, tables."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from groundwork.documents import (
+    FAILURE_GUIDANCE,
+    ExtractedDocument,
+    ExtractionFailure,
+    FailureReason,
+)
+from groundwork.errors import NotFound
+from groundwork.inbox import MAX_FILE_BYTES
+from groundwork.pipeline import register_file
+from groundwork.reading import (
+    MAX_WINDOW_BLOCKS,
+    NothingToRead,
+    extract_tables,
+    fence_untrusted,
+    read_document,
+)
+from resources.sniffing import sniff_media_type
+from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.errors import error_response
+from retrieval_api.schemas import (
+    BlockOut,
+    ReadOut,
+    RegistrationOut,
+    TableOut,
+    TablesOut,
+    VersionStatusOut,
+)
+
+router = APIRouter()
+
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES
+MAX_TABLES = 200
+
+
+@router.post("/v1/sources", response_model=RegistrationOut, status_code=201)
+async def register_source(
+    request: Request,
+    who: PrincipalDep,
+    platform: PlatformDep,
+    filename: Annotated[str, Query(min_length=1, max_length=255)],
+    subjects: Annotated[list[str] | None, Query(max_length=50)] = None,
+) -> RegistrationOut | JSONResponse:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
+        return error_response(
+            413, "too_large", f"the file is {declared} bytes; the limit is {MAX_UPLOAD_BYTES} bytes"
+        )
+    received = bytearray()
+    async for part in request.stream():
+        received.extend(part)
+        if len(received) > MAX_UPLOAD_BYTES:
+            return error_response(
+                413, "too_large", f"the upload exceeded the limit of {MAX_UPLOAD_BYTES} bytes"
+            )
+    scope = tuple(subjects) if subjects else who.subjects
+    if not set(scope) & set(who.subjects):
+        return error_response(
+            422, "invalid_request", "subjects must include at least one of the caller's own"
+        )
+    data = bytes(received)
+    media_type = sniff_media_type(data, filename)
+    registration = register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=who.tenant_id,
+        origin=f"api:{filename}",
+        filename=filename,
+        data=data,
+        subjects=scope,
+        media_type=media_type,
+    )
+    return RegistrationOut(
+        source_id=registration.source_id,
+        version_id=registration.version_id,
+        created=registration.created,
+        media_type=media_type,
+    )
+
+
+@router.get("/v1/sources/{source_id}/status", response_model=VersionStatusOut)
+def source_status(source_id: str, who: PrincipalDep, platform: PlatformDep) -> VersionStatusOut:
+    status = platform.catalog.source_status(who.scope, source_id)
+    if status is None:
+        raise NotFound(f"no source {source_id} is visible to this key")
+    reason = status["failure_reason"]
+    return VersionStatusOut(
+        **status,  # type: ignore[arg-type]
+        failure_guidance=FAILURE_GUIDANCE[FailureReason(str(reason))] if reason else None,
+    )
+
+
+@router.get("/v1/sources/{source_id}/read", response_model=ReadOut)
+def read_source(
+    source_id: str,
+    who: PrincipalDep,
+    platform: PlatformDep,
+    start_block: Annotated[int, Query(ge=0)] = 0,
+    max_blocks: Annotated[int, Query(ge=1, le=MAX_WINDOW_BLOCKS)] = MAX_WINDOW_BLOCKS,
+) -> ReadOut:
+    found = platform.catalog.current_extraction(who.scope, source_id)
+    if found is None:
+        raise NotFound(f"no source {source_id} is visible to this key")
+    version_id, document = found
+    result = read_document(document, start_block=start_block, max_blocks=max_blocks)
+    if isinstance(result, NothingToRead):
+        return ReadOut(
+            source_id=source_id,
+            version_id=version_id,
+            outcome="nothing_to_read",
+            reason=result.reason,
+            guidance=result.guidance,
+            retry_may_help=result.retry_may_help,
+        )
+    return ReadOut(
+        source_id=source_id,
+        version_id=version_id,
+        outcome="window",
+        start_block=result.start_block,
+        next_block=result.next_block,
+        total_blocks=result.total_blocks,
+        low_confidence=result.low_confidence,
+        oversized_table=result.oversized_table,
+        warnings=list(result.warnings),
+        blocks=[
+            BlockOut(
+                index=result.start_block + i,
+                kind=b.kind.value,
+                text=b.text,
+                level=b.level,
+                location=b.location.to_dict(),
+                location_label=b.location.label(),
+                confidence=b.confidence,
+                table=[list(r) for r in b.table.rows] if b.table else None,
+            )
+            for i, b in enumerate(result.blocks)
+        ],
+        content=fence_untrusted(result.markdown(), source_id),
+    )
+
+
+@router.get("/v1/sources/{source_id}/tables", response_model=TablesOut)
+def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> TablesOut:
+    found = platform.catalog.current_extraction(who.scope, source_id)
+    if found is None:
+        raise NotFound(f"no source {source_id} is visible to this key")
+    version_id, document = found
+    if not isinstance(document, ExtractedDocument):
+        reason = (
+            document.reason.value
+            if isinstance(document, ExtractionFailure)
+            else "not-extracted-yet"
+        )
+        return TablesOut(source_id=source_id, version_id=version_id, tables=[], reason=reason)
+    return TablesOut(
+        source_id=source_id,
+        version_id=version_id,
+        tables=[
+            TableOut(
+                rows=[list(r) for r in t.table.rows],
+                header_rows=t.table.header_rows,
+                location=t.location.to_dict(),
+                location_label=t.location.label(),
+                heading_path=list(t.heading_path),
+            )
+            for t in extract_tables(document)[:MAX_TABLES]
+        ],
+    )

@@ -1,0 +1,301 @@
+"""In-memory fakes of the ports, for fast kernel tests. Each one passes the
+same conformance suite as the real adapters (tests/conformance), so a kernel
+test against a fake means what it says."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from groundwork.errors import DimensionMismatch, NotFound
+from groundwork.models import EmbeddingModelRef, Pooling
+from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, VectorRecord
+from groundwork.retrieval.outcome import ChunkView
+
+FAKE_MODEL = EmbeddingModelRef(
+    key="fake_hashing",
+    name="hashing bag of words",
+    version="1",
+    dimension=384,
+    pooling=Pooling.MEAN,
+)
+_WORD = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
+
+
+def _terms(text: str) -> list[str]:
+    out: list[str] = []
+    for token in _WORD.findall(text.lower()):
+        out.append(token)
+        parts = re.split(r"[-./]", token)
+        if len(parts) > 1:
+            out.extend(p for p in parts if p)
+    return out
+
+
+class HashingEmbedder:
+    """Bag-of-words hashed into 384 dimensions: deterministic, offline, crude."""
+
+    @property
+    def model(self) -> EmbeddingModelRef:
+        return FAKE_MODEL
+
+    def _vector(self, text: str) -> tuple[float, ...]:
+        values = [0.0] * FAKE_MODEL.dimension
+        for term in _terms(text):
+            digest = hashlib.blake2b(term.encode(), digest_size=4).digest()
+            values[int.from_bytes(digest, "big") % FAKE_MODEL.dimension] += 1.0
+        norm = math.sqrt(sum(v * v for v in values)) or 1.0
+        return tuple(v / norm for v in values)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> tuple[float, ...]:
+        return self._vector(text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(_terms(text)) + len(text) // 4
+
+
+def _visible(chunk: IndexedChunk, scope: AccessScope, filters: SearchFilters | None) -> bool:
+    if chunk.tenant_id != scope.tenant_id or not set(chunk.subjects) & set(scope.subjects):
+        return False
+    if filters and filters.source_ids is not None and chunk.source_id not in filters.source_ids:
+        return False
+    return not (
+        filters and filters.media_types is not None and chunk.media_type not in filters.media_types
+    )
+
+
+@dataclass
+class _Row:
+    chunk: IndexedChunk
+    live: bool
+    vector: tuple[float, ...] = ()
+
+
+class _RowStore:
+    def __init__(self) -> None:
+        self.rows: dict[str, _Row] = {}
+
+    def _put(self, chunk: IndexedChunk, vector: tuple[float, ...] = ()) -> None:
+        old = self.rows.get(chunk.chunk_id)
+        live = bool(old and old.live and old.chunk.version_id == chunk.version_id)
+        self.rows[chunk.chunk_id] = _Row(chunk, live, vector)
+
+    def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
+        n = 0
+        for row in self.rows.values():
+            c = row.chunk
+            if (
+                c.tenant_id == tenant_id
+                and c.source_id == source_id
+                and version_id in (None, c.version_id)
+            ):
+                row.live = live
+                n += 1
+        return n
+
+    def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
+        n = 0
+        for row in self.rows.values():
+            if row.chunk.tenant_id == tenant_id and row.chunk.version_id in version_ids:
+                row.live = live
+                n += 1
+        return n
+
+    def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:
+        n = 0
+        for chunk_id, row in self.rows.items():
+            c = row.chunk
+            if c.tenant_id == tenant_id and c.source_id == source_id:
+                self.rows[chunk_id] = _Row(
+                    IndexedChunk(
+                        c.chunk_id,
+                        c.tenant_id,
+                        c.source_id,
+                        c.version_id,
+                        tuple(subjects),
+                        c.media_type,
+                        c.title,
+                        c.content,
+                        c.content_hash,
+                    ),
+                    row.live,
+                    row.vector,
+                )
+                n += 1
+        return n
+
+    def delete_source(
+        self, tenant_id: str, source_id: str, keep_version_id: str | None = None
+    ) -> int:
+        doomed = [
+            k
+            for k, r in self.rows.items()
+            if r.chunk.tenant_id == tenant_id
+            and r.chunk.source_id == source_id
+            and r.chunk.version_id != keep_version_id
+        ]
+        for k in doomed:
+            del self.rows[k]
+        return len(doomed)
+
+    def delete_tenant(self, tenant_id: str) -> int:
+        doomed = [k for k, r in self.rows.items() if r.chunk.tenant_id == tenant_id]
+        for k in doomed:
+            del self.rows[k]
+        return len(doomed)
+
+    def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
+        return {
+            k
+            for k, r in self.rows.items()
+            if r.chunk.tenant_id == tenant_id and (r.live or not live_only)
+        }
+
+
+class InMemoryVectorIndex(_RowStore):
+    def __init__(self, model: EmbeddingModelRef = FAKE_MODEL) -> None:
+        super().__init__()
+        self._model = model
+
+    @property
+    def model(self) -> EmbeddingModelRef:
+        return self._model
+
+    def ensure_schema(self) -> None:
+        return None
+
+    def upsert(self, records: Sequence[VectorRecord]) -> int:
+        for record in records:
+            if len(record.vector) != self._model.dimension:
+                raise DimensionMismatch(f"{len(record.vector)} != {self._model.dimension}")
+        for record in records:
+            self._put(record.chunk, record.vector)
+        return len(records)
+
+    def search(
+        self,
+        scope: AccessScope,
+        vector: Sequence[float],
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[ScoredChunk]:
+        if len(vector) != self._model.dimension:
+            raise DimensionMismatch(f"{len(vector)} != {self._model.dimension}")
+        if not scope.subjects or limit <= 0:
+            return []
+        scored = [
+            ScoredChunk(
+                r.chunk.chunk_id,
+                r.chunk.source_id,
+                r.chunk.version_id,
+                sum(a * b for a, b in zip(r.vector, vector, strict=True)),
+            )
+            for r in self.rows.values()
+            if r.live and _visible(r.chunk, scope, filters)
+        ]
+        scored.sort(key=lambda h: (-h.score, h.chunk_id))
+        return scored[:limit]
+
+    def existing_vectors(
+        self, tenant_id: str, content_hashes: Sequence[str]
+    ) -> dict[str, tuple[float, ...]]:
+        wanted = set(content_hashes)
+        return {
+            r.chunk.content_hash: r.vector
+            for r in self.rows.values()
+            if r.chunk.tenant_id == tenant_id and r.chunk.content_hash in wanted
+        }
+
+
+class InMemoryKeywordIndex(_RowStore):
+    """BM25-style scoring over hyphen-aware terms (whole identifiers and their parts)."""
+
+    def ensure_schema(self) -> None:
+        return None
+
+    def upsert(self, chunks: Sequence[IndexedChunk]) -> int:
+        for chunk in chunks:
+            self._put(chunk)
+        return len(chunks)
+
+    def search(
+        self, scope: AccessScope, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[ScoredChunk]:
+        terms = set(_terms(query))
+        if not scope.subjects or limit <= 0 or not terms:
+            return []
+        visible = [
+            r.chunk for r in self.rows.values() if r.live and _visible(r.chunk, scope, filters)
+        ]
+        documents = {c.chunk_id: _terms(c.content) for c in visible}
+        n = len(documents) or 1
+        df = {t: sum(1 for words in documents.values() if t in words) for t in terms}
+        hits: list[ScoredChunk] = []
+        for chunk in visible:
+            words = documents[chunk.chunk_id]
+            score = 0.0
+            for term in terms:
+                tf = words.count(term)
+                if tf:
+                    idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                    score += idf * tf * 2.2 / (tf + 1.2)
+            if score > 0:
+                hits.append(ScoredChunk(chunk.chunk_id, chunk.source_id, chunk.version_id, score))
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        return hits[:limit]
+
+
+class InMemoryChunkReader:
+    """ChunkReader over a list of chunk views with per-source subjects and liveness."""
+
+    def __init__(self) -> None:
+        self.views: dict[str, tuple[str, ChunkView]] = {}  # chunk id -> (tenant, view)
+        self.subjects: dict[str, tuple[str, ...]] = {}  # source id -> subjects
+        self.deleted: set[str] = set()
+
+    def add(self, tenant_id: str, view: ChunkView, subjects: Sequence[str]) -> None:
+        self.views[view.chunk_id] = (tenant_id, view)
+        self.subjects[view.source_id] = tuple(subjects)
+
+    def _allowed(self, tenant_id: str, view: ChunkView, scope: AccessScope) -> bool:
+        return (
+            tenant_id == scope.tenant_id
+            and view.source_id not in self.deleted
+            and bool(set(self.subjects.get(view.source_id, ())) & set(scope.subjects))
+        )
+
+    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
+        out: dict[str, ChunkView] = {}
+        for chunk_id in chunk_ids:
+            found = self.views.get(chunk_id)
+            if found and self._allowed(found[0], found[1], scope):
+                out[chunk_id] = found[1]
+        return out
+
+    def has_accessible_sources(self, scope: AccessScope) -> bool:
+        return any(self._allowed(t, v, scope) for t, v in self.views.values())
+
+    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+        found = self.views.get(chunk_id)
+        if found is None or not self._allowed(found[0], found[1], scope):
+            raise NotFound(chunk_id)
+        view = found[1]
+        return sorted(
+            (
+                v
+                for t, v in self.views.values()
+                if v.source_id == view.source_id
+                and v.heading_path == view.heading_path
+                and self._allowed(t, v, scope)
+            ),
+            key=lambda v: v.chunk_id,
+        )
+
+    def __iter__(self) -> Iterator[ChunkView]:
+        return iter(v for _, v in self.views.values())

@@ -1,0 +1,270 @@
+"""The retrieval kernel against in-memory fakes that pass the port conformance suites."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+
+import pytest
+
+from groundwork.documents import Location
+from groundwork.ports import AccessScope, IndexedChunk, VectorRecord
+from groundwork.retrieval.context import select_context
+from groundwork.retrieval.kernel import (
+    RetrievalPolicy,
+    SearchEngines,
+    SearchMode,
+    SearchRequest,
+    hybrid_search,
+)
+from groundwork.retrieval.outcome import ChunkView, Found
+from groundwork.retrieval.query import InterpretedQuery
+from groundwork.retrieval.rerank import IdentifierReranker, RerankCandidate
+from tests.fakes import (
+    FAKE_MODEL,
+    HashingEmbedder,
+    InMemoryChunkReader,
+    InMemoryKeywordIndex,
+    InMemoryVectorIndex,
+)
+
+TENANT = "acme"
+STAFF = AccessScope(TENANT, ("tenant:acme",))
+
+
+def _engines(
+    docs: Sequence[tuple[str, str, tuple[str, ...]]],
+    policy: RetrievalPolicy | None = None,
+    low_confidence: Sequence[str] = (),
+    heading: dict[str, tuple[str, ...]] | None = None,
+) -> tuple[SearchEngines, InMemoryChunkReader]:
+    """docs: (chunk id, text, subjects); the source is the chunk id's prefix before ':'."""
+    embedder, vectors, keywords, reader = (
+        HashingEmbedder(),
+        InMemoryVectorIndex(),
+        InMemoryKeywordIndex(),
+        InMemoryChunkReader(),
+    )
+    for chunk_id, text, subjects in docs:
+        source = chunk_id.split(":")[0]
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        chunk = IndexedChunk(
+            chunk_id, TENANT, source, "v1", subjects, "text/markdown", source, text, digest
+        )
+        vectors.upsert([VectorRecord(chunk, embedder.embed_documents([text])[0])])
+        keywords.upsert([chunk])
+        path = (heading or {}).get(chunk_id, (source,))
+        view = ChunkView(
+            chunk_id,
+            source,
+            "v1",
+            source,
+            f"{source}.md",
+            "text/markdown",
+            path,
+            text,
+            Location(line_start=1),
+            digest,
+            chunk_id in low_confidence,
+        )
+        reader.add(TENANT, view, subjects)
+    vectors.set_versions_live(TENANT, ["v1"], True)
+    keywords.set_versions_live(TENANT, ["v1"], True)
+    engines = SearchEngines(
+        embedder, vectors, keywords, reader, IdentifierReranker(), policy or RetrievalPolicy()
+    )
+    return engines, reader
+
+
+CORPUS = [
+    (
+        "runbook:1",
+        "ERR-4021 means the storage quota is exceeded; free space or raise the quota.",
+        ("tenant:acme",),
+    ),
+    (
+        "runbook:2",
+        "Replica lag alerts fire when a read replica falls behind the primary.",
+        ("tenant:acme",),
+    ),
+    ("handbook:1", "Employees receive 25 vacation days per calendar year.", ("tenant:acme",)),
+    ("budget:1", "The hiring budget for 2027 is 3.4M.", ("group:finance",)),
+]
+
+
+def test_found_hits_carry_citations_and_leg_ranks() -> None:
+    engines, _ = _engines(CORPUS)
+    outcome = hybrid_search(
+        STAFF, SearchRequest("how many vacation days do employees get"), engines
+    )
+    assert isinstance(outcome, Found)
+    top = outcome.hits[0]
+    assert top.chunk.chunk_id == "handbook:1" and set(top.leg_ranks) == {"vector", "keyword"}
+    assert top.citation.chunk_id == "handbook:1" and top.citation.source_version_id == "v1"
+
+
+def test_nothing_accessible_without_subjects_or_without_visible_sources() -> None:
+    engines, _ = _engines(CORPUS)
+    assert (
+        hybrid_search(AccessScope(TENANT, ()), SearchRequest("quota"), engines).kind
+        == "nothing_accessible"
+    )
+    assert (
+        hybrid_search(AccessScope(TENANT, ("group:nobody",)), SearchRequest("quota"), engines).kind
+        == "nothing_accessible"
+    )
+    assert (
+        hybrid_search(AccessScope("other", ("tenant:acme",)), SearchRequest("quota"), engines).kind
+        == "nothing_accessible"
+    )
+
+
+def test_nothing_matches_when_no_leg_finds_anything() -> None:
+    engines, _ = _engines(CORPUS)
+    outcome = hybrid_search(
+        STAFF, SearchRequest("zeppelin xylophone", mode=SearchMode.KEYWORD), engines
+    )
+    assert outcome.kind == "nothing_matches" and not hasattr(outcome, "hits")
+
+
+def test_nothing_close_enough_below_the_semantic_floor() -> None:
+    engines, _ = _engines(CORPUS)
+    strict = dataclasses.replace(engines, vectors=_with_floor(engines.vectors, 0.99))
+    outcome = hybrid_search(STAFF, SearchRequest("zeppelin xylophone"), strict)
+    assert outcome.kind == "nothing_close_enough"
+
+
+def _with_floor(index: InMemoryVectorIndex, floor: float) -> InMemoryVectorIndex:  # type: ignore[valid-type]
+    index._model = dataclasses.replace(FAKE_MODEL, semantic_floor=floor)
+    return index
+
+
+def test_hidden_content_is_never_returned_nor_counted() -> None:
+    engines, _ = _engines(CORPUS)
+    staff = hybrid_search(STAFF, SearchRequest("hiring budget 2027", limit=10), engines)
+    assert isinstance(staff, Found) and all(h.chunk.source_id != "budget" for h in staff.hits)
+    finance = hybrid_search(
+        AccessScope(TENANT, ("tenant:acme", "group:finance")),
+        SearchRequest("hiring budget 2027"),
+        engines,
+    )
+    assert isinstance(finance, Found) and finance.hits[0].chunk.source_id == "budget"
+
+
+def test_result_time_recheck_drops_a_source_deleted_after_indexing() -> None:
+    engines, reader = _engines(CORPUS)
+    reader.deleted.add("handbook")
+    outcome = hybrid_search(STAFF, SearchRequest("vacation days"), engines)
+    assert not isinstance(outcome, Found) or all(
+        h.chunk.source_id != "handbook" for h in outcome.hits
+    )
+
+
+def test_relative_floor_drops_weak_tail_hits() -> None:
+    engines, _ = _engines(CORPUS, policy=RetrievalPolicy(relative_floor=0.99))
+    outcome = hybrid_search(STAFF, SearchRequest("replica lag primary", limit=10), engines)
+    assert isinstance(outcome, Found) and [h.chunk.chunk_id for h in outcome.hits] == ["runbook:2"]
+    loose = hybrid_search(
+        STAFF, SearchRequest("replica lag primary", limit=10), _engines(CORPUS)[0]
+    )
+    assert isinstance(loose, Found) and len(loose.hits) > 1
+
+
+def test_identifier_reranker_promotes_exact_identifiers_and_is_switchable() -> None:
+    docs = [
+        (
+            "a:1",
+            "storage service error storage service error storage service error",
+            ("tenant:acme",),
+        ),
+        ("b:1", "ERR-4021 quota.", ("tenant:acme",)),
+    ]
+    engines, _ = _engines(
+        docs, policy=RetrievalPolicy(leg_weights=(("vector", 1.0), ("keyword", 0.0)))
+    )
+    request = SearchRequest("storage service error ERR-4021", limit=2)
+    reranked = hybrid_search(STAFF, request, engines)
+    plain = hybrid_search(STAFF, dataclasses.replace(request, rerank=False), engines)
+    assert isinstance(reranked, Found) and isinstance(plain, Found)
+    assert reranked.hits[0].chunk.chunk_id == "b:1"
+    assert plain.hits[0].chunk.chunk_id == "a:1"
+
+
+def test_a_reranker_that_returns_nothing_falls_back_to_fusion_order() -> None:
+    class Silent:
+        def rerank(
+            self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]
+        ) -> list[str]:
+            return []
+
+    engines, _ = _engines(CORPUS)
+    silent = dataclasses.replace(engines, reranker=Silent())
+    request = SearchRequest("replica lag", limit=4)
+    a, b = (
+        hybrid_search(STAFF, request, silent),
+        hybrid_search(STAFF, dataclasses.replace(request, rerank=False), engines),
+    )
+    assert isinstance(a, Found) and isinstance(b, Found)
+    assert [h.chunk.chunk_id for h in a.hits] == [h.chunk.chunk_id for h in b.hits]
+
+
+def test_low_confidence_chunks_are_demoted_and_flagged() -> None:
+    docs = [
+        ("scan:1", "replica lag primary", ("tenant:acme",)),
+        ("typed:1", "replica lag primary", ("tenant:acme",)),
+    ]
+    engines, _ = _engines(
+        docs, policy=RetrievalPolicy(low_confidence_weight=0.5), low_confidence=["scan:1"]
+    )
+    outcome = hybrid_search(STAFF, SearchRequest("replica lag primary"), engines)
+    assert isinstance(outcome, Found)
+    assert [h.chunk.chunk_id for h in outcome.hits] == ["typed:1", "scan:1"]
+    assert outcome.hits[1].citation.low_confidence
+
+
+def test_context_budget_caps_dedupes_and_expands_sections() -> None:
+    docs = [
+        ("guide:1", "Vacation days are 25 per year for employees.", ("tenant:acme",)),
+        ("guide:2", "Vacation days carry over up to five days.", ("tenant:acme",)),
+        ("guide:3", "Vacation days expire in March for employees.", ("tenant:acme",)),
+        ("guide:4", "Vacation requests need two weeks notice.", ("tenant:acme",)),
+        ("copy:1", "Vacation days are 25 per year for employees.", ("tenant:acme",)),
+        ("other:1", "Sick leave is not capped.", ("tenant:acme",)),
+    ]
+    sections = {
+        "guide:1": ("Guide", "Vacation"),
+        "guide:2": ("Guide", "Vacation"),
+        "guide:3": ("Guide", "Other"),
+        "guide:4": ("Guide", "Other"),
+    }
+    engines, reader = _engines(docs, heading=sections)
+    outcome = hybrid_search(STAFF, SearchRequest("vacation days employees", limit=10), engines)
+    assert isinstance(outcome, Found)
+    count = HashingEmbedder().count_tokens
+    capped = select_context(
+        outcome.hits, budget_tokens=10_000, count_tokens=count, per_source_cap=2
+    )
+    assert sum(1 for i in capped.items if i.hit.chunk.source_id == "guide") == 2
+    assert capped.skipped_as_duplicate == 1 and capped.skipped_for_source_cap >= 1
+    tight = select_context(outcome.hits, budget_tokens=30, count_tokens=count)
+    assert tight.used_tokens <= 30 and tight.skipped_for_budget > 0
+    expanded = select_context(
+        outcome.hits[:1],
+        budget_tokens=10_000,
+        count_tokens=count,
+        load_section=lambda view: reader.section(STAFF, view.chunk_id),
+    )
+    item = expanded.items[0]
+    top = item.hit.chunk
+    same_section = {c for c, path in sections.items() if path == top.heading_path}
+    assert item.expanded and {c.chunk_id for c in item.chunks} == same_section
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_limit_is_respected(limit: int) -> None:
+    engines, _ = _engines(CORPUS)
+    outcome = hybrid_search(
+        STAFF, SearchRequest("the storage quota replica vacation", limit=limit), engines
+    )
+    assert isinstance(outcome, Found) and len(outcome.hits) == limit
