@@ -13,12 +13,12 @@ from retrieval_api.app import create_app
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def client(platform: Platform) -> TestClient:
     return TestClient(create_app(lambda: platform), raise_server_exceptions=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def tenant_with_keys(platform: Platform, index_prefix: str) -> dict[str, str]:
     tenant = f"api-{uuid.uuid4().hex[:8]}"
     other = f"api-{uuid.uuid4().hex[:8]}"
