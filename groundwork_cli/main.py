@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -227,6 +228,56 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0 if response.status_code == 200 else 1
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Score retrieval on any BEIR-format folder (how held-out data gets scored)."""
+    import os
+
+    from dagster import DagsterInstance
+    from rich.progress import Progress
+
+    from evals.retrieval import MODES, eval_tenant_id, evaluate, format_table, write_corpus
+    from groundwork_cli.ingest import ingest_tenants
+    from resources.dagster_instance import write_instance_config
+    from resources.platform import connect, ensure_engines
+
+    settings = GroundworkSettings.from_env()
+    endpoints = ensure_engines(settings)
+    write_instance_config(settings.dagster_home, endpoints.server_url)
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    model_key = args.model or settings.default_model_key
+    tenant_id = eval_tenant_id(args.beir, model_key)
+    platform = connect(settings, endpoints)
+    try:
+        platform.catalog.ensure_tenant(tenant_id, f"eval {args.beir.name}", model_key)
+        documents = write_corpus(args.beir, settings.inbox_dir, tenant_id, limit=args.limit_docs)
+        console.print(
+            f"{documents} documents in {settings.inbox_dir / tenant_id}; ingesting through Dagster"
+        )
+        started = time.monotonic()
+        ingest_tenants(DagsterInstance.get(), [tenant_id], model_key)
+        console.print(f"ingest {time.monotonic() - started:.1f} s")
+        modes = args.modes.split(",") if args.modes else list(MODES)
+        with Progress() as progress:
+            tasks = {m: progress.add_task(m, total=None) for m in modes}
+
+            def report(mode: str, done: int, total: int) -> None:
+                progress.update(tasks[mode], completed=done, total=total)
+
+            scores = evaluate(
+                platform.search_engines(model_key),
+                tenant_id,
+                args.beir,
+                args.split,
+                modes,
+                args.max_queries,
+                report,
+            )
+        print(format_table(model_key, scores))
+    finally:
+        platform.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundwork", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -257,6 +308,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
     search.add_argument("--api")
     search.set_defaults(func=cmd_search)
+    evaluation = sub.add_parser("eval", help="score retrieval on a BEIR-format folder")
+    evaluation.add_argument("--beir", type=Path, required=True)
+    evaluation.add_argument("--split", default="test")
+    evaluation.add_argument("--model")
+    evaluation.add_argument("--modes", help="comma-separated: keyword,vector,hybrid,hybrid+rerank")
+    evaluation.add_argument("--limit-docs", type=int)
+    evaluation.add_argument("--max-queries", type=int)
+    evaluation.set_defaults(func=cmd_eval)
     return parser
 
 
