@@ -6,7 +6,8 @@ import dagster as dg
 
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
-from groundwork.inbox import MAX_FILE_BYTES, scan_tenant_inbox
+from groundwork.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
+from groundwork.lifecycle import request_deletion
 from groundwork.pipeline import register_file
 from resources.dagster_resources import GroundworkResource
 from resources.sniffing import sniff_media_type
@@ -28,7 +29,11 @@ def source_registrations(
     platform.catalog.ensure_tenant(tenant_id, tenant_id, platform.settings.default_model_key)
     started = time.monotonic()
     created = unchanged = refused = 0
+    seen: set[str] = set()
+    scanned = 0
     for item in scan_tenant_inbox(platform.settings.inbox_dir, tenant_id):
+        scanned += 1
+        seen.add(f"inbox:{item.relative}")
         if item.size > MAX_FILE_BYTES:
             refused += 1
             context.log.warning(
@@ -50,9 +55,20 @@ def source_registrations(
             created += 1
         else:
             unchanged += 1
+    # The folder connector mirrors removals: a file gone from the inbox is
+    # deleted through the deletion path (unless the scan hit its bound and so
+    # cannot tell a missing file from an unscanned one).
+    removed = 0
+    if scanned < MAX_FILES_PER_SCAN:
+        indexes = platform.indexes()
+        for origin, source_id in platform.catalog.inbox_origins(tenant_id).items():
+            if origin not in seen:
+                request_deletion(platform.catalog, indexes, tenant_id, source_id)
+                removed += 1
     counts = platform.catalog.counts(tenant_id)
     return dg.MaterializeResult(
         metadata={
+            "removed": removed,
             "new_versions": created,
             "unchanged": unchanged,
             "refused_oversize": refused,

@@ -181,11 +181,21 @@ def cmd_engines(args: argparse.Namespace) -> int:
 
 
 def cmd_tenant(args: argparse.Namespace) -> int:
+    from groundwork.lifecycle import erase_tenant
     from resources.platform import connect
 
     settings = GroundworkSettings.from_env()
     platform = connect(settings)
     try:
+        if args.action == "erase":
+            if platform.catalog.get_tenant(args.tenant_id) is None:
+                console.print(f"[red]no tenant {args.tenant_id}[/]")
+                return 1
+            removed = erase_tenant(
+                platform.catalog, platform.indexes(), platform.blobs, args.tenant_id
+            )
+            console.print(f"erased {args.tenant_id}: {removed}")
+            return 0
         tenant = platform.catalog.ensure_tenant(
             args.tenant_id, args.name or args.tenant_id, settings.default_model_key
         )
@@ -291,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     engines.add_argument("action", choices=["start", "stop", "status"])
     engines.set_defaults(func=cmd_engines)
     tenant = sub.add_parser("tenant", help="create a tenant")
-    tenant.add_argument("action", choices=["create"])
+    tenant.add_argument("action", choices=["create", "erase"])
     tenant.add_argument("tenant_id")
     tenant.add_argument("--name")
     tenant.set_defaults(func=cmd_tenant)

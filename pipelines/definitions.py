@@ -8,10 +8,16 @@ from assets.chunks import chunks
 from assets.embeddings import embeddings
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
+from assets.lifecycle import deletion_sweep
 from assets.publication import published_index
 from assets.registration import source_registrations
-from pipelines.jobs import model_publish_job, tenant_ingest_job
-from pipelines.sensors import inbox_rescan_schedule, inbox_sensor, pending_work_sensor
+from pipelines.jobs import deletion_sweep_job, model_publish_job, tenant_ingest_job
+from pipelines.sensors import (
+    deletion_sensor,
+    inbox_rescan_schedule,
+    inbox_sensor,
+    pending_work_sensor,
+)
 from resources.dagster_resources import GroundworkResource
 
 ALL_ASSETS = [
@@ -21,14 +27,15 @@ ALL_ASSETS = [
     keyword_index,
     embeddings,
     published_index,
+    deletion_sweep,
 ]
 
 
 def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ALL_ASSETS,
-        jobs=[tenant_ingest_job, model_publish_job],
-        sensors=[inbox_sensor, pending_work_sensor],
+        jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job],
+        sensors=[inbox_sensor, pending_work_sensor, deletion_sensor],
         schedules=[inbox_rescan_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},
     )

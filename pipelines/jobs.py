@@ -8,6 +8,7 @@ from assets.chunks import chunks
 from assets.embeddings import embeddings
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
+from assets.lifecycle import deletion_sweep
 from assets.publication import published_index
 from assets.registration import source_registrations
 
@@ -21,4 +22,10 @@ model_publish_job = dg.define_asset_job(
     "model_publish",
     selection=dg.AssetSelection.assets(embeddings, published_index),
     description="Embed and publish one tenant's chunks for one embedding model.",
+)
+
+deletion_sweep_job = dg.define_asset_job(
+    "purge_deleted",
+    selection=[deletion_sweep],
+    description="Purge deleted sources of one tenant from every store and prove it.",
 )

@@ -18,7 +18,7 @@ import dagster as dg
 
 from assets.partitions import tenant_model_key
 from groundwork.inbox import inbox_fingerprint, inbox_tenants
-from pipelines.jobs import model_publish_job, tenant_ingest_job
+from pipelines.jobs import deletion_sweep_job, model_publish_job, tenant_ingest_job
 from resources.dagster_resources import GroundworkResource
 
 TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -146,3 +146,28 @@ def inbox_rescan_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunR
     tenants = context.instance.get_dynamic_partitions("tenant")
     stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
     return [dg.RunRequest(run_key=f"rescan:{t}:{stamp}", partition_key=t) for t in tenants]
+
+
+@dg.sensor(
+    job=deletion_sweep_job,
+    minimum_interval_seconds=15,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Purges sources marked for deletion (they are already unsearchable).",
+)
+def deletion_sensor(
+    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
+) -> dg.SensorResult:
+    platform = groundwork.platform()
+    busy = busy_partitions(context.instance)
+    pending: dict[str, list[str]] = {}
+    for tenant_id, source_id in platform.catalog.sources_marked_for_deletion():
+        pending.setdefault(tenant_id, []).append(source_id)
+    requests = [
+        dg.RunRequest(
+            run_key=f"delete:{tenant_id}:{hashlib.sha256(','.join(sorted(ids)).encode()).hexdigest()[:16]}",
+            partition_key=tenant_id,
+        )
+        for tenant_id, ids in sorted(pending.items())
+        if (deletion_sweep_job.name, tenant_id) not in busy
+    ]
+    return dg.SensorResult(run_requests=requests)

@@ -55,7 +55,7 @@ class FilesystemBlobStore:
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
 
-    def keys(self) -> Iterator[str]:
+    def list_keys(self) -> Iterator[str]:
         for path in sorted(self.root.rglob("*")):
             if path.is_file() and not path.name.startswith(".incoming-"):
                 yield path.relative_to(self.root).as_posix()

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from psycopg_pool import ConnectionPool
 
 from groundwork.catalog import Catalog
-from groundwork.models import EmbeddingModelRef, model_by_key
+from groundwork.lifecycle import Indexes
+from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import IdentifierReranker
@@ -95,6 +96,10 @@ class Platform:
                 index.ensure_schema()
                 self._vectors[model_key] = index
             return self._vectors[model_key]
+
+    def indexes(self) -> Indexes:
+        """Every store a chunk lives in: the keyword index and one vector index per known model."""
+        return Indexes(self.keywords, tuple(self.vector_index(key) for key in sorted(KNOWN_MODELS)))
 
     def model(self, model_key: str) -> EmbeddingModelRef:
         return model_by_key(model_key)

@@ -225,3 +225,13 @@ class SummariesOut(BaseModel):
 
     overview: str
     summaries: list[SummaryOut]
+
+
+class SubjectsBody(BaseModel):
+    subjects: list[str] = Field(min_length=1, max_length=50)
+
+
+class LifecycleOut(BaseModel):
+    source_id: str
+    state: Literal["deleting", "active"]
+    message: str

@@ -13,7 +13,9 @@ from groundwork.documents import (
 )
 from groundwork.errors import NotFound
 from groundwork.inbox import MAX_FILE_BYTES
+from groundwork.lifecycle import change_subjects, request_deletion
 from groundwork.pipeline import register_file
+from groundwork.ports import Principal
 from groundwork.reading import (
     MAX_WINDOW_BLOCKS,
     NothingToRead,
@@ -21,13 +23,16 @@ from groundwork.reading import (
     fence_untrusted,
     read_document,
 )
+from resources.platform import Platform
 from resources.sniffing import sniff_media_type
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
 from retrieval_api.schemas import (
     BlockOut,
+    LifecycleOut,
     ReadOut,
     RegistrationOut,
+    SubjectsBody,
     TableOut,
     TablesOut,
     VersionStatusOut,
@@ -171,4 +176,34 @@ def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> T
             )
             for t in extract_tables(document)[:MAX_TABLES]
         ],
+    )
+
+
+def _visible_or_404(platform: Platform, who: Principal, source_id: str) -> None:
+    if platform.catalog.source_status(who.scope, source_id) is None:
+        raise NotFound(f"no source {source_id} is visible to this key")
+
+
+@router.delete("/v1/sources/{source_id}", response_model=LifecycleOut, status_code=202)
+def delete_source(source_id: str, who: PrincipalDep, platform: PlatformDep) -> LifecycleOut:
+    """Unsearchable at once; the deletion sweep purges every store shortly after."""
+    _visible_or_404(platform, who, source_id)
+    request_deletion(platform.catalog, platform.indexes(), who.tenant_id, source_id)
+    return LifecycleOut(
+        source_id=source_id,
+        state="deleting",
+        message="The source is no longer searchable; its data is being purged.",
+    )
+
+
+@router.put("/v1/sources/{source_id}/subjects", response_model=LifecycleOut)
+def set_subjects(
+    source_id: str, body: SubjectsBody, who: PrincipalDep, platform: PlatformDep
+) -> LifecycleOut:
+    """Who may read the source. Takes effect on search at once (result-time
+    re-check) and in both indexes before this returns."""
+    _visible_or_404(platform, who, source_id)
+    change_subjects(platform.catalog, platform.indexes(), who.tenant_id, source_id, body.subjects)
+    return LifecycleOut(
+        source_id=source_id, state="active", message="Permissions updated in every store."
     )

@@ -15,14 +15,26 @@ from tests.e2e.helpers import resource, write_inbox
 
 def test_definitions_load_with_jobs_sensors_and_checks() -> None:
     repository = defs.get_repository_def()
-    assert {j.name for j in repository.get_all_jobs()} >= {"tenant_ingest", "model_publish"}
-    assert {s.name for s in repository.sensor_defs} == {"inbox_sensor", "pending_work_sensor"}
+    assert {j.name for j in repository.get_all_jobs()} >= {
+        "tenant_ingest",
+        "model_publish",
+        "purge_deleted",
+    }
+    assert {s.name for s in repository.sensor_defs} == {
+        "inbox_sensor",
+        "pending_work_sensor",
+        "deletion_sensor",
+    }
     graph = repository.asset_graph
     assert (
         dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
     )
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert groups == {"ingest", "extract", "chunk", "index", "publish"}
+    assert groups == {"ingest", "extract", "chunk", "index", "publish", "lifecycle"}
+    assert (
+        dg.AssetCheckKey(dg.AssetKey("deletion_sweep"), "no_tombstoned_chunks_remain")
+        in graph.asset_check_keys
+    )
 
 
 def test_inbox_sensor_adds_partitions_requests_runs_and_is_quiet_when_unchanged(

@@ -1,0 +1,52 @@
+"""deletion_sweep: purges deleted sources from every store and proves it."""
+
+import dagster as dg
+
+from assets.partitions import tenant_partitions
+from assets.policies import INFRA_RETRY
+from groundwork.lifecycle import prove_tombstones, purge_deleted
+from resources.dagster_resources import GroundworkResource
+
+NO_TOMBSTONED_CHUNKS = "no_tombstoned_chunks_remain"
+
+
+@dg.asset(
+    partitions_def=tenant_partitions,
+    group_name="lifecycle",
+    kinds={"postgres", "pgvector", "opensearch", "filesystem"},
+    retry_policy=INFRA_RETRY,
+    check_specs=[
+        dg.AssetCheckSpec(
+            NO_TOMBSTONED_CHUNKS,
+            asset="deletion_sweep",
+            description="No store (keyword index, any model's vectors) still holds a tombstoned chunk.",
+        )
+    ],
+    description="Purges sources marked for deletion (already unsearchable) from the catalog, both "
+    "indexes and the blob store, writing a tombstone per removed item per store.",
+)
+def deletion_sweep(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    platform = groundwork.platform()
+    tenant_id = context.partition_key
+    indexes = platform.indexes()
+    report = purge_deleted(platform.catalog, indexes, platform.blobs, tenant_id)
+    proof = prove_tombstones(platform.catalog, indexes, tenant_id)
+    return dg.MaterializeResult(
+        metadata={
+            "sources_purged": report.sources,
+            "chunks_purged": report.chunks,
+            "blobs_deleted": report.blobs,
+            "seconds": round(report.seconds, 3),
+            "tombstoned_chunks": proof.tombstoned,
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=NO_TOMBSTONED_CHUNKS,
+                passed=proof.clean,
+                severity=dg.AssetCheckSeverity.ERROR,
+                metadata={store: len(ids) for store, ids in proof.leftovers.items()},
+            )
+        ],
+    )

@@ -1,0 +1,119 @@
+"""Deletion, permission changes and tenant erasure across every store.
+
+Order is the design:
+- Deletion marks the source `deleting` (search stops returning it at once:
+  the result-time re-check reads the catalog) and unpublishes it in both
+  indexes; a sweep later purges index records, chunks and unshared bytes, and
+  writes a tombstone per removed item per store. The source row stays, so
+  citations keep naming their source.
+- A permission change updates the catalog first (re-checks follow it at once),
+  then the denormalized subjects in both indexes.
+- Erasing a tenant removes everything it owns in every store; bytes shared
+  with another tenant (content-addressed) stay.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from groundwork.catalog import Catalog
+from groundwork.errors import NotFound
+from groundwork.ports import BlobStore, KeywordIndex, VectorIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Indexes:
+    keywords: KeywordIndex
+    vectors: tuple[VectorIndex, ...]
+
+
+@dataclass(slots=True)
+class PurgeReport:
+    sources: int = 0
+    chunks: int = 0
+    blobs: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TombstoneProof:
+    tombstoned: int
+    leftovers: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # store -> chunk ids still present
+
+    @property
+    def clean(self) -> bool:
+        return not any(self.leftovers.values())
+
+
+def request_deletion(catalog: Catalog, indexes: Indexes, tenant_id: str, source_id: str) -> None:
+    if not catalog.mark_source_deleting(tenant_id, source_id):
+        raise NotFound(f"no live source {source_id}")
+    indexes.keywords.set_live(tenant_id, source_id, None, False)
+    for vectors in indexes.vectors:
+        vectors.set_live(tenant_id, source_id, None, False)
+
+
+def purge_deleted(
+    catalog: Catalog, indexes: Indexes, blobs: BlobStore, tenant_id: str | None = None
+) -> PurgeReport:
+    report = PurgeReport()
+    started = time.monotonic()
+    for tenant, source_id in catalog.sources_marked_for_deletion(tenant_id):
+        chunk_ids: list[str] = catalog.source_chunk_ids(source_id)
+        tombstones: list[tuple[str, str]] = [(c, "catalog") for c in chunk_ids]
+        indexes.keywords.delete_source(tenant, source_id)
+        tombstones += [(c, "keyword") for c in chunk_ids]
+        for vectors in indexes.vectors:
+            vectors.delete_source(tenant, source_id)
+            tombstones += [(c, f"vector:{vectors.model.key}") for c in chunk_ids]
+        for key in catalog.blob_keys_only_used_by(source_id):
+            blobs.delete(key)
+            tombstones.append((key, "blob"))
+            report.blobs += 1
+        catalog.finish_deletion(tenant, source_id, tombstones)
+        report.sources += 1
+        report.chunks += len(chunk_ids)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def prove_tombstones(catalog: Catalog, indexes: Indexes, tenant_id: str) -> TombstoneProof:
+    dead: set[str] = catalog.tombstoned_chunk_ids(tenant_id)
+    leftovers = {
+        "keyword": tuple(sorted(dead & indexes.keywords.chunk_ids(tenant_id, live_only=False)))
+    }
+    for vectors in indexes.vectors:
+        leftovers[f"vector:{vectors.model.key}"] = tuple(
+            sorted(dead & vectors.chunk_ids(tenant_id, live_only=False))
+        )
+    return TombstoneProof(tombstoned=len(dead), leftovers=leftovers)
+
+
+def change_subjects(
+    catalog: Catalog, indexes: Indexes, tenant_id: str, source_id: str, subjects: Sequence[str]
+) -> None:
+    if not subjects:
+        raise ValueError("a source needs at least one subject; delete it instead")
+    if not catalog.set_source_subjects(tenant_id, source_id, subjects):
+        raise NotFound(f"no live source {source_id}")
+    indexes.keywords.set_subjects(tenant_id, source_id, subjects)
+    for vectors in indexes.vectors:
+        vectors.set_subjects(tenant_id, source_id, subjects)
+
+
+def erase_tenant(
+    catalog: Catalog, indexes: Indexes, blobs: BlobStore, tenant_id: str
+) -> dict[str, int]:
+    removed = {"keyword": indexes.keywords.delete_tenant(tenant_id)}
+    for vectors in indexes.vectors:
+        removed[f"vector:{vectors.model.key}"] = vectors.delete_tenant(tenant_id)
+    keys = catalog.tenant_blob_keys(tenant_id)
+    for key in keys:
+        blobs.delete(key)
+    removed["blob"] = len(keys)
+    catalog.erase_tenant_rows(tenant_id)
+    return removed
