@@ -1,0 +1,128 @@
+"""/v1/search under load with wrk (a real load tool), loopback only, bounded.
+
+    uv run python bench/search_load.py [--beir ../shared/data/scifact] [--seconds 20]
+
+Serves the API (one uvicorn process) over a BEIR corpus already ingested by
+`bench/ingest_and_search.py --beir ...` (database groundwork_bench) or, if
+none is there, over a synthetic corpus it ingests first; then runs wrk at 1
+and 8 concurrent connections and prints p50/p95/p99 and errors. Requires the
+Debian package `wrk`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+
+from evals.beir import load_queries  # noqa: E402
+from resources.platform import connect, ensure_engines  # noqa: E402
+from resources.settings import GroundworkSettings  # noqa: E402
+
+DATABASE = "groundwork_bench"
+PREFIX = "gwbench"
+
+LUA = r"""
+local queries = {}
+local index = 0
+local token = os.getenv("GW_KEY")
+init = function(args)
+  for line in io.lines(os.getenv("GW_QUERIES")) do queries[#queries + 1] = line end
+end
+request = function()
+  index = (index % #queries) + 1
+  local body = '{"query": ' .. queries[index] .. ', "limit": 10}'
+  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
+end
+done = function(summary, latency, requests)
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout
+  io.write(string.format('{"requests": %d, "errors": %d, "p50_ms": %.1f, "p95_ms": %.1f, "p99_ms": %.1f, "rps": %.1f}\n',
+    summary.requests, errors, latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+    latency:percentile(99) / 1000, summary.requests / (summary.duration / 1e6)))
+end
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact")
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--port", type=int, default=8098)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is not installed (Debian: apt-get install wrk)")
+        return 1
+    settings = GroundworkSettings.from_env()
+    endpoints = ensure_engines(settings)
+    platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    tenants = sorted(platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks)
+    if not tenants:
+        print("no benchmark corpus: run bench/ingest_and_search.py first")
+        return 1
+    tenant = tenants[0].tenant_id
+    chunks = platform.catalog.counts(tenant).chunks
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "load")
+    if args.beir.exists():
+        texts = list(load_queries(args.beir).values())
+    else:
+        texts = [f"storage quota policy for team {i}" for i in range(200)]
+    random.Random(5).shuffle(texts)
+    queries_file = Path(tempfile.mkstemp(suffix=".txt")[1])
+    queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    script.write_text(LUA)
+    env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "uvicorn"), "retrieval_api.main:app", "--port", str(args.port),
+         "--log-level", "warning"],
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        for text in texts[:20]:  # warm-up: model sessions, pools, caches
+            httpx.post(f"{base}/v1/search", json={"query": text}, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        print(f"/v1/search on tenant {tenant} ({chunks} chunks), wrk {args.seconds} s per level, loopback")
+        for connections in (1, 8):
+            threads = min(connections, 2)
+            out = subprocess.run(
+                ["wrk", f"-t{threads}", f"-c{connections}", f"-d{args.seconds}s", "--timeout", "10s",
+                 "-s", str(script), f"{base}/v1/search"],
+                capture_output=True, text=True, env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
+                timeout=args.seconds + 60, check=True,
+            )
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            print(
+                f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
+                f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
+                f"of {result['requests']}"
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        platform.close()
+        queries_file.unlink(missing_ok=True)
+        script.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
