@@ -14,6 +14,8 @@ from groundwork.pipeline import publish_ready, store_agreement
 from resources.dagster_resources import GroundworkResource
 
 STORES_AGREE = "stores_agree"
+#: upload -> searchable target on this machine (the product commits to 60 s)
+FRESHNESS_TARGET_SECONDS = 10.0
 
 
 @dg.asset(
@@ -60,9 +62,23 @@ def published_index(
         },
     )
     tenant = platform.catalog.get_tenant(tenant_id)
+    # Freshness: registration -> searchable, for versions published in the last run window.
+    latencies = sorted(
+        platform.catalog.publication_latency(tenant_id, model_key, since_seconds=120)
+    )
+    freshness: dict[str, float | int] = {}
+    if latencies:
+        freshness = {
+            "freshness_p50_s": round(latencies[len(latencies) // 2], 2),
+            "freshness_p95_s": round(
+                latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))], 2
+            ),
+            "over_freshness_target": sum(1 for x in latencies if x > FRESHNESS_TARGET_SECONDS),
+        }
     return dg.MaterializeResult(
         metadata={
             **report.as_metadata(),
+            **freshness,
             "live_chunks": agreement.expected,
             "serving_model": tenant.active_model if tenant else "",
             "is_serving_model": bool(tenant and tenant.active_model == model_key),

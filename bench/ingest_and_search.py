@@ -183,12 +183,20 @@ def main() -> int:
             reciprocal = []
             for i in range(0, len(corpus), max(1, len(corpus) // 100)):
                 outcome = hybrid_search(
-                    scope, SearchRequest(f"what does ERR-{1000 + i} mean", limit=10, mode=mode, rerank=rerank), engines
+                    scope,
+                    SearchRequest(
+                        f"what does ERR-{1000 + i} mean", limit=10, mode=mode, rerank=rerank
+                    ),
+                    engines,
                 )
-                ranked = [h.chunk.filename for h in outcome.hits] if isinstance(outcome, Found) else []
+                ranked = (
+                    [h.chunk.filename for h in outcome.hits] if isinstance(outcome, Found) else []
+                )
                 target = f"doc-{i:05d}.md"
                 reciprocal.append(1.0 / (ranked.index(target) + 1) if target in ranked else 0.0)
-            print(f"  identifier queries {label:14s} MRR@10 {statistics.mean(reciprocal):.3f} ({len(reciprocal)} queries)")
+            print(
+                f"  identifier queries {label:14s} MRR@10 {statistics.mean(reciprocal):.3f} ({len(reciprocal)} queries)"
+            )
 
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "bench")
     env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)

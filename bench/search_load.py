@@ -56,7 +56,9 @@ end
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact")
+    parser.add_argument(
+        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
+    )
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--port", type=int, default=8098)
     args = parser.parse_args()
@@ -66,7 +68,9 @@ def main() -> int:
     settings = GroundworkSettings.from_env()
     endpoints = ensure_engines(settings)
     platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
-    tenants = sorted(platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks)
+    tenants = sorted(
+        platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks
+    )
     if not tenants:
         print("no benchmark corpus: run bench/ingest_and_search.py first")
         return 1
@@ -84,8 +88,14 @@ def main() -> int:
     script.write_text(LUA)
     env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "uvicorn"), "retrieval_api.main:app", "--port", str(args.port),
-         "--log-level", "warning"],
+        [
+            str(Path(sys.executable).parent / "uvicorn"),
+            "retrieval_api.main:app",
+            "--port",
+            str(args.port),
+            "--log-level",
+            "warning",
+        ],
         env=env,
         cwd=Path(__file__).resolve().parents[1],
     )
@@ -99,15 +109,34 @@ def main() -> int:
             except httpx.HTTPError:
                 time.sleep(0.3)
         for text in texts[:20]:  # warm-up: model sessions, pools, caches
-            httpx.post(f"{base}/v1/search", json={"query": text}, headers={"Authorization": f"Bearer {key}"}, timeout=30)
-        print(f"/v1/search on tenant {tenant} ({chunks} chunks), wrk {args.seconds} s per level, loopback")
+            httpx.post(
+                f"{base}/v1/search",
+                json={"query": text},
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=30,
+            )
+        print(
+            f"/v1/search on tenant {tenant} ({chunks} chunks), wrk {args.seconds} s per level, loopback"
+        )
         for connections in (1, 8):
             threads = min(connections, 2)
             out = subprocess.run(
-                ["wrk", f"-t{threads}", f"-c{connections}", f"-d{args.seconds}s", "--timeout", "10s",
-                 "-s", str(script), f"{base}/v1/search"],
-                capture_output=True, text=True, env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
-                timeout=args.seconds + 60, check=True,
+                [
+                    "wrk",
+                    f"-t{threads}",
+                    f"-c{connections}",
+                    f"-d{args.seconds}s",
+                    "--timeout",
+                    "10s",
+                    "-s",
+                    str(script),
+                    f"{base}/v1/search",
+                ],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
+                timeout=args.seconds + 60,
+                check=True,
             )
             result = json.loads(out.stdout.strip().splitlines()[-1])
             print(

@@ -238,6 +238,34 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0 if response.status_code == 200 else 1
 
 
+def cmd_model(args: argparse.Namespace) -> int:
+    """Switch a tenant's serving model (gated) or roll back to the previous one."""
+    from groundwork.models_serving import SwitchRefused, rollback_model, switch_model
+    from resources.platform import connect
+
+    platform = connect(GroundworkSettings.from_env())
+    try:
+        if args.action == "rollback":
+            done = rollback_model(platform.catalog, args.tenant_id)
+            console.print(
+                f"{args.tenant_id}: serving {done.to_model} again (was {done.from_model})"
+            )
+            return 0
+        outcome = switch_model(
+            platform.catalog, platform.vector_index(args.model), platform.keywords, args.tenant_id
+        )
+        if isinstance(outcome, SwitchRefused):
+            console.print("[red]refused:[/] " + "; ".join(outcome.reasons))
+            console.print(
+                f"Backfill the {args.tenant_id} x {args.model} partition of `embeddings` and `published_index` first."
+            )
+            return 1
+        console.print(f"{args.tenant_id}: serving {outcome.to_model} (was {outcome.from_model})")
+        return 0
+    finally:
+        platform.close()
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval on any BEIR-format folder (how held-out data gets scored)."""
     import os
@@ -318,6 +346,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
     search.add_argument("--api")
     search.set_defaults(func=cmd_search)
+    model = sub.add_parser("model", help="switch a tenant's serving embedding model, or roll back")
+    model.add_argument("action", choices=["switch", "rollback"])
+    model.add_argument("tenant_id")
+    model.add_argument("model", nargs="?", default="")
+    model.set_defaults(func=cmd_model)
     evaluation = sub.add_parser("eval", help="score retrieval on a BEIR-format folder")
     evaluation.add_argument("--beir", type=Path, required=True)
     evaluation.add_argument("--split", default="test")

@@ -837,3 +837,34 @@ class PostgresCatalog:
                 (tenant_id, tenant_id),
             ).fetchall()
         return [r[0] for r in rows]
+
+    # serving model ----------------------------------------------------------------------
+    def switch_serving_model(self, tenant_id: str, model_key: str, expected_current: str) -> bool:
+        """Compare-and-set: flips only if the serving model is still `expected_current`."""
+        with translated_errors("switching the serving model"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE tenants SET previous_model = active_model, active_model = %s, model_switched_at = now() "
+                "WHERE tenant_id = %s AND active_model = %s RETURNING 1",
+                (model_key, tenant_id, expected_current),
+            ).fetchone()
+        return row is not None
+
+    def previous_model(self, tenant_id: str) -> str | None:
+        with translated_errors("reading the previous model"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT previous_model FROM tenants WHERE tenant_id = %s", (tenant_id,)
+            ).fetchone()
+        return row[0] if row else None
+
+    def publication_latency(
+        self, tenant_id: str, model_key: str, since_seconds: float = 3600
+    ) -> list[float]:
+        """Seconds from registration to publication, for versions published recently."""
+        with translated_errors("reading freshness"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT extract(epoch FROM m.published_at - v.created_at) FROM version_models m "
+                "JOIN source_versions v USING (version_id) WHERE m.tenant_id = %s AND m.model_key = %s "
+                "AND m.published_at > now() - make_interval(secs => %s)",
+                (tenant_id, model_key, since_seconds),
+            ).fetchall()
+        return [float(r[0]) for r in rows]
