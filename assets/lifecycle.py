@@ -5,9 +5,12 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.lifecycle import prove_tombstones, purge_deleted
+from groundwork.models_serving import retire_models
 from resources.dagster_resources import GroundworkResource
 
 NO_TOMBSTONED_CHUNKS = "no_tombstoned_chunks_remain"
+#: how long a tenant can roll back to the model it switched away from
+VECTOR_GRACE_SECONDS = 24 * 3600.0
 
 
 @dg.asset(
@@ -32,6 +35,9 @@ def deletion_sweep(
     tenant_id = context.partition_key
     indexes = platform.indexes()
     report = purge_deleted(platform.catalog, indexes, platform.blobs, tenant_id)
+    retired = retire_models(
+        platform.catalog, {v.model.key: v for v in indexes.vectors}, tenant_id, VECTOR_GRACE_SECONDS
+    )
     proof = prove_tombstones(platform.catalog, indexes, tenant_id)
     return dg.MaterializeResult(
         metadata={
@@ -40,6 +46,7 @@ def deletion_sweep(
             "blobs_deleted": report.blobs,
             "seconds": round(report.seconds, 3),
             "tombstoned_chunks": proof.tombstoned,
+            "retired_model_vectors": sum(retired.values()),
         },
         check_results=[
             dg.AssetCheckResult(

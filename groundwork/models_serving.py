@@ -78,3 +78,19 @@ def rollback_model(catalog: Catalog, tenant_id: str) -> Switched:
             f"the serving model of {tenant_id} changed meanwhile; reload and retry"
         )
     return Switched(tenant.active_model, previous)
+
+
+def retire_models(
+    catalog: Catalog, vector_indexes: dict[str, VectorIndex], tenant_id: str, grace_seconds: float
+) -> dict[str, int]:
+    """Drop the vectors of the model a tenant switched away from once the grace
+    period is over (rollback is then no longer offered). Models being backfilled
+    for a future switch are never touched."""
+    retired: dict[str, int] = {}
+    for model_key in catalog.models_to_retire(tenant_id, grace_seconds):
+        index = vector_indexes.get(model_key)
+        if index is None:
+            continue
+        retired[model_key] = index.delete_tenant(tenant_id)
+        catalog.forget_model(tenant_id, model_key)
+    return retired

@@ -868,3 +868,25 @@ class PostgresCatalog:
                 (tenant_id, model_key, since_seconds),
             ).fetchall()
         return [float(r[0]) for r in rows]
+
+    def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]:
+        """The model a tenant switched away from, once the rollback grace period is over."""
+        with translated_errors("finding retired models"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT previous_model FROM tenants WHERE tenant_id = %s AND previous_model IS NOT NULL "
+                "AND previous_model <> active_model AND model_switched_at < now() - make_interval(secs => %s)",
+                (tenant_id, grace_seconds),
+            ).fetchone()
+        return [row[0]] if row else []
+
+    def forget_model(self, tenant_id: str, model_key: str) -> None:
+        with translated_errors("retiring a model"), self.pool.connection() as conn:
+            with conn.transaction():
+                conn.execute(
+                    "DELETE FROM version_models WHERE tenant_id = %s AND model_key = %s",
+                    (tenant_id, model_key),
+                )
+                conn.execute(
+                    "UPDATE tenants SET previous_model = NULL WHERE tenant_id = %s AND previous_model = %s",
+                    (tenant_id, model_key),
+                )

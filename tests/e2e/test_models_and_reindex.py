@@ -155,3 +155,32 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
     resumed = embed_pending(platform.catalog, vectors, embedder, tenant_id)
     assert resumed.processed == after_crash
     assert platform.catalog.pending_work(tenant_id, MINILM_L6_V2_INT8.key)["embed"] == 0
+
+
+def test_the_old_models_vectors_are_retired_only_after_the_grace_period(
+    platform: Platform, tenant, index_prefix: str
+) -> None:
+    from groundwork.models_serving import retire_models
+
+    tenant_id, instance = tenant
+    default = platform.settings.default_model_key
+    minilm = platform.vector_index(MINILM_L6_V2_INT8.key)
+    dg.materialize(
+        ALL_ASSETS,
+        selection=["embeddings", "published_index"],
+        partition_key=tenant_model_key(tenant_id, MINILM_L6_V2_INT8.key),
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    assert isinstance(
+        switch_model(platform.catalog, minilm, platform.keywords, tenant_id), Switched
+    )
+    indexes = {v.model.key: v for v in platform.indexes().vectors}
+    assert retire_models(platform.catalog, indexes, tenant_id, grace_seconds=3600) == {}
+    assert platform.vector_index(default).chunk_ids(tenant_id, live_only=False)
+    retired = retire_models(platform.catalog, indexes, tenant_id, grace_seconds=0)
+    assert retired.get(default, 0) > 0
+    assert platform.vector_index(default).chunk_ids(tenant_id, live_only=False) == set()
+    with pytest.raises(Exception, match="no previous model"):
+        rollback_model(platform.catalog, tenant_id)
+    assert minilm.chunk_ids(tenant_id, live_only=True)  # the serving model is untouched
