@@ -17,6 +17,7 @@ from pipelines.sensors import (
     inbox_rescan_schedule,
     inbox_sensor,
     pending_work_sensor,
+    publish_after_ingest,
 )
 from resources.dagster_resources import GroundworkResource
 
@@ -35,7 +36,7 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
     return dg.Definitions(
         assets=ALL_ASSETS,
         jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job],
-        sensors=[inbox_sensor, pending_work_sensor, deletion_sensor],
+        sensors=[inbox_sensor, pending_work_sensor, deletion_sensor, publish_after_ingest],
         schedules=[inbox_rescan_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},
     )

@@ -43,7 +43,7 @@ MODEL_STAGES = ("embed", "publish")
 
 @dg.sensor(
     job=tenant_ingest_job,
-    minimum_interval_seconds=10,
+    minimum_interval_seconds=5,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Turns new or changed inbox files into ingest runs for their tenant.",
 )
@@ -171,3 +171,26 @@ def deletion_sensor(
         if (deletion_sweep_job.name, tenant_id) not in busy
     ]
     return dg.SensorResult(run_requests=requests)
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[tenant_ingest_job],
+    request_job=model_publish_job,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Chains embedding and publication right after a tenant's ingest run succeeds "
+    "(freshness: no wait for the pending-work sensor's next tick).",
+)
+def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
+    tenant_id = context.dagster_run.tags.get("dagster/partition")
+    if not tenant_id:
+        return dg.SkipReason("the ingest run had no tenant partition")
+    groundwork = GroundworkResource()
+    tenant = groundwork.platform().catalog.get_tenant(tenant_id)
+    if tenant is None:
+        return dg.SkipReason(f"no tenant {tenant_id}")
+    return dg.RunRequest(
+        run_key=f"publish-after:{context.dagster_run.run_id}",
+        partition_key=tenant_model_key(tenant_id, tenant.active_model),
+    )

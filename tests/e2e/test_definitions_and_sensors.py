@@ -24,6 +24,7 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "inbox_sensor",
         "pending_work_sensor",
         "deletion_sensor",
+        "publish_after_ingest",
     }
     graph = repository.asset_graph
     assert (
