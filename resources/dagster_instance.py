@@ -25,6 +25,13 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
         "storage": {"postgres": {"postgres_url": dagster_storage_url(server_url)}},
         "telemetry": {"enabled": False},
         "nux": {"enabled": False},
+        # The queue is polled every second (default 5 s): queueing otherwise added
+        # up to 5 s to every run's freshness.
+        "run_coordinator": {
+            "module": "dagster.core.run_coordinator",
+            "class": "QueuedRunCoordinator",
+            "config": {"dequeue_interval_seconds": 1},
+        },
         "concurrency": {
             "runs": {"max_concurrent_runs": 4},
             # One slot per pool: extraction (CPU-bound) and embedding each have
