@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from groundwork.chunking import Chunk
@@ -38,6 +39,8 @@ class VersionRecord:
     processing_state: str
     title: str | None = None
     failure_reason: str | None = None
+    tags: tuple[str, ...] = ()
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,3 +186,5 @@ class Catalog(Protocol):
     def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]: ...
 
     def forget_model(self, tenant_id: str, model_key: str) -> None: ...
+
+    def set_source_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> bool: ...

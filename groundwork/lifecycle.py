@@ -117,3 +117,14 @@ def erase_tenant(
     removed["blob"] = len(keys)
     catalog.erase_tenant_rows(tenant_id)
     return removed
+
+
+def change_tags(
+    catalog: Catalog, indexes: Indexes, tenant_id: str, source_id: str, tags: Sequence[str]
+) -> None:
+    if not catalog.set_source_tags(tenant_id, source_id, tags):
+        raise NotFound(f"no live source {source_id}")
+    clean = sorted(set(tags))
+    indexes.keywords.set_tags(tenant_id, source_id, clean)
+    for vectors in indexes.vectors:
+        vectors.set_tags(tenant_id, source_id, clean)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from groundwork.models import EmbeddingModelRef
@@ -27,6 +28,9 @@ class SearchFilters:
 
     source_ids: tuple[str, ...] | None = None
     media_types: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None  # any of these tags
+    date_from: datetime | None = None  # inclusive, on the source version's date
+    date_to: datetime | None = None  # exclusive
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,8 @@ class IndexedChunk:
     title: str
     content: str
     content_hash: str
+    tags: tuple[str, ...] = ()
+    source_date: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +115,8 @@ class VectorIndex(Protocol):
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int: ...
 
+    def set_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> int: ...
+
     def search(
         self,
         scope: AccessScope,
@@ -154,6 +162,8 @@ class KeywordIndex(Protocol):
     def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int: ...
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int: ...
+
+    def set_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> int: ...
 
     def search(
         self,

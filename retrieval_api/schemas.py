@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -10,6 +11,10 @@ from pydantic import BaseModel, Field
 class Filters(BaseModel):
     source_ids: list[str] | None = Field(default=None, max_length=100)
     media_types: list[str] | None = Field(default=None, max_length=20)
+    tags: list[str] | None = Field(default=None, max_length=20)
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+    pinned_source_ids: list[str] | None = Field(default=None, max_length=20)
 
 
 class SearchBody(BaseModel):
@@ -235,3 +240,7 @@ class LifecycleOut(BaseModel):
     source_id: str
     state: Literal["deleting", "active"]
     message: str
+
+
+class TagsBody(BaseModel):
+    tags: list[str] = Field(max_length=50)

@@ -4,6 +4,7 @@ test against a fake means what it says."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -65,8 +66,20 @@ def _visible(chunk: IndexedChunk, scope: AccessScope, filters: SearchFilters | N
         return False
     if filters and filters.source_ids is not None and chunk.source_id not in filters.source_ids:
         return False
+    if filters and filters.media_types is not None and chunk.media_type not in filters.media_types:
+        return False
+    if filters and filters.tags is not None and not set(chunk.tags) & set(filters.tags):
+        return False
+    if (
+        filters
+        and filters.date_from is not None
+        and (chunk.source_date is None or chunk.source_date < filters.date_from)
+    ):
+        return False
     return not (
-        filters and filters.media_types is not None and chunk.media_type not in filters.media_types
+        filters
+        and filters.date_to is not None
+        and (chunk.source_date is None or chunk.source_date >= filters.date_to)
     )
 
 
@@ -126,6 +139,17 @@ class _RowStore:
                     ),
                     row.live,
                     row.vector,
+                )
+                n += 1
+        return n
+
+    def set_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> int:
+        n = 0
+        for chunk_id, row in self.rows.items():
+            c = row.chunk
+            if c.tenant_id == tenant_id and c.source_id == source_id:
+                self.rows[chunk_id] = _Row(
+                    dataclasses.replace(c, tags=tuple(tags)), row.live, row.vector
                 )
                 n += 1
         return n

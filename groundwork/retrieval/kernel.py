@@ -64,6 +64,8 @@ class SearchRequest:
     mode: SearchMode = SearchMode.HYBRID
     filters: SearchFilters | None = None
     rerank: bool = True
+    #: sources whose matching chunks go first (still subject to access and the floors)
+    pinned_source_ids: tuple[str, ...] = ()
 
     def validated(self) -> SearchRequest:
         if not self.query.strip():
@@ -139,6 +141,7 @@ def hybrid_search(
     best = scored[0][0]
     scored = [item for item in scored if item[0] >= best * policy.relative_floor]
     order = [item[2].chunk_id for item in scored]
+    by_source = {item[2].chunk_id: item[2].source_id for item in scored}
     if request.rerank and engines.reranker is not None:
         reranked = engines.reranker.rerank(
             interpreted, [RerankCandidate(view.chunk_id, view.body) for _, _, view in scored]
@@ -147,6 +150,11 @@ def hybrid_search(
         known = set(order)
         head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
         order = head + [chunk_id for chunk_id in order if chunk_id not in set(head)]
+    if request.pinned_source_ids:
+        pinned = set(request.pinned_source_ids)
+        order = [c for c in order if by_source[c] in pinned] + [
+            c for c in order if by_source[c] not in pinned
+        ]
     by_id = {item[2].chunk_id: item for item in scored}
     retrieved_at = now()
     hits: list[Hit] = []

@@ -65,6 +65,8 @@ MAPPINGS: dict[str, Any] = {
         "media_type": {"type": "keyword"},
         "content_hash": {"type": "keyword"},
         "live": {"type": "boolean"},
+        "tags": {"type": "keyword"},
+        "source_date": {"type": "date"},
         "title": {"type": "text", "analyzer": "groundwork_text"},
         "content": {
             "type": "text",
@@ -99,6 +101,10 @@ class OpenSearchKeywordIndex:
     def ensure_schema(self) -> None:
         with _translated("creating the chunk index"):
             if self.client.indices.exists(index=self.index):
+                # fields added since the index was created (adding a field is allowed)
+                self.client.indices.put_mapping(
+                    index=self.index, body={"properties": MAPPINGS["properties"]}
+                )
                 return
             try:
                 self.client.indices.create(
@@ -134,6 +140,8 @@ class OpenSearchKeywordIndex:
                     "live": live_now.get(c.chunk_id) == c.version_id,
                     "title": c.title,
                     "content": c.content,
+                    "tags": list(c.tags),
+                    "source_date": c.source_date.isoformat() if c.source_date else None,
                 },
             }
             for c in chunks
@@ -205,6 +213,14 @@ class OpenSearchKeywordIndex:
         }
         return self._update_where(tenant_id, [{"term": {"source_id": source_id}}], script)
 
+    def set_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> int:
+        script = {
+            "source": "ctx._source.tags = params.tags",
+            "lang": "painless",
+            "params": {"tags": list(tags)},
+        }
+        return self._update_where(tenant_id, [{"term": {"source_id": source_id}}], script)
+
     def search(
         self,
         scope: AccessScope,
@@ -223,6 +239,15 @@ class OpenSearchKeywordIndex:
             clauses.append({"terms": {"source_id": list(filters.source_ids)}})
         if filters and filters.media_types is not None:
             clauses.append({"terms": {"media_type": list(filters.media_types)}})
+        if filters and filters.tags is not None:
+            clauses.append({"terms": {"tags": list(filters.tags)}})
+        if filters and (filters.date_from is not None or filters.date_to is not None):
+            bounds: dict[str, str] = {}
+            if filters.date_from is not None:
+                bounds["gte"] = filters.date_from.isoformat()
+            if filters.date_to is not None:
+                bounds["lt"] = filters.date_to.isoformat()
+            clauses.append({"range": {"source_date": bounds}})
         body = {
             "size": limit,
             "_source": ["source_id", "version_id"],

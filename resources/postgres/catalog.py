@@ -32,7 +32,8 @@ from resources.postgres.database import translated_errors
 
 _VERSION_COLUMNS = """
     v.version_id, v.tenant_id, v.source_id, v.version_no, s.filename, v.media_type, v.sha256,
-    v.size_bytes, v.blob_key, s.subjects, v.state, v.processing_state, v.title, v.failure_reason
+    v.size_bytes, v.blob_key, s.subjects, v.state, v.processing_state, v.title, v.failure_reason,
+    s.tags, v.created_at
 """
 
 
@@ -56,6 +57,8 @@ def _version(row: dict) -> VersionRecord:  # type: ignore[type-arg]
         processing_state=row["processing_state"],
         title=row["title"],
         failure_reason=row["failure_reason"],
+        tags=tuple(row["tags"]),
+        created_at=row["created_at"],
     )
 
 
@@ -350,6 +353,8 @@ class PostgresCatalog:
                         if r["heading_path"]
                         else r["body"],
                         content_hash=r["content_hash"],
+                        tags=version.tags,
+                        source_date=version.created_at,
                     )
                     for r in rows
                 )
@@ -890,3 +895,12 @@ class PostgresCatalog:
                     "UPDATE tenants SET previous_model = NULL WHERE tenant_id = %s AND previous_model = %s",
                     (tenant_id, model_key),
                 )
+
+    def set_source_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> bool:
+        with translated_errors("tagging a source"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE sources SET tags = %s, updated_at = now() "
+                "WHERE source_id = %s AND tenant_id = %s AND state = 'active' RETURNING 1",
+                (sorted(set(tags)), source_id, tenant_id),
+            ).fetchone()
+        return row is not None

@@ -24,6 +24,15 @@ def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composabl
     if filters and filters.media_types is not None:
         conditions.append(sql.SQL("media_type = ANY(%s)"))
         params.append(list(filters.media_types))
+    if filters and filters.tags is not None:
+        conditions.append(sql.SQL("tags && %s"))
+        params.append(list(filters.tags))
+    if filters and filters.date_from is not None:
+        conditions.append(sql.SQL("source_date >= %s"))
+        params.append(filters.date_from)
+    if filters and filters.date_to is not None:
+        conditions.append(sql.SQL("source_date < %s"))
+        params.append(filters.date_to)
     return conditions, params
 
 
@@ -59,6 +68,12 @@ class ChunkRowTable:
             "UPDATE {} SET subjects = %s WHERE tenant_id = %s AND source_id = %s"
         ).format(self.table)
         return self._execute("changing subjects", query, [list(subjects), tenant_id, source_id])
+
+    def set_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> int:
+        query = sql.SQL("UPDATE {} SET tags = %s WHERE tenant_id = %s AND source_id = %s").format(
+            self.table
+        )
+        return self._execute("changing tags", query, [list(tags), tenant_id, source_id])
 
     def delete_source(
         self, tenant_id: str, source_id: str, keep_version_id: str | None = None

@@ -45,13 +45,14 @@ class PostgresKeywordIndex(ChunkRowTable):
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO keyword_chunks (chunk_id, tenant_id, source_id, version_id, subjects, "
-                    "media_type, title, content, content_hash, live) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false) "
+                    "media_type, title, content, content_hash, live, tags, source_date) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false, %s, %s) "
                     "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
                     "source_id = excluded.source_id, version_id = excluded.version_id, "
                     "subjects = excluded.subjects, media_type = excluded.media_type, "
                     "title = excluded.title, content = excluded.content, "
-                    "content_hash = excluded.content_hash, "
+                    "content_hash = excluded.content_hash, tags = excluded.tags, "
+                    "source_date = excluded.source_date, "
                     "live = keyword_chunks.live AND keyword_chunks.version_id = excluded.version_id",
                     [
                         (
@@ -64,6 +65,8 @@ class PostgresKeywordIndex(ChunkRowTable):
                             c.title,
                             c.content,
                             c.content_hash,
+                            list(c.tags),
+                            c.source_date,
                         )
                         for c in chunks
                     ],

@@ -64,11 +64,13 @@ class PgVectorIndex(ChunkRowTable):
             return 0
         query = sql.SQL(
             "INSERT INTO {} (chunk_id, tenant_id, source_id, version_id, subjects, media_type, "
-            "content_hash, live, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, false, %s) "
+            "content_hash, live, embedding, tags, source_date) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, false, %s, %s, %s) "
             "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
             "source_id = excluded.source_id, version_id = excluded.version_id, "
             "subjects = excluded.subjects, media_type = excluded.media_type, "
             "content_hash = excluded.content_hash, embedding = excluded.embedding, "
+            "tags = excluded.tags, source_date = excluded.source_date, "
             # a rewrite of the same version keeps its liveness; a new version starts hidden
             "live = {}.live AND {}.version_id = excluded.version_id"
         ).format(self.table, self.table, self.table)
@@ -86,6 +88,8 @@ class PgVectorIndex(ChunkRowTable):
                             r.chunk.media_type,
                             r.chunk.content_hash,
                             np.asarray(r.vector, dtype=np.float32),
+                            list(r.chunk.tags),
+                            r.chunk.source_date,
                         )
                         for r in records
                     ],

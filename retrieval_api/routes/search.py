@@ -46,6 +46,9 @@ def to_filters(body: Filters | None) -> SearchFilters | None:
     return SearchFilters(
         source_ids=tuple(body.source_ids) if body.source_ids is not None else None,
         media_types=tuple(body.media_types) if body.media_types is not None else None,
+        tags=tuple(body.tags) if body.tags is not None else None,
+        date_from=body.date_from,
+        date_to=body.date_to,
     )
 
 
@@ -75,6 +78,7 @@ def _search(
         mode=SearchMode(mode),
         filters=to_filters(filters),
         rerank=rerank,
+        pinned_source_ids=tuple(filters.pinned_source_ids or ()) if filters else (),
     )
     return model_key, hybrid_search(who.scope, request, platform.search_engines(model_key))
 

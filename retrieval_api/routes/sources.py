@@ -13,7 +13,7 @@ from groundwork.documents import (
 )
 from groundwork.errors import NotFound
 from groundwork.inbox import MAX_FILE_BYTES
-from groundwork.lifecycle import change_subjects, request_deletion
+from groundwork.lifecycle import change_subjects, change_tags, request_deletion
 from groundwork.pipeline import register_file
 from groundwork.ports import Principal
 from groundwork.reading import (
@@ -35,6 +35,7 @@ from retrieval_api.schemas import (
     SubjectsBody,
     TableOut,
     TablesOut,
+    TagsBody,
     VersionStatusOut,
 )
 
@@ -207,3 +208,13 @@ def set_subjects(
     return LifecycleOut(
         source_id=source_id, state="active", message="Permissions updated in every store."
     )
+
+
+@router.put("/v1/sources/{source_id}/tags", response_model=LifecycleOut)
+def set_tags(
+    source_id: str, body: TagsBody, who: PrincipalDep, platform: PlatformDep
+) -> LifecycleOut:
+    """Tags filter searches inside both legs; they reach both indexes before this returns."""
+    _visible_or_404(platform, who, source_id)
+    change_tags(platform.catalog, platform.indexes(), who.tenant_id, source_id, body.tags)
+    return LifecycleOut(source_id=source_id, state="active", message="Tags updated in every store.")

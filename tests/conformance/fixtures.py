@@ -6,6 +6,7 @@ import hashlib
 import random
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 from groundwork.ports import IndexedChunk
 
@@ -23,6 +24,8 @@ def chunk(
     subjects: Sequence[str] = ("team:a",),
     media_type: str = "text/markdown",
     chunk_id: str | None = None,
+    tags: Sequence[str] = (),
+    source_date: datetime | None = None,
 ) -> IndexedChunk:
     return IndexedChunk(
         chunk_id=chunk_id or f"ch-{uuid.uuid4().hex[:12]}",
@@ -34,6 +37,8 @@ def chunk(
         title="Test document",
         content=text,
         content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        tags=tuple(tags),
+        source_date=source_date,
     )
 
 

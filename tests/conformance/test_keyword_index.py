@@ -3,6 +3,8 @@ run against every adapter (OpenSearch BM25, PostgreSQL full-text)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from groundwork.ports import AccessScope, IndexedChunk, KeywordIndex, SearchFilters
@@ -104,6 +106,45 @@ class KeywordIndexContract:
             h.chunk_id
             for h in index.search(scope, "travel", 5, SearchFilters(media_types=("text/markdown",)))
         ] == [a.chunk_id]
+
+    def test_tag_and_date_filters_inside_the_query(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        old = chunk(
+            tenant,
+            "travel policy 2024",
+            source_id="s-old",
+            tags=("policy",),
+            source_date=datetime(2024, 3, 1, tzinfo=UTC),
+        )
+        new = chunk(
+            tenant,
+            "travel policy 2026",
+            source_id="s-new",
+            tags=("policy", "travel"),
+            source_date=datetime(2026, 3, 1, tzinfo=UTC),
+        )
+        untagged = chunk(
+            tenant, "travel notes", source_id="s-none", source_date=datetime(2026, 5, 1, tzinfo=UTC)
+        )
+        self._publish(index, [old, new, untagged])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        tagged = index.search(scope, "travel", 10, SearchFilters(tags=("travel",)))
+        assert [h.chunk_id for h in tagged] == [new.chunk_id]
+        recent = index.search(
+            scope, "travel", 10, SearchFilters(date_from=datetime(2025, 1, 1, tzinfo=UTC))
+        )
+        assert {h.chunk_id for h in recent} == {new.chunk_id, untagged.chunk_id}
+        window = index.search(
+            scope,
+            "travel",
+            10,
+            SearchFilters(
+                date_from=datetime(2024, 1, 1, tzinfo=UTC), date_to=datetime(2026, 3, 1, tzinfo=UTC)
+            ),
+        )
+        assert [h.chunk_id for h in window] == [old.chunk_id]
+        index.set_tags(tenant, "s-none", ["travel"])
+        assert len(index.search(scope, "travel", 10, SearchFilters(tags=("travel",)))) == 2
 
     def test_upsert_is_idempotent_and_new_version_starts_hidden(self, index: KeywordIndex) -> None:
         tenant = new_tenant()

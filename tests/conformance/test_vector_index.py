@@ -3,6 +3,8 @@ run against every adapter (pgvector, one table per model)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from groundwork.errors import DimensionMismatch
@@ -107,6 +109,41 @@ class VectorIndexContract:
         assert {h.source_id for h in only_b} == {"src-b"} and len(only_b) == 3
         plain = index.search(scope, a[0].vector, 10, SearchFilters(media_types=("text/plain",)))
         assert {h.chunk_id for h in plain} == {r.chunk.chunk_id for r in b}
+
+    def test_tag_and_date_filters_inside_the_query(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        dim = self.model.dimension
+        old = VectorRecord(
+            chunk(
+                tenant,
+                "old",
+                source_id="s-old",
+                tags=("policy",),
+                source_date=datetime(2024, 3, 1, tzinfo=UTC),
+            ),
+            unit_vector(1, dim),
+        )
+        new = VectorRecord(
+            chunk(
+                tenant,
+                "new",
+                source_id="s-new",
+                tags=("travel",),
+                source_date=datetime(2026, 3, 1, tzinfo=UTC),
+            ),
+            unit_vector(2, dim),
+        )
+        self._publish(index, [old, new])
+        scope = AccessScope(tenant, ("team:a",))
+        assert [
+            h.chunk_id for h in index.search(scope, old.vector, 5, SearchFilters(tags=("travel",)))
+        ] == [new.chunk.chunk_id]
+        dated = index.search(
+            scope, old.vector, 5, SearchFilters(date_to=datetime(2025, 1, 1, tzinfo=UTC))
+        )
+        assert [h.chunk_id for h in dated] == [old.chunk.chunk_id]
+        index.set_tags(tenant, "s-old", ["travel"])
+        assert len(index.search(scope, old.vector, 5, SearchFilters(tags=("travel",)))) == 2
 
     def test_wrong_dimension_is_refused_before_writing(self, index: VectorIndex) -> None:
         tenant = new_tenant()

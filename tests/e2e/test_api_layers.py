@@ -170,3 +170,29 @@ def test_browse_lists_what_exists_by_type_with_paging(
     ).json()
     ids = [s["source_id"] for s in first["browse"]["sources"] + rest["browse"]["sources"]]
     assert len(ids) == len(set(ids)) == 3 and rest["browse"]["next_cursor"] is None
+
+
+def test_tags_dates_and_pinned_sources(client: TestClient, setup: dict[str, str]) -> None:
+    headers = _h(setup["staff"])
+    found = client.post("/v1/search", json={"query": "build system"}, headers=headers).json()
+    notes = next(h for h in found["hits"] if h["filename"] == "notes.txt")
+    tagged = client.put(
+        f"/v1/sources/{notes['source_id']}/tags", json={"tags": ["engineering"]}, headers=headers
+    )
+    assert tagged.status_code == 200
+    for mode in ("keyword", "vector"):
+        body = {"query": "vacation days build", "mode": mode, "filters": {"tags": ["engineering"]}}
+        hits = client.post("/v1/search", json=body, headers=headers).json()["hits"]
+        assert {h["filename"] for h in hits} == {"notes.txt"}
+    future = {"query": "vacation days", "filters": {"date_from": "2999-01-01T00:00:00Z"}}
+    assert client.post("/v1/search", json=future, headers=headers).json()["outcome"] != "found"
+    query = "vacation days and the build system"
+    plain = client.post("/v1/search", json={"query": query}, headers=headers).json()["hits"]
+    pinned = client.post(
+        "/v1/search",
+        json={"query": query, "filters": {"pinned_source_ids": [notes["source_id"]]}},
+        headers=headers,
+    ).json()["hits"]
+    assert plain[0]["source_id"] != notes["source_id"]
+    assert pinned[0]["source_id"] == notes["source_id"]
+    assert {h["chunk_id"] for h in pinned} == {h["chunk_id"] for h in plain}

@@ -268,3 +268,14 @@ def test_limit_is_respected(limit: int) -> None:
         STAFF, SearchRequest("the storage quota replica vacation", limit=limit), engines
     )
     assert isinstance(outcome, Found) and len(outcome.hits) == limit
+
+
+def test_pinned_sources_come_first_and_stay_scoped() -> None:
+    engines, _ = _engines(CORPUS)
+    request = SearchRequest(
+        "vacation days replica lag", limit=4, pinned_source_ids=("runbook", "budget")
+    )
+    outcome = hybrid_search(STAFF, request, engines)
+    assert isinstance(outcome, Found)
+    sources = [h.chunk.source_id for h in outcome.hits]
+    assert sources[0] == "runbook" and "budget" not in sources  # pinning never widens access
