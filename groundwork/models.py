@@ -35,7 +35,9 @@ BGE_SMALL_EN_V15_Q = EmbeddingModelRef(
     dimension=384,
     pooling=Pooling.CLS,
     query_prefix="Represent this sentence for searching relevant passages: ",
-    semantic_floor=0.45,
+    # Unrelated passages score 0.52-0.58 against a question here, related ones 0.6+;
+    # on SciFact train a 0.6 floor changes hybrid nDCG@10 by +0.0005 (0.7538 -> 0.7543).
+    semantic_floor=0.6,
 )
 
 MINILM_L6_V2_INT8 = EmbeddingModelRef(
