@@ -114,7 +114,9 @@ def test_citations_resolve_and_verify_with_withheld_counted(
         "/v1/search", json={"query": "hiring budget 2027"}, headers=_h(setup["finance"])
     ).json()
     plan = next(h for h in finance["hits"] if "3.4M" in h["text"])
-    vacation = client.post("/v1/search", json={"query": "vacation days"}, headers=_h(setup["finance"])).json()
+    vacation = client.post(
+        "/v1/search", json={"query": "vacation days"}, headers=_h(setup["finance"])
+    ).json()
     guide = next(h for h in vacation["hits"] if h["filename"] == "guide.md")
     own = client.get(f"/v1/citations/{plan['citation_id']}", headers=_h(setup["finance"])).json()
     assert own["status"] == "exists" and own["citation"]["excerpt"].startswith("The hiring budget")
