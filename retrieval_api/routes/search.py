@@ -11,6 +11,7 @@ from groundwork.retrieval.context import select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import ChunkView, Found, RetrievalOutcome
 from groundwork.summaries import summarize_sources
+from resources.llm import configured_summarizer
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
@@ -248,7 +249,7 @@ def summaries(
         ordered = [r["source_id"] for r in platform.catalog.browse(who.scope, None, None, limit)]
     ordered = ordered[:limit]
     lead = platform.catalog.first_chunks(who.scope, ordered)
-    found = summarize_sources(ordered, hits_by_source, lead)
+    found = summarize_sources(ordered, hits_by_source, lead, configured_summarizer())
     platform.catalog.record_issued(who.key_id, [p for s in found for p in s.pointers])
     return SummariesOut(
         overview=overview,
