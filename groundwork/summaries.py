@@ -28,15 +28,7 @@ class SourceSummary:
 
 def extractive_summary(chunks: Sequence[ChunkView], max_words: int = SUMMARY_WORDS) -> str:
     """The lead sentences of the source, up to about `max_words` words."""
-    words: list[str] = []
-    for chunk in chunks:
-        for sentence in _SENTENCE.split(" ".join(chunk.body.split())):
-            if not sentence or sentence.startswith("|"):
-                continue
-            words.extend(sentence.split())
-            if len(words) >= max_words:
-                return " ".join(words[:max_words]) + ("…" if len(words) > max_words else "")
-    return " ".join(words)
+    return extractive_summary_text(" ".join(chunk.body for chunk in chunks), max_words)
 
 
 @runtime_checkable
