@@ -19,8 +19,9 @@ from groundwork.documents import (
     ExtractionFailure,
     ExtractionLimits,
     ExtractionResult,
+    FailureReason,
 )
-from groundwork.errors import DimensionMismatch
+from groundwork.errors import DimensionMismatch, NotFound
 from groundwork.extract import extract
 from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex, VectorRecord
 
@@ -129,8 +130,16 @@ def _extract_one(
     if not catalog.claim_extraction(version.version_id):
         report.skipped += 1
         return
-    data = blobs.get(version.blob_key)
-    result = extractor(data, version.media_type, version.filename, limits)
+    try:
+        data = blobs.get(version.blob_key)
+    except NotFound:
+        # The bytes can no longer be loaded: record it on the version instead of
+        # failing (and retrying) the run forever.
+        result: ExtractionResult = ExtractionFailure(
+            FailureReason.MALFORMED, "the original bytes are missing from the blob store"
+        )
+    else:
+        result = extractor(data, version.media_type, version.filename, limits)
     catalog.save_extraction(version.version_id, result)
     if isinstance(result, ExtractionFailure):
         report.failed += 1

@@ -211,3 +211,32 @@ def test_an_extraction_left_behind_by_a_dead_worker_is_picked_up(platform: Platf
     assert (
         platform.catalog.pending_work(tenant, platform.settings.default_model_key)["extract"] == 0
     )
+
+
+def test_a_version_whose_bytes_are_gone_fails_once_instead_of_forever(platform: Platform) -> None:
+    from groundwork.pipeline import extract_pending, register_file
+
+    tenant = f"g-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    data = f"# Gone\n\nunique {uuid.uuid4().hex}\n".encode()
+    registered = register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:gone.md",
+        filename="gone.md",
+        data=data,
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    key = next(k for k in platform.blobs.list_keys() if platform.blobs.get(k) == data)
+    platform.blobs.delete(key)
+    report = extract_pending(platform.catalog, platform.blobs, tenant)
+    assert report.failed == 1
+    assert (
+        platform.catalog.pending_work(tenant, platform.settings.default_model_key)["extract"] == 0
+    )
+    status = platform.catalog.source_status(
+        AccessScope(tenant, (f"tenant:{tenant}",)), registered.source_id
+    )
+    assert status is not None and status["failure_reason"] == "malformed"
