@@ -12,10 +12,10 @@ engines under GROUNDWORK_HOME; stops engines it had to start.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -27,6 +27,7 @@ import dagster as dg  # noqa: E402
 import httpx  # noqa: E402
 
 from assets.partitions import tenant_model_key  # noqa: E402
+from bench.api_server import serve_api  # noqa: E402
 from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
@@ -199,28 +200,9 @@ def main() -> int:
             )
 
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "bench")
-    env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "uvicorn"),
-            "retrieval_api.main:app",
-            "--port",
-            str(args.port),
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-        cwd=Path(__file__).resolve().parents[1],
-    )
+    stack = contextlib.ExitStack()
     try:
-        base = f"http://127.0.0.1:{args.port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+        base = stack.enter_context(serve_api(args.port, DATABASE, PREFIX))
         rng = random.Random(11)
         texts = (
             list(load_queries(args.beir).values())
@@ -252,8 +234,7 @@ def main() -> int:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
-        server.terminate()
-        server.wait(timeout=30)
+        stack.close()
         platform.close()
         if not was_running[1] and endpoints.opensearch is not None:
             endpoints.opensearch.stop()

@@ -12,6 +12,7 @@ Debian package `wrk`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -19,13 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
+from bench.api_server import serve_api  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from resources.platform import connect, ensure_engines  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
@@ -86,28 +87,9 @@ def main() -> int:
     queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(LUA)
-    env = dict(os.environ, GROUNDWORK_DATABASE_NAME=DATABASE, GROUNDWORK_INDEX_PREFIX=PREFIX)
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "uvicorn"),
-            "retrieval_api.main:app",
-            "--port",
-            str(args.port),
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-        cwd=Path(__file__).resolve().parents[1],
-    )
+    stack = contextlib.ExitStack()
     try:
-        base = f"http://127.0.0.1:{args.port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+        base = stack.enter_context(serve_api(args.port, DATABASE, PREFIX))
         for text in texts[:20]:  # warm-up: model sessions, pools, caches
             httpx.post(
                 f"{base}/v1/search",
@@ -145,8 +127,7 @@ def main() -> int:
                 f"of {result['requests']}"
             )
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stack.close()
         platform.close()
         queries_file.unlink(missing_ok=True)
         script.unlink(missing_ok=True)
