@@ -569,32 +569,30 @@ class PostgresCatalog:
     def record_citations(
         self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
     ) -> list[str]:
-        """Store citation snapshots; return their ids (in order)."""
+        """Store citation snapshots in one statement (this is on the search path); return their ids."""
         if not citations:
             return []
         ids = [f"cit_{uuid.uuid4().hex}" for _ in citations]
         with translated_errors("recording citations"), self.pool.connection() as conn:
-            with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
-                    "content_hash, subjects, snapshot) SELECT %s, %s, %s, %s, %s, %s, %s, s.subjects, %s "
-                    "FROM sources s WHERE s.source_id = %s AND s.tenant_id = %s",
-                    [
-                        (
-                            citation_id,
-                            scope.tenant_id,
-                            key_id,
-                            c.chunk_id,
-                            c.source_id,
-                            c.source_version_id,
-                            c.content_hash,
-                            Jsonb(c.to_dict()),
-                            c.source_id,
-                            scope.tenant_id,
-                        )
-                        for citation_id, c in zip(ids, citations, strict=True)
-                    ],
-                )
+            conn.execute(
+                "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
+                "content_hash, subjects, snapshot) "
+                "SELECT c.citation_id, %s, %s, c.chunk_id, c.source_id, c.version_id, c.content_hash, "
+                "s.subjects, c.snapshot FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::text[], %s::jsonb[]) AS c(citation_id, chunk_id, source_id, version_id, content_hash, snapshot) "
+                "JOIN sources s ON s.source_id = c.source_id AND s.tenant_id = %s",
+                (
+                    scope.tenant_id,
+                    key_id,
+                    ids,
+                    [c.chunk_id for c in citations],
+                    [c.source_id for c in citations],
+                    [c.source_version_id for c in citations],
+                    [c.content_hash for c in citations],
+                    [Jsonb(c.to_dict()) for c in citations],
+                    scope.tenant_id,
+                ),
+            )
         return ids
 
     def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None:
@@ -618,12 +616,11 @@ class PostgresCatalog:
         if not chunk_ids or not key_id:
             return
         with translated_errors("recording issued ids"), self.pool.connection() as conn:
-            with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO issued_chunks (key_id, chunk_id) VALUES (%s, %s) "
-                    "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
-                    [(key_id, c) for c in dict.fromkeys(chunk_ids)],
-                )
+            conn.execute(
+                "INSERT INTO issued_chunks (key_id, chunk_id) SELECT %s, unnest(%s::text[]) "
+                "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
+                (key_id, list(dict.fromkeys(chunk_ids))),
+            )
 
     def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:
         with translated_errors("reading issued ids"), self.pool.connection() as conn:
