@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep
 from retrieval_api.errors import install_error_handlers
-from retrieval_api.routes import chunks, search, sources
+from retrieval_api.routes import chunks, search, sources, uploads
 from retrieval_api.schemas import ErrorOut
 
 
@@ -41,4 +41,5 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.include_router(search.router)
     app.include_router(sources.router)
     app.include_router(chunks.router)
+    app.include_router(uploads.router)
     return app

@@ -244,3 +244,20 @@ class LifecycleOut(BaseModel):
 
 class TagsBody(BaseModel):
     tags: list[str] = Field(max_length=50)
+
+
+class UploadCreate(BaseModel):
+    filename: str = Field(min_length=1, max_length=255)
+    size: int = Field(ge=0)
+    media_type: str = Field(default="", max_length=200)
+    subjects: list[str] | None = Field(default=None, max_length=50)
+
+
+class UploadOut(BaseModel):
+    upload_id: str
+    filename: str
+    size: int
+    received: int
+    state: Literal["open", "completed", "refused"]
+    source_id: str | None = None
+    version_id: str | None = None

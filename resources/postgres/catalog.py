@@ -901,3 +901,53 @@ class PostgresCatalog:
                 (sorted(set(tags)), source_id, tenant_id),
             ).fetchone()
         return row is not None
+
+    # upload sessions ------------------------------------------------------------------
+    def create_upload(
+        self,
+        scope: AccessScope,
+        key_id: str,
+        filename: str,
+        size: int,
+        declared_type: str,
+        subjects: Sequence[str],
+    ) -> str:
+        upload_id = f"upl_{uuid.uuid4().hex}"
+        with translated_errors("creating an upload"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO upload_sessions (upload_id, tenant_id, key_id, filename, declared_size, "
+                "declared_type, subjects) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (upload_id, scope.tenant_id, key_id, filename, size, declared_type, list(subjects)),
+            )
+        return upload_id
+
+    def upload(self, tenant_id: str, upload_id: str) -> dict[str, Any] | None:
+        with translated_errors("reading an upload"), self.pool.connection() as conn:
+            row = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT * FROM upload_sessions WHERE upload_id = %s AND tenant_id = %s AND expires_at > now()",
+                    (upload_id, tenant_id),
+                )
+                .fetchone()
+            )
+        return dict(row) if row else None
+
+    def advance_upload(self, upload_id: str, expected_offset: int, new_offset: int) -> bool:
+        """Compare-and-set on the acknowledged offset: a part sent twice, or out of order, loses."""
+        with translated_errors("acknowledging an upload part"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE upload_sessions SET received = %s WHERE upload_id = %s AND received = %s "
+                "AND state = 'open' RETURNING 1",
+                (new_offset, upload_id, expected_offset),
+            ).fetchone()
+        return row is not None
+
+    def finish_upload(
+        self, upload_id: str, state: str, source_id: str | None, version_id: str | None
+    ) -> None:
+        with translated_errors("finishing an upload"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE upload_sessions SET state = %s, source_id = %s, version_id = %s WHERE upload_id = %s",
+                (state, source_id, version_id, upload_id),
+            )

@@ -1,0 +1,136 @@
+"""Upload sessions over HTTP: every refusal, resume after an interruption."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from fastapi.testclient import TestClient
+
+from resources.platform import Platform
+from retrieval_api.app import create_app
+from tests.fixtures import documents as make
+
+
+@pytest.fixture(scope="module")
+def client(platform: Platform) -> TestClient:
+    return TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def headers(platform: Platform) -> dict[str, str]:
+    tenant = f"u-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "uploader")
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _create(client: TestClient, headers: dict[str, str], filename: str, size: int) -> dict:
+    response = client.post(
+        "/v1/uploads", json={"filename": filename, "size": size}, headers=headers
+    )
+    return {"status": response.status_code, **response.json()}
+
+
+def test_a_pdf_uploads_in_parts_resumes_and_registers(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    data = make.report_pdf()
+    created = _create(client, headers, "review.pdf", len(data))
+    assert created["status"] == 201 and created["received"] == 0
+    upload = created["upload_id"]
+    first = client.put(
+        f"/v1/uploads/{upload}", params={"offset": 0}, content=data[:1000], headers=headers
+    )
+    assert first.json()["received"] == 1000
+    # the client "crashed"; a retry of an old part at a stale offset is refused with where to resume
+    stale = client.put(
+        f"/v1/uploads/{upload}", params={"offset": 0}, content=data[:1000], headers=headers
+    )
+    assert stale.status_code == 409 and stale.json()["received"] == 1000
+    resume_at = client.get(f"/v1/uploads/{upload}", headers=headers).json()["received"]
+    rest = client.put(
+        f"/v1/uploads/{upload}",
+        params={"offset": resume_at},
+        content=data[resume_at:],
+        headers=headers,
+    )
+    assert rest.json()["received"] == len(data)
+    done = client.post(f"/v1/uploads/{upload}/complete", headers=headers).json()
+    assert (
+        done["state"] == "completed"
+        and done["source_id"].startswith("src_")
+        and done["version_id"].startswith("ver_")
+    )
+    assert "sha256/" not in str(done)
+
+
+def test_declared_oversize_is_refused_before_any_byte(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    created = _create(client, headers, "huge.pdf", 10 * 1024 * 1024 * 1024)
+    assert created["status"] == 413 and "limit" in created["message"]
+
+
+def test_actual_oversize_stops_the_sender(client: TestClient, headers: dict[str, str]) -> None:
+    created = _create(client, headers, "small.txt", 10)
+    response = client.put(
+        f"/v1/uploads/{created['upload_id']}",
+        params={"offset": 0},
+        content=b"x" * 1000,
+        headers=headers,
+    )
+    assert response.status_code == 413 and "declared size of 10 bytes" in response.json()["message"]
+    assert (
+        client.get(f"/v1/uploads/{created['upload_id']}", headers=headers).json()["received"] == 0
+    )
+
+
+def test_unknown_extension_and_mismatched_content_are_refused_with_what_is_accepted(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    unknown = _create(client, headers, "tool.exe", 10)
+    assert unknown["status"] == 415 and ".pdf" in unknown["message"]
+    data = b"%PDF-1.7 not really a spreadsheet"
+    created = _create(client, headers, "sheet.xlsx", len(data))
+    client.put(
+        f"/v1/uploads/{created['upload_id']}", params={"offset": 0}, content=data, headers=headers
+    )
+    refused = client.post(f"/v1/uploads/{created['upload_id']}/complete", headers=headers)
+    assert refused.status_code == 415 and refused.json()["error"] == "type-mismatch"
+    assert "application/pdf" in refused.json()["message"]
+
+
+def test_an_svg_posing_as_an_image_is_refused(client: TestClient, headers: dict[str, str]) -> None:
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    created = _create(client, headers, "logo.png", len(svg))
+    client.put(
+        f"/v1/uploads/{created['upload_id']}", params={"offset": 0}, content=svg, headers=headers
+    )
+    refused = client.post(f"/v1/uploads/{created['upload_id']}/complete", headers=headers)
+    assert refused.status_code == 415 and "image/svg+xml" in refused.json()["message"]
+
+
+def test_completing_early_says_where_to_resume(client: TestClient, headers: dict[str, str]) -> None:
+    created = _create(client, headers, "notes.txt", 20)
+    client.put(
+        f"/v1/uploads/{created['upload_id']}",
+        params={"offset": 0},
+        content=b"0123456789",
+        headers=headers,
+    )
+    early = client.post(f"/v1/uploads/{created['upload_id']}/complete", headers=headers)
+    assert early.status_code == 409 and early.json()["received"] == 10
+
+
+def test_another_tenant_cannot_see_an_upload(
+    client: TestClient, headers: dict[str, str], platform: Platform
+) -> None:
+    created = _create(client, headers, "mine.txt", 5)
+    other = f"v-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(other, other, platform.settings.default_model_key)
+    _, key = platform.catalog.create_api_key(other, [f"tenant:{other}"], "other")
+    response = client.get(
+        f"/v1/uploads/{created['upload_id']}", headers={"Authorization": f"Bearer {key}"}
+    )
+    assert response.status_code == 404
