@@ -10,14 +10,21 @@ from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
 from assets.publication import published_index
+from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
-from pipelines.jobs import deletion_sweep_job, model_publish_job, tenant_ingest_job
+from pipelines.jobs import (
+    deletion_sweep_job,
+    model_publish_job,
+    reconciliation_job,
+    tenant_ingest_job,
+)
 from pipelines.sensors import (
     deletion_sensor,
     inbox_rescan_schedule,
     inbox_sensor,
     pending_work_sensor,
     publish_after_ingest,
+    reconciliation_schedule,
 )
 from resources.dagster_resources import GroundworkResource
 
@@ -29,15 +36,16 @@ ALL_ASSETS = [
     embeddings,
     published_index,
     deletion_sweep,
+    reconciliation,
 ]
 
 
 def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ALL_ASSETS,
-        jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job],
+        jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job, reconciliation_job],
         sensors=[inbox_sensor, pending_work_sensor, deletion_sensor, publish_after_ingest],
-        schedules=[inbox_rescan_schedule],
+        schedules=[inbox_rescan_schedule, reconciliation_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},
     )
 

@@ -10,6 +10,7 @@ from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
 from assets.publication import published_index
+from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
 
 tenant_ingest_job = dg.define_asset_job(
@@ -33,5 +34,12 @@ deletion_sweep_job = dg.define_asset_job(
     "purge_deleted",
     selection=[deletion_sweep],
     description="Purge deleted sources of one tenant from every store and prove it.",
+    executor_def=dg.in_process_executor,
+)
+
+reconciliation_job = dg.define_asset_job(
+    "reconcile_storage",
+    selection=[reconciliation],
+    description="Compare the catalog with the blob store, both directions (reports only).",
     executor_def=dg.in_process_executor,
 )

@@ -18,7 +18,12 @@ import dagster as dg
 
 from assets.partitions import tenant_model_key
 from groundwork.inbox import inbox_fingerprint, inbox_tenants
-from pipelines.jobs import deletion_sweep_job, model_publish_job, tenant_ingest_job
+from pipelines.jobs import (
+    deletion_sweep_job,
+    model_publish_job,
+    reconciliation_job,
+    tenant_ingest_job,
+)
 from resources.dagster_resources import GroundworkResource
 
 TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -194,3 +199,12 @@ def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
         run_key=f"publish-after:{context.dagster_run.run_id}",
         partition_key=tenant_model_key(tenant_id, tenant.active_model),
     )
+
+
+reconciliation_schedule = dg.ScheduleDefinition(
+    name="nightly_reconciliation",
+    job=reconciliation_job,
+    cron_schedule="41 2 * * *",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Nightly: rows without bytes and bytes without rows.",
+)

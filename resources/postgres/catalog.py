@@ -951,3 +951,17 @@ class PostgresCatalog:
                 "UPDATE upload_sessions SET state = %s, source_id = %s, version_id = %s WHERE upload_id = %s",
                 (state, source_id, version_id, upload_id),
             )
+
+    # reconciliation ---------------------------------------------------------------------
+    def version_blobs(self) -> list[dict[str, Any]]:
+        """Every version's blob key, state and age, for reconciliation with the blob store."""
+        with translated_errors("listing version blobs"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT version_id, tenant_id, blob_key, state, "
+                    "extract(epoch FROM now() - created_at) AS age_seconds FROM source_versions"
+                )
+                .fetchall()
+            )
+        return [dict(r) for r in rows]

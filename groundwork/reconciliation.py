@@ -1,0 +1,59 @@
+"""Reconciliation of the catalog with the blob store, both directions.
+
+It reports and never deletes: a pending row without bytes may be a write that
+is still in flight, and bytes without a row may belong to a registration that
+is about to commit. What to do is an operator's decision (the report says how
+old each finding is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from groundwork.ports import BlobStore
+
+
+class _VersionBlobs(Protocol):
+    def version_blobs(self) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str  # pending-without-bytes, pending-with-bytes, stored-without-bytes, bytes-without-row
+    version_id: str | None
+    blob_key: str
+    age_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReconciliationReport:
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for f in self.findings if f.kind == kind)
+
+    @property
+    def integrity_ok(self) -> bool:
+        """Stored versions must have their bytes; everything else can be a write in flight."""
+        return self.count("stored-without-bytes") == 0
+
+
+def reconcile(catalog: _VersionBlobs, blobs: BlobStore) -> ReconciliationReport:
+    present = set(blobs.list_keys())
+    referenced: set[str] = set()
+    findings: list[Finding] = []
+    for row in catalog.version_blobs():
+        key = row["blob_key"]
+        referenced.add(key)
+        has_bytes = key in present
+        if row["state"] == "pending":
+            kind = "pending-with-bytes" if has_bytes else "pending-without-bytes"
+            findings.append(Finding(kind, row["version_id"], key, float(row["age_seconds"])))
+        elif row["state"] == "stored" and not has_bytes:
+            findings.append(
+                Finding("stored-without-bytes", row["version_id"], key, float(row["age_seconds"]))
+            )
+    for key in sorted(present - referenced):
+        findings.append(Finding("bytes-without-row", None, key, None))
+    return ReconciliationReport(tuple(findings))

@@ -1,0 +1,55 @@
+"""Run by test_crash_windows in a subprocess: registers one file and SIGKILLs
+itself at the named step of the write order (pending row -> bytes -> stored)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from groundwork.pipeline import register_file
+from resources.platform import connect
+from resources.settings import GroundworkSettings
+
+
+class _DieAfter:
+    def __init__(self, inner: object, method: str) -> None:
+        self._inner = inner
+        self._method = method
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self._inner, name)
+        if name != self._method:
+            return attribute
+
+        def wrapped(*args: object, **kwargs: object) -> object:
+            result = attribute(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGKILL)
+            return result
+
+        return wrapped
+
+
+def main() -> None:
+    step, database, tenant, payload = sys.argv[1:5]
+    platform = connect(GroundworkSettings.from_env(), database=database)
+    catalog: object = platform.catalog
+    blobs: object = platform.blobs
+    if step == "after-pending-row":
+        catalog = _DieAfter(platform.catalog, "begin_version")
+    elif step == "after-bytes":
+        blobs = _DieAfter(platform.blobs, "put")
+    register_file(
+        catalog,  # type: ignore[arg-type]
+        blobs,  # type: ignore[arg-type]
+        tenant_id=tenant,
+        origin=f"api:{step}.txt",
+        filename=f"{step}.txt",
+        data=payload.encode(),
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/plain",
+    )
+
+
+if __name__ == "__main__":
+    main()

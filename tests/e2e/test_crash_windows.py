@@ -1,0 +1,99 @@
+"""Crash safety of the write order, with a real SIGKILL between each pair of
+steps, then reconciliation: it reports, and never calls a slow write an orphan."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from groundwork.pipeline import blob_key_for
+from groundwork.reconciliation import reconcile
+from resources.platform import Platform
+from tests.conftest import TEST_DATABASE
+
+
+def _run(step: str, tenant: str, payload: str) -> int:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.e2e.crash_registration",
+            step,
+            TEST_DATABASE,
+            tenant,
+            payload,
+        ],
+        capture_output=True,
+        timeout=120,
+    ).returncode
+
+
+@pytest.fixture
+def tenant(platform: Platform) -> str:
+    tenant_id = f"k-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant_id, tenant_id, platform.settings.default_model_key)
+    return tenant_id
+
+
+def _state(platform: Platform, tenant: str) -> list[tuple[str, str]]:
+    with platform.pool.connection() as conn:
+        return [
+            (r[0], r[1])
+            for r in conn.execute(
+                "SELECT state, blob_key FROM source_versions WHERE tenant_id = %s", (tenant,)
+            )
+        ]
+
+
+def test_killed_after_the_pending_row_leaves_a_pending_row_and_no_bytes(
+    platform: Platform, tenant: str
+) -> None:
+    import hashlib
+
+    payload = f"crash one {uuid.uuid4().hex}"
+    assert _run("after-pending-row", tenant, payload) == -signal.SIGKILL
+    key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
+    assert _state(platform, tenant) == [("pending", key)]
+    assert not platform.blobs.exists(key)
+    findings = [
+        f for f in reconcile(platform.catalog, platform.blobs).findings if f.blob_key == key
+    ]
+    assert [f.kind for f in findings] == ["pending-without-bytes"]
+
+
+def test_killed_after_the_bytes_leaves_a_pending_row_with_its_bytes(
+    platform: Platform, tenant: str
+) -> None:
+    import hashlib
+
+    payload = f"crash two {uuid.uuid4().hex}"
+    assert _run("after-bytes", tenant, payload) == -signal.SIGKILL
+    key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
+    assert _state(platform, tenant) == [("pending", key)]
+    assert platform.blobs.exists(key)
+    report = reconcile(platform.catalog, platform.blobs)
+    # referenced by the pending row: reported as a write to finish, never as orphan bytes
+    assert [f.kind for f in report.findings if f.blob_key == key] == ["pending-with-bytes"]
+
+
+def test_a_completed_registration_and_reconciliation_in_both_directions(
+    platform: Platform, tenant: str
+) -> None:
+    payload = f"complete {uuid.uuid4().hex}"
+    assert _run("complete", tenant, payload) == 0
+    assert [s for s, _ in _state(platform, tenant)] == ["stored"]
+    # bytes nothing references, and a stored row whose bytes vanished: both reported, neither deleted
+    platform.blobs.put("sha256/zz/orphan-" + uuid.uuid4().hex, b"orphan bytes")
+    stored_key = _state(platform, tenant)[0][1]
+    platform.blobs.delete(stored_key)
+    report = reconcile(platform.catalog, platform.blobs)
+    kinds = {f.blob_key: f.kind for f in report.findings}
+    assert kinds[stored_key] == "stored-without-bytes" and not report.integrity_ok
+    assert any(
+        k.startswith("sha256/zz/orphan-") and v == "bytes-without-row" for k, v in kinds.items()
+    )
+    assert any(k.startswith("sha256/zz/orphan-") for k in platform.blobs.list_keys())  # still there
