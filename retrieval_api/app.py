@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep
 from retrieval_api.errors import install_error_handlers
-from retrieval_api.routes import chunks, search, sources, uploads
+from retrieval_api.routes import chunks, files, search, sources, uploads
 from retrieval_api.schemas import ErrorOut
 
 
@@ -42,4 +42,5 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.include_router(sources.router)
     app.include_router(chunks.router)
     app.include_router(uploads.router)
+    app.include_router(files.router)
     return app

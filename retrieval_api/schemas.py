@@ -261,3 +261,8 @@ class UploadOut(BaseModel):
     state: Literal["open", "completed", "refused"]
     source_id: str | None = None
     version_id: str | None = None
+
+
+class ReferenceOut(BaseModel):
+    url: str
+    expires_at: str

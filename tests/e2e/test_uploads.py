@@ -134,3 +134,26 @@ def test_another_tenant_cannot_see_an_upload(
         f"/v1/uploads/{created['upload_id']}", headers={"Authorization": f"Bearer {key}"}
     )
     assert response.status_code == 404
+
+
+def test_signed_references_read_until_deleted_and_refuse_forgeries(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    data = b"# Reference\n\nSigned reads work.\n"
+    created = _create(client, headers, "ref.md", len(data))
+    client.put(
+        f"/v1/uploads/{created['upload_id']}", params={"offset": 0}, content=data, headers=headers
+    )
+    done = client.post(f"/v1/uploads/{created['upload_id']}/complete", headers=headers).json()
+    reference = client.post(
+        f"/v1/sources/{done['source_id']}/reference", params={"ttl_seconds": 86400}, headers=headers
+    ).json()
+    assert reference["url"].startswith("/v1/files/") and "sha256/" not in reference["url"]
+    read = client.get(reference["url"])  # no API key: the reference is the capability
+    assert read.status_code == 200 and read.content == data
+    payload, signature = reference["url"].rsplit("/", 1)[1].split(".")
+    forged = client.get(f"/v1/files/{payload}.{'0' * 64}")
+    assert forged.status_code == 403 and forged.json()["error"] == "forged"
+    client.delete(f"/v1/sources/{done['source_id']}", headers=headers)
+    gone = client.get(reference["url"])
+    assert gone.status_code == 404
