@@ -9,6 +9,7 @@ SIGTERM (the launcher's shutdown hook closes the node cleanly).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -40,6 +41,12 @@ class EmbeddedOpenSearch:
         self.started_seconds = 0.0
 
     @property
+    def cluster_name(self) -> str:
+        """Names the home that owns the node: another checkout's node on our port is refused."""
+        digest = hashlib.sha256(str(self.home.resolve()).encode()).hexdigest()[:10]
+        return f"groundwork-{digest}"
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
 
@@ -52,10 +59,10 @@ class EmbeddedOpenSearch:
         started = time.monotonic()
         health = _health(self.url)
         if health is not None:
-            if health.get("cluster_name") != "groundwork-embedded":
+            if health.get("cluster_name") != self.cluster_name:
                 raise EngineUnavailable(
-                    f"port {self.http_port} is held by another server ({health.get('cluster_name')}); "
-                    "set GROUNDWORK_OPENSEARCH_PORT to a free port"
+                    f"port {self.http_port} is held by another OpenSearch ({health.get('cluster_name')}, "
+                    f"not this home's {self.cluster_name}); stop it or set GROUNDWORK_OPENSEARCH_PORT to a free port"
                 )
             return self.url
         jar = self.launcher_dir / "target" / "groundwork-opensearch-1.0.0.jar"
@@ -81,6 +88,7 @@ class EmbeddedOpenSearch:
             str(self.home),
             str(self.http_port),
             str(self.transport_port),
+            self.cluster_name,
         ]
         with open(log_path, "ab") as log:
             # A session of its own: Ctrl-C in the terminal reaches our supervisor,

@@ -65,3 +65,16 @@ def test_a_stale_supervisor_lock_is_taken_over(
     (tmp_path / "supervisor.json").write_text(json.dumps({"pid": 2**22 + 12345}))
     Supervisor(home)._claim()
     assert json.loads((tmp_path / "supervisor.json").read_text())["pid"] == os.getpid()
+
+
+def test_another_homes_opensearch_on_our_port_is_refused(
+    settings: GroundworkSettings, engines: EngineEndpoints, tmp_path: Path
+) -> None:
+    from groundwork.errors import EngineUnavailable
+    from resources.platform import embedded_opensearch
+
+    if engines.opensearch is None:
+        pytest.skip("an external OpenSearch is configured")
+    stranger = embedded_opensearch(replace(settings, home=tmp_path))  # same port, different home
+    with pytest.raises(EngineUnavailable, match="held by another OpenSearch"):
+        stranger.start()

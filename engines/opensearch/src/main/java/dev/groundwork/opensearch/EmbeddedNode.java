@@ -24,7 +24,7 @@ import org.opensearch.transport.Netty4Plugin;
  * launcher does what the distribution's bootstrap does minus the bootstrap
  * checks (which refuse to run as root, as CI does) and JarHell.
  *
- * Usage: EmbeddedNode <home> <httpPort> <transportPort>
+ * Usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName]
  * Prints "GROUNDWORK-OPENSEARCH-READY <port>" once the node has started;
  * SIGTERM closes the node cleanly through a shutdown hook.
  */
@@ -38,10 +38,13 @@ public final class EmbeddedNode {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: EmbeddedNode <home> <httpPort> <transportPort>");
+        if (args.length != 3 && args.length != 4) {
+            System.err.println("usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName]");
             System.exit(2);
         }
+        // The cluster name identifies the home that owns the node, so a second
+        // checkout on the same port is recognised instead of silently reused.
+        String clusterName = args.length == 4 ? args[3] : "groundwork-embedded";
         Path home = Paths.get(args[0]).toAbsolutePath();
         Path data = home.resolve("data");
         Path logs = home.resolve("logs");
@@ -53,7 +56,7 @@ public final class EmbeddedNode {
         Files.createDirectories(home.resolve("modules"));
 
         Settings settings = Settings.builder()
-                .put("cluster.name", "groundwork-embedded")
+                .put("cluster.name", clusterName)
                 .put("node.name", "groundwork-node-1")
                 .put("path.home", home.toString())
                 .put("path.data", data.toString())
