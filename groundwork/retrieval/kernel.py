@@ -112,8 +112,9 @@ def hybrid_search(
         floor = engines.vectors.model.semantic_floor
         legs["vector"] = [h.chunk_id for h in vector_hits if h.score >= floor]
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
+        # stopwords come off the keyword query (never off the index)
         keyword_hits = engines.keywords.search(
-            scope, request.query, request.candidates, request.filters
+            scope, interpreted.keyword_text, request.candidates, request.filters
         )
         legs["keyword"] = [h.chunk_id for h in keyword_hits]
 

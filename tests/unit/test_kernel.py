@@ -279,3 +279,9 @@ def test_pinned_sources_come_first_and_stay_scoped() -> None:
     assert isinstance(outcome, Found)
     sources = [h.chunk.source_id for h in outcome.hits]
     assert sources[0] == "runbook" and "budget" not in sources  # pinning never widens access
+
+
+def test_stopwords_alone_match_nothing_in_the_keyword_leg() -> None:
+    engines, _ = _engines(CORPUS)
+    outcome = hybrid_search(STAFF, SearchRequest("what is the zeppelin", mode=SearchMode.KEYWORD), engines)
+    assert outcome.kind == "nothing_matches"  # "is" and "the" occur in the corpus, "zeppelin" does not
