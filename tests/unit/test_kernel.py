@@ -283,5 +283,9 @@ def test_pinned_sources_come_first_and_stay_scoped() -> None:
 
 def test_stopwords_alone_match_nothing_in_the_keyword_leg() -> None:
     engines, _ = _engines(CORPUS)
-    outcome = hybrid_search(STAFF, SearchRequest("what is the zeppelin", mode=SearchMode.KEYWORD), engines)
-    assert outcome.kind == "nothing_matches"  # "is" and "the" occur in the corpus, "zeppelin" does not
+    outcome = hybrid_search(
+        STAFF, SearchRequest("what is the zeppelin", mode=SearchMode.KEYWORD), engines
+    )
+    assert (
+        outcome.kind == "nothing_matches"
+    )  # "is" and "the" occur in the corpus, "zeppelin" does not
