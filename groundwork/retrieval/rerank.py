@@ -33,9 +33,17 @@ class Reranker(Protocol):
 
 
 class IdentifierReranker:
-    """Promotes candidates that contain the query's identifier-shaped terms
-    (ERR-4021, Q3-2026) as whole tokens; a stable sort keeps fusion order
-    among equals. Without identifiers in the query it changes nothing."""
+    """Lifts candidates that contain the query's identifier-shaped terms
+    (ERR-4021, Q3-2026) as whole tokens by at most `max_lift` places, in
+    proportion to how many of the terms they contain. A bounded lift, not a
+    partition: on SciFact, where claims carry many hyphenated and numeric terms
+    (IL-6, 5-year), moving every match to the front cost 0.04 nDCG@10; on
+    identifier queries a small lift already puts the exact match first.
+    Without identifiers in the query it changes nothing."""
+
+    def __init__(self, max_lift: int = 3, k: int = 60) -> None:
+        self.bonus = 1.0 / (k + 1) - 1.0 / (k + 1 + max_lift)
+        self.k = k
 
     def rerank(self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> list[str]:
         if not query.identifiers:
@@ -45,8 +53,9 @@ class IdentifierReranker:
             for term in query.identifiers
         ]
 
-        def matched(candidate: RerankCandidate) -> int:
-            return sum(1 for p in patterns if p.search(candidate.text))
+        def score(position: int, candidate: RerankCandidate) -> float:
+            matched = sum(1 for p in patterns if p.search(candidate.text)) / len(patterns)
+            return 1.0 / (self.k + 1 + position) + self.bonus * matched
 
-        ranked = sorted(enumerate(candidates), key=lambda item: (-matched(item[1]), item[0]))
+        ranked = sorted(enumerate(candidates), key=lambda item: (-score(item[0], item[1]), item[0]))
         return [c.chunk_id for _, c in ranked]
