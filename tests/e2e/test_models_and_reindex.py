@@ -99,28 +99,19 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
             {f"extra-{i}.md": f"# Extra {i}\n\nExtra document number {i}.\n"},
         )
     # register + extract + chunk the new files without embedding them
-    from groundwork.inbox import scan_tenant_inbox
-    from groundwork.pipeline import (
-        chunk_pending,
-        extract_pending,
-        keyword_index_pending,
-        register_file,
-    )
-    from resources.dagster_resources import cached_platform  # noqa: F401 - same engines
+    from groundwork.folder_sync import sync_inbox
+    from groundwork.pipeline import chunk_pending, extract_pending, keyword_index_pending
     from resources.sniffing import sniff_media_type
 
-    for item in scan_tenant_inbox(platform.settings.inbox_dir, tenant_id):
-        data = item.path.read_bytes()
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant_id,
-            origin=f"inbox:{item.relative}",
-            filename=item.relative,
-            data=data,
-            subjects=item.subjects,
-            media_type=sniff_media_type(data, item.relative),
-        )
+    synced = sync_inbox(
+        platform.catalog,
+        platform.blobs,
+        platform.indexes(),
+        platform.settings.inbox_dir,
+        tenant_id,
+        sniff_media_type,
+    )
+    assert synced.created == 5
     extract_pending(platform.catalog, platform.blobs, tenant_id)
     chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)
     keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
