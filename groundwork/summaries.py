@@ -34,18 +34,12 @@ def extractive_summary(chunks: Sequence[ChunkView], max_words: int = SUMMARY_WOR
 @runtime_checkable
 class Summarizer(Protocol):
     """Writes a short summary of a source's text. `kind` labels the output
-    ("extractive" or "generative") so a reader always knows which it got."""
+    ("extractive" or "generative") so a reader always knows which it got.
+    Without one, `summarize_sources` uses the built-in extractive summary."""
 
     kind: str
 
     def summarize(self, title: str, text: str) -> str: ...
-
-
-class ExtractiveSummarizer:
-    kind = "extractive"
-
-    def summarize(self, title: str, text: str) -> str:
-        return extractive_summary_text(text)
 
 
 def extractive_summary_text(text: str, max_words: int = SUMMARY_WORDS) -> str:
