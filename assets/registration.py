@@ -33,9 +33,12 @@ def source_registrations(
         platform.settings.inbox_dir,
         tenant_id,
         sniff_media_type,
+        scanner=platform.scanner(),
     )
     for refusal in report.refused:
         context.log.warning(refusal)
+    for finding in report.quarantined:
+        context.log.error(f"quarantined (malware scan): {finding}")
     counts = platform.catalog.counts(tenant_id)
     return dg.MaterializeResult(
         metadata={
@@ -43,6 +46,7 @@ def source_registrations(
             "new_versions": report.created,
             "unchanged": report.unchanged,
             "refused_oversize": len(report.refused),
+            "quarantined": len(report.quarantined),
             "sources": counts.sources,
             "versions": counts.versions,
             "seconds": round(time.monotonic() - started, 3),

@@ -62,6 +62,16 @@ class Unchanged:
 
 
 @dataclass(frozen=True, slots=True)
+class NeedsApproval:
+    """The source exists with other content; replacing it needs the caller's
+    explicit approval (the previous version stays readable either way)."""
+
+    source_id: str
+    current_version_id: str
+    current_version_no: int
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkBatch:
     """A version's chunks as the indexes need them."""
 
@@ -102,10 +112,19 @@ class Catalog(Protocol):
         sha256: str,
         size_bytes: int,
         media_type: str,
-    ) -> PendingVersion | Unchanged: ...
+        declared_type: str = "",
+        replace: bool = True,
+    ) -> PendingVersion | Unchanged | NeedsApproval:
+        """Write the `pending` row. With `replace=False` an existing source with
+        other content answers NeedsApproval instead of gaining a version."""
+        ...
 
-    def mark_stored(self, version_id: str) -> bool:
+    def mark_stored(self, version_id: str, scan_result: str | None = None) -> bool:
         """Compare-and-set pending -> stored; make it the source's current version."""
+        ...
+
+    def mark_quarantined(self, version_id: str, signature: str) -> bool:
+        """Compare-and-set pending -> quarantined: never current, never extracted."""
         ...
 
     def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]: ...

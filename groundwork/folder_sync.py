@@ -16,7 +16,7 @@ from groundwork.catalog import Catalog
 from groundwork.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
 from groundwork.lifecycle import Indexes, request_deletion
 from groundwork.pipeline import register_file
-from groundwork.ports import BlobStore
+from groundwork.ports import BlobStore, MalwareScanner
 
 Sniffer = Callable[[bytes, str], str]
 
@@ -27,6 +27,7 @@ class SyncReport:
     unchanged: int = 0
     removed: int = 0
     refused: list[str] = field(default_factory=list)  # "path: reason"
+    quarantined: list[str] = field(default_factory=list)  # "path: signature"
 
 
 def sync_inbox(
@@ -37,6 +38,7 @@ def sync_inbox(
     tenant_id: str,
     sniff: Sniffer,
     max_file_bytes: int = MAX_FILE_BYTES,
+    scanner: MalwareScanner | None = None,
 ) -> SyncReport:
     report = SyncReport()
     seen: set[str] = set()
@@ -60,8 +62,11 @@ def sync_inbox(
             data=data,
             subjects=item.subjects,
             media_type=sniff(data, item.relative),
+            scanner=scanner,
         )
-        if registration.created:
+        if registration.quarantined is not None:
+            report.quarantined.append(f"{item.relative}: {registration.quarantined}")
+        elif registration.created:
             report.created += 1
         else:
             report.unchanged += 1

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from groundwork.catalog import Catalog, PendingVersion, Unchanged, VersionRecord
+from groundwork.catalog import Catalog, NeedsApproval, Unchanged, VersionRecord
 from groundwork.chunking import ChunkingPolicy, chunk_blocks
 from groundwork.documents import (
     ExtractedDocument,
@@ -23,7 +24,15 @@ from groundwork.documents import (
 )
 from groundwork.errors import DimensionMismatch, NotFound
 from groundwork.extract import extract
-from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex, VectorRecord
+from groundwork.ports import (
+    BlobStore,
+    EmbeddingProvider,
+    KeywordIndex,
+    MalwareScanner,
+    ScanInfected,
+    VectorIndex,
+    VectorRecord,
+)
 
 
 @dataclass(slots=True)
@@ -54,6 +63,20 @@ class Registration:
     source_id: str
     version_id: str
     created: bool  # False when the bytes were already the current version
+    quarantined: str | None = None  # the signature, when a scan found malware
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingFile:
+    """What registration needs to know about bytes before writing them."""
+
+    tenant_id: str
+    origin: str
+    filename: str
+    subjects: Sequence[str]
+    media_type: str  # sniffed from content
+    declared_type: str = ""  # what the uploader claimed
+    replace: bool = True  # False: an existing source with other content needs approval
 
 
 def blob_key_for(sha256: str) -> str:
@@ -71,20 +94,93 @@ def register_file(
     data: bytes,
     subjects: Sequence[str],
     media_type: str,
+    scanner: MalwareScanner | None = None,
 ) -> Registration:
-    """Write order: version row `pending` -> bytes -> compare-and-set `stored`.
-    A crash between leaves a pending row for reconciliation, never bytes that
-    nothing references."""
-    sha256 = hashlib.sha256(data).hexdigest()
-    begun = catalog.begin_version(
-        tenant_id, origin, filename, subjects, sha256, len(data), media_type
+    """Register bytes held in memory (folder sync, small API bodies)."""
+    incoming = IncomingFile(tenant_id, origin, filename, subjects, media_type)
+    outcome = register_incoming(
+        catalog,
+        blobs,
+        incoming,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        write=lambda key: blobs.put(key, data),
+        scanner=scanner,
     )
+    assert isinstance(outcome, Registration)  # replace=True never needs approval
+    return outcome
+
+
+def register_path(
+    catalog: Catalog,
+    blobs: BlobStore,
+    incoming: IncomingFile,
+    path: Path,
+    scanner: MalwareScanner | None = None,
+) -> Registration | NeedsApproval:
+    """Register a file on local disk (a completed upload) without reading it
+    into memory: hashed in pieces, stored by streaming."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while piece := handle.read(1024 * 1024):
+            digest.update(piece)
+    return register_incoming(
+        catalog,
+        blobs,
+        incoming,
+        sha256=digest.hexdigest(),
+        size=path.stat().st_size,
+        write=lambda key: blobs.put_file(key, path),
+        scanner=scanner,
+    )
+
+
+def register_incoming(
+    catalog: Catalog,
+    blobs: BlobStore,
+    incoming: IncomingFile,
+    *,
+    sha256: str,
+    size: int,
+    write: Callable[[str], None],
+    scanner: MalwareScanner | None = None,
+) -> Registration | NeedsApproval:
+    """Write order: version row `pending` -> bytes -> (scan) -> compare-and-set
+    `stored` (or `quarantined`). A crash between leaves a pending row for
+    reconciliation, never bytes that nothing references; with scanning on, a
+    version is `stored` only after a clean scan, and a scanner that cannot
+    answer leaves it `pending` (the error propagates)."""
+    begun = catalog.begin_version(
+        incoming.tenant_id,
+        incoming.origin,
+        incoming.filename,
+        incoming.subjects,
+        sha256,
+        size,
+        incoming.media_type,
+        declared_type=incoming.declared_type,
+        replace=incoming.replace,
+    )
+    if isinstance(begun, NeedsApproval):
+        return begun
     if isinstance(begun, Unchanged):
         return Registration(begun.source_id, begun.version_id, created=False)
-    assert isinstance(begun, PendingVersion)
-    blobs.put(begun.blob_key, data)
-    catalog.mark_stored(begun.version_id)
+    write(begun.blob_key)
+    if scanner is not None:
+        verdict = scanner.scan(_pieces(blobs, begun.blob_key))
+        if isinstance(verdict, ScanInfected):
+            catalog.mark_quarantined(begun.version_id, f"{verdict.engine}:{verdict.signature}")
+            return Registration(
+                begun.source_id, begun.version_id, created=True, quarantined=verdict.signature
+            )
+        catalog.mark_stored(begun.version_id, scan_result=f"{verdict.engine}:clean")
+    else:
+        catalog.mark_stored(begun.version_id)
     return Registration(begun.source_id, begun.version_id, created=True)
+
+
+def _pieces(blobs: BlobStore, key: str) -> Iterator[bytes]:
+    yield from blobs.read_chunks(key)
 
 
 Extractor = Callable[[bytes, str, str, ExtractionLimits | None], ExtractionResult]

@@ -5,9 +5,10 @@ the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from groundwork.models import EmbeddingModelRef
@@ -189,7 +190,15 @@ class BlobStore(Protocol):
 
     def put(self, key: str, data: bytes) -> None: ...
 
+    def put_file(self, key: str, source: Path) -> None:
+        """Like `put`, streaming from a local file: never holds it in memory."""
+        ...
+
     def get(self, key: str) -> bytes: ...
+
+    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
+        """The bytes in pieces (0 = the store's own piece size); NotFound if absent."""
+        ...
 
     def exists(self, key: str) -> bool: ...
 
@@ -286,3 +295,30 @@ class VisionProvider(Protocol):
     CapabilityUnavailable; it never fabricates a description."""
 
     def describe(self, image: bytes) -> ImageDescription: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScanClean:
+    engine: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScanInfected:
+    signature: str  # the scanner's name for what it found
+    engine: str
+
+
+ScanVerdict = ScanClean | ScanInfected
+
+
+@runtime_checkable
+class MalwareScanner(Protocol):
+    """Scans bytes before a version may become `stored`.
+
+    `scan` takes the bytes in pieces so a large file is never held whole. A
+    verdict is a value (clean or infected); a scanner that cannot give one
+    (daemon down, size limit) raises EngineUnavailable, and the version then
+    stays `pending` — never `stored` unscanned.
+    """
+
+    def scan(self, pieces: Iterable[bytes]) -> ScanVerdict: ...

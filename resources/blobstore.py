@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from groundwork.errors import NotFound, StoreError
 
+_CHUNK = 1024 * 1024
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
 
 
@@ -42,6 +44,35 @@ class FilesystemBlobStore:
         except OSError as exc:
             Path(tmp).unlink(missing_ok=True)
             raise StoreError(f"could not store blob: {exc}") from exc
+
+    def put_file(self, key: str, source: Path) -> None:
+        """Store a file's bytes without holding them in memory (large uploads)."""
+        path = self._path(key)
+        size = source.stat().st_size
+        if path.exists() and path.stat().st_size == size:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(fd, "wb") as handle, source.open("rb") as reader:
+                shutil.copyfileobj(reader, handle, _CHUNK)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise StoreError(f"could not store blob: {exc}") from exc
+
+    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
+        """The bytes in pieces, so a large file is served without loading it whole.
+        A missing key raises NotFound on the first piece."""
+        try:
+            handle = self._path(key).open("rb")
+        except FileNotFoundError:
+            raise NotFound(f"blob {key} not found") from None
+        with handle:
+            while piece := handle.read(chunk_size or _CHUNK):
+                yield piece
 
     def get(self, key: str) -> bytes:
         try:

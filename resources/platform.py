@@ -10,22 +10,24 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from psycopg_pool import ConnectionPool
-
 from groundwork.catalog import Catalog
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
-from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, VectorIndex
+from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, MalwareScanner, VectorIndex
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import IdentifierReranker
 from resources.blobstore import FilesystemBlobStore
 from resources.embeddings import load_embedding_provider
+from resources.engines.clamd import EmbeddedClamd
 from resources.engines.opensearch import EmbeddedOpenSearch
 from resources.engines.postgres import EmbeddedPostgres
+from resources.malware_clamd import ClamdScanner
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
 from resources.postgres.catalog import PostgresCatalog
 from resources.postgres.database import ensure_database, migrate, open_pool, with_database
+from resources.postgres.file_metadata import PostgresFileMetadata
 from resources.postgres.keyword_index import PostgresKeywordIndex
+from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
 from resources.settings import PROJECT_ROOT, GroundworkSettings
 
@@ -73,13 +75,14 @@ def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
 class Platform:
     settings: GroundworkSettings
     database_url: str
-    pool: ConnectionPool
+    pool: ConnectionSource
     catalog: PostgresCatalog
     blobs: FilesystemBlobStore
     keywords: KeywordIndex
     _embedders: dict[str, EmbeddingProvider] = field(default_factory=dict)
     _vectors: dict[str, PgVectorIndex] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    tenant_wall: str | None = None  # set on a view made by `for_tenant`
 
     def embedder(self, model_key: str) -> EmbeddingProvider:
         with self._lock:
@@ -114,6 +117,21 @@ class Platform:
         )
 
     @property
+    def files(self) -> PostgresFileMetadata:
+        return PostgresFileMetadata(self.pool)
+
+    def scanner(self) -> MalwareScanner | None:
+        """The malware scanner when scanning is on (GROUNDWORK_MALWARE_SCAN=clamd):
+        an external clamd socket, or a clamd the project starts on its signatures."""
+        if self.settings.malware_scan == "off":
+            return None
+        if self.settings.clamd_socket is not None:
+            return ClamdScanner(self.settings.clamd_socket)
+        clamd = EmbeddedClamd(self.settings.home / "clamd", self.settings.clamd_database)
+        clamd.start()
+        return clamd.scanner()
+
+    @property
     def catalog_port(self) -> Catalog:
         return self.catalog
 
@@ -121,8 +139,36 @@ class Platform:
     def blob_port(self) -> BlobStore:
         return self.blobs
 
+    def for_tenant(self, tenant_id: str) -> Platform:
+        """A view of the platform whose Postgres work runs behind the tenant's
+        row-level-security wall (request handling uses it; pipelines do not).
+        Models, blobs and the OpenSearch client are shared with this platform."""
+        if self.tenant_wall is not None:
+            raise ValueError("already a tenant view")
+        walled = TenantWalledPool(self.pool, tenant_id)  # type: ignore[arg-type]
+        keywords: KeywordIndex = (
+            PostgresKeywordIndex(walled)
+            if isinstance(self.keywords, PostgresKeywordIndex)
+            else self.keywords
+        )
+        vectors = {key: self.vector_index(key) for key in sorted(KNOWN_MODELS)}
+        view = Platform(
+            settings=self.settings,
+            database_url=self.database_url,
+            pool=walled,
+            catalog=PostgresCatalog(walled),
+            blobs=self.blobs,
+            keywords=keywords,
+            _embedders=self._embedders,
+            _lock=self._lock,
+            tenant_wall=tenant_id,
+        )
+        view._vectors = {key: PgVectorIndex(walled, index.model) for key, index in vectors.items()}  # type: ignore[attr-defined]
+        return view
+
     def close(self) -> None:
-        self.pool.close()
+        if self.tenant_wall is None:
+            self.pool.close()  # type: ignore[attr-defined]
 
 
 def connect(

@@ -33,6 +33,9 @@ class GroundworkSettings:
     inbox_dir: Path
     api_port: int
     dagster_port: int
+    malware_scan: str = "off"  # "off" or "clamd"
+    clamd_socket: Path | None = None  # an external clamd; else the project starts one
+    clamd_database: Path = Path("/var/lib/clamav")
 
     @property
     def pgdata(self) -> Path:
@@ -76,4 +79,16 @@ class GroundworkSettings:
             inbox_dir=Path(env.get("GROUNDWORK_INBOX", str(home / "inbox"))),
             api_port=int(env.get("GROUNDWORK_API_PORT", "8088")),
             dagster_port=int(env.get("GROUNDWORK_DAGSTER_PORT", "3000")),
+            malware_scan=_choice(env, "GROUNDWORK_MALWARE_SCAN", ("off", "clamd")),
+            clamd_socket=Path(env["GROUNDWORK_CLAMD_SOCKET"])
+            if env.get("GROUNDWORK_CLAMD_SOCKET")
+            else None,
+            clamd_database=Path(env.get("GROUNDWORK_CLAMD_DATABASE", "/var/lib/clamav")),
         )
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
+    value = env.get(name, allowed[0])
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}")
+    return value

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
 
 import magic
 
@@ -40,9 +43,9 @@ _GENERIC = {"text/plain", "application/octet-stream", "application/x-empty", "ap
 SNIFF_BYTES = 64 * 1024
 
 
-def _ooxml_from_entries(data: bytes) -> str | None:
+def _ooxml_from_entries(package: BinaryIO | Path) -> str | None:
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with zipfile.ZipFile(package) as archive:
             names = archive.namelist()[:5000]
     except (zipfile.BadZipFile, ValueError, OSError):
         return None
@@ -55,10 +58,22 @@ def _ooxml_from_entries(data: bytes) -> str | None:
 
 
 def sniff_media_type(data: bytes, filename: str) -> str:
-    sniffed = magic.from_buffer(data[:SNIFF_BYTES], mime=True) if data else "application/x-empty"
+    return _sniff(data[:SNIFF_BYTES], filename, lambda: io.BytesIO(data))
+
+
+def sniff_path(path: Path, filename: str) -> str:
+    """The same answer as `sniff_media_type` for a file on disk, reading only
+    its head (and a ZIP's central directory), never the whole file."""
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    return _sniff(head, filename, lambda: path)
+
+
+def _sniff(head: bytes, filename: str, package: Callable[[], BinaryIO | Path]) -> str:
+    sniffed = magic.from_buffer(head, mime=True) if head else "application/x-empty"
     extension = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
-    if sniffed in ("application/zip", "application/octet-stream") and data[:2] == b"PK":
-        sniffed = _ooxml_from_entries(data) or sniffed
+    if sniffed in ("application/zip", "application/octet-stream") and head[:2] == b"PK":
+        sniffed = _ooxml_from_entries(package()) or sniffed
     if sniffed in _GENERIC and extension in _BINARY_BY_EXTENSION:
         return _BINARY_BY_EXTENSION[extension]
     by_extension = _TEXT_BY_EXTENSION.get(extension)

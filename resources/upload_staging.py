@@ -4,9 +4,7 @@ twice). Never holds a whole upload in memory."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 from groundwork.errors import StoreError
@@ -24,22 +22,14 @@ class UploadStaging:
             raise StoreError(f"invalid upload id {upload_id!r}")
         return self.root / f"{upload_id}.part"
 
-    def write_at(self, upload_id: str, offset: int, chunks: Iterator[bytes]) -> int:
-        """Write chunks starting at `offset`; return the bytes written."""
-        path = self._path(upload_id)
-        written = 0
-        with open(path, "r+b" if path.exists() else "w+b") as handle:
-            handle.seek(offset)
-            for chunk in chunks:
-                handle.write(chunk)
-                written += len(chunk)
-            handle.truncate(offset + written)
-            handle.flush()
-            os.fsync(handle.fileno())
-        return written
+    def path(self, upload_id: str) -> Path:
+        return self._path(upload_id)
 
-    def read(self, upload_id: str) -> bytes:
-        return self._path(upload_id).read_bytes()
+    def ensure(self, upload_id: str) -> Path:
+        """The staged file, created empty for a zero-byte upload."""
+        path = self._path(upload_id)
+        path.touch(exist_ok=True)
+        return path
 
     def discard(self, upload_id: str) -> None:
         self._path(upload_id).unlink(missing_ok=True)

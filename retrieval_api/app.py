@@ -12,7 +12,7 @@ from collections.abc import Callable
 from fastapi import FastAPI
 
 from resources.platform import Platform
-from retrieval_api.deps import PlatformDep
+from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers
 from retrieval_api.routes import chunks, files, search, sources, uploads
 from retrieval_api.schemas import ErrorOut
@@ -34,7 +34,7 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     install_error_handlers(app)
 
     @app.get("/v1/health")
-    def health(platform: PlatformDep) -> dict[str, str]:
+    def health(platform: WholePlatformDep) -> dict[str, str]:
         platform.catalog.list_tenants()
         return {"status": "ok"}
 

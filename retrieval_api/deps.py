@@ -17,6 +17,7 @@ class Unauthorized(Exception):
 
 
 def get_platform(request: Request) -> Platform:
+    """The whole platform: only for authentication and routes without a principal."""
     platform: Platform = request.app.state.platform_factory()
     return platform
 
@@ -37,5 +38,14 @@ def get_principal(
     return found
 
 
-PlatformDep = Annotated[Platform, Depends(get_platform)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
+    """The platform behind the caller's tenant wall (row-level security): a
+    handler that forgot a tenant filter still cannot touch another tenant."""
+    return get_platform(request).for_tenant(who.tenant_id)
+
+
+PlatformDep = Annotated[Platform, Depends(get_tenant_platform)]
+WholePlatformDep = Annotated[Platform, Depends(get_platform)]

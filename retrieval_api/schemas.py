@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from groundwork.files import FileVersionInfo
+
 
 class Filters(BaseModel):
     source_ids: list[str] | None = Field(default=None, max_length=100)
@@ -251,6 +253,16 @@ class UploadCreate(BaseModel):
     size: int = Field(ge=0)
     media_type: str = Field(default="", max_length=200)
     subjects: list[str] | None = Field(default=None, max_length=50)
+    source_id: str | None = Field(
+        default=None, max_length=100, description="add a version to this existing source"
+    )
+
+
+class UploadComplete(BaseModel):
+    replace_existing: bool = Field(
+        default=False,
+        description="approve replacing a source's current content (the previous version stays readable)",
+    )
 
 
 class UploadOut(BaseModel):
@@ -266,3 +278,33 @@ class UploadOut(BaseModel):
 class ReferenceOut(BaseModel):
     url: str
     expires_at: str
+
+
+class FileOut(BaseModel):
+    """One file version. Never a storage key: bytes are read through a signed reference."""
+
+    source_id: str
+    version_id: str
+    version_no: int
+    filename: str
+    declared_type: str
+    sniffed_type: str
+    size_bytes: int
+    sha256: str
+    state: Literal["pending", "stored", "quarantined", "deleting", "deleted"]
+    processing_state: Literal["pending", "extracting", "extracted", "failed"]
+    failure_reason: str | None
+    low_confidence: bool
+    is_current: bool
+    created_at: str
+
+    @classmethod
+    def from_info(cls, info: FileVersionInfo) -> FileOut:
+        fields = {name: getattr(info, name) for name in cls.model_fields if name != "created_at"}
+        return cls(**fields, created_at=info.created_at.isoformat())
+
+
+class FilePageOut(BaseModel):
+    files: list[FileOut]
+    next_cursor: str | None
+    limit: int

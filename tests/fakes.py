@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from groundwork.errors import DimensionMismatch, NotFound
 from groundwork.models import EmbeddingModelRef, Pooling
@@ -323,3 +324,37 @@ class InMemoryChunkReader:
 
     def __iter__(self) -> Iterator[ChunkView]:
         return iter(v for _, v in self.views.values())
+
+
+class InMemoryBlobStore:
+    """The BlobStore port in a dict (passes tests/conformance/test_blob_store.py)."""
+
+    def __init__(self) -> None:
+        self._blobs: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> None:
+        self._blobs.setdefault(key, bytes(data))
+
+    def put_file(self, key: str, source: Path) -> None:
+        if key not in self._blobs:
+            self._blobs[key] = source.read_bytes()
+
+    def get(self, key: str) -> bytes:
+        if key not in self._blobs:
+            raise NotFound(f"blob {key} not found")
+        return self._blobs[key]
+
+    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
+        data = self.get(key)
+        size = chunk_size or 65536
+        for start in range(0, len(data), size):
+            yield data[start : start + size]
+
+    def exists(self, key: str) -> bool:
+        return key in self._blobs
+
+    def delete(self, key: str) -> None:
+        self._blobs.pop(key, None)
+
+    def list_keys(self) -> Iterator[str]:
+        yield from sorted(self._blobs)

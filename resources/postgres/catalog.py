@@ -11,10 +11,10 @@ from typing import Any
 
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
 
 from groundwork.catalog import (
     ChunkBatch,
+    NeedsApproval,
     PendingVersion,
     Tenant,
     TenantCounts,
@@ -29,6 +29,7 @@ from groundwork.pipeline import blob_key_for
 from groundwork.ports import AccessScope, IndexedChunk, Principal
 from groundwork.retrieval.outcome import ChunkView
 from resources.postgres.database import translated_errors
+from resources.postgres.tenant_wall import ConnectionSource
 
 _VERSION_COLUMNS = """
     v.version_id, v.tenant_id, v.source_id, v.version_no, s.filename, v.media_type, v.sha256,
@@ -63,7 +64,7 @@ def _version(row: dict) -> VersionRecord:  # type: ignore[type-arg]
 
 
 class PostgresCatalog:
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionSource) -> None:
         self.pool = pool
 
     # tenants and keys -------------------------------------------------------------
@@ -127,7 +128,9 @@ class PostgresCatalog:
         sha256: str,
         size_bytes: int,
         media_type: str,
-    ) -> PendingVersion | Unchanged:
+        declared_type: str = "",
+        replace: bool = True,
+    ) -> PendingVersion | Unchanged | NeedsApproval:
         with translated_errors("registering a version"), self.pool.connection() as conn:
             with conn.transaction():
                 # Lock the source row so two registrations of one origin serialize.
@@ -157,6 +160,13 @@ class PostgresCatalog:
                         ).fetchone()
                         if same:
                             return Unchanged(source_id, current)
+                        if not replace:
+                            current_no = conn.execute(
+                                "SELECT version_no FROM source_versions WHERE version_id = %s",
+                                (current,),
+                            ).fetchone()
+                            assert current_no is not None
+                            return NeedsApproval(source_id, current, current_no[0])
                     if state != "active":
                         conn.execute(
                             "UPDATE sources SET state = 'active', subjects = %s, updated_at = now() "
@@ -172,7 +182,8 @@ class PostgresCatalog:
                 blob_key = blob_key_for(sha256)
                 conn.execute(
                     "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
-                    "size_bytes, media_type, blob_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    "size_bytes, media_type, blob_key, declared_type) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     (
                         version_id,
                         tenant_id,
@@ -182,17 +193,27 @@ class PostgresCatalog:
                         size_bytes,
                         media_type,
                         blob_key,
+                        declared_type,
                     ),
                 )
         return PendingVersion(version_id, source_id, blob_key, is_new)
 
-    def mark_stored(self, version_id: str) -> bool:
+    def mark_quarantined(self, version_id: str, signature: str) -> bool:
+        with translated_errors("quarantining a version"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE source_versions SET state = 'quarantined', scan_result = %s "
+                "WHERE version_id = %s AND state = 'pending' RETURNING 1",
+                (f"infected:{signature}", version_id),
+            ).fetchone()
+        return row is not None
+
+    def mark_stored(self, version_id: str, scan_result: str | None = None) -> bool:
         with translated_errors("marking a version stored"), self.pool.connection() as conn:
             with conn.transaction():
                 row = conn.execute(
-                    "UPDATE source_versions SET state = 'stored' "
+                    "UPDATE source_versions SET state = 'stored', scan_result = %s "
                     "WHERE version_id = %s AND state = 'pending' RETURNING source_id",
-                    (version_id,),
+                    (scan_result, version_id),
                 ).fetchone()
                 if row is None:
                     return False
@@ -528,19 +549,28 @@ class PostgresCatalog:
         return dict(row) if row else None
 
     def current_extraction(
-        self, scope: AccessScope, source_id: str
+        self, scope: AccessScope, source_id: str, version_no: int | None = None
     ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
-        """(version id, what extraction produced) for the source's current version;
-        None when the source is absent or hidden from the scope."""
+        """(version id, what extraction produced) for the source's current version
+        (or version `version_no`, which stays readable after a replacement);
+        None when the source or version is absent or hidden from the scope."""
         if not scope.subjects:
             return None
+        which = (
+            "v.version_id = s.current_version_id"
+            if version_no is None
+            else "v.source_id = s.source_id AND v.version_no = %s AND v.state = 'stored'"
+        )
+        params: tuple[object, ...] = (source_id, scope.tenant_id, list(scope.subjects))
+        if version_no is not None:
+            params = (version_no, *params)
         with translated_errors("reading an extraction"), self.pool.connection() as conn:
             row = conn.execute(
                 "SELECT v.version_id, v.processing_state, v.failure_reason, v.failure_detail, d.document "
-                "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                f"FROM sources s JOIN source_versions v ON {which} "
                 "LEFT JOIN extracted_documents d ON d.version_id = v.version_id "
                 "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
-                (source_id, scope.tenant_id, list(scope.subjects)),
+                params,
             ).fetchone()
         if row is None:
             return None
@@ -911,13 +941,23 @@ class PostgresCatalog:
         size: int,
         declared_type: str,
         subjects: Sequence[str],
+        target_source_id: str | None = None,
     ) -> str:
         upload_id = f"upl_{uuid.uuid4().hex}"
         with translated_errors("creating an upload"), self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO upload_sessions (upload_id, tenant_id, key_id, filename, declared_size, "
-                "declared_type, subjects) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (upload_id, scope.tenant_id, key_id, filename, size, declared_type, list(subjects)),
+                "declared_type, subjects, target_source_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    upload_id,
+                    scope.tenant_id,
+                    key_id,
+                    filename,
+                    size,
+                    declared_type,
+                    list(subjects),
+                    target_source_id,
+                ),
             )
         return upload_id
 

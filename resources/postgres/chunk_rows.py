@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from psycopg import sql
-from psycopg_pool import ConnectionPool
 
 from groundwork.ports import SearchFilters
 from resources.postgres.database import translated_errors
+from resources.postgres.tenant_wall import ConnectionSource
 
 
 def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composable], list[object]]:
@@ -37,7 +37,7 @@ def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composabl
 
 
 class ChunkRowTable:
-    def __init__(self, pool: ConnectionPool, table: str) -> None:
+    def __init__(self, pool: ConnectionSource, table: str) -> None:
         self.pool = pool
         self.table = sql.Identifier(table)
 

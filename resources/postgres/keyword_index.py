@@ -11,11 +11,11 @@ import re
 from collections.abc import Sequence
 
 from psycopg import sql
-from psycopg_pool import ConnectionPool
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import translated_errors
+from resources.postgres.tenant_wall import ConnectionSource
 
 _TERM = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
 
@@ -27,7 +27,7 @@ def _or_query(text: str) -> str:
 
 
 class PostgresKeywordIndex(ChunkRowTable):
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionSource) -> None:
         super().__init__(pool, "keyword_chunks")
 
     def ensure_schema(self) -> None:

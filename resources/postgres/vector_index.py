@@ -12,18 +12,18 @@ from collections.abc import Sequence
 
 import numpy as np
 from psycopg import sql
-from psycopg_pool import ConnectionPool
 
 from groundwork.errors import DimensionMismatch, StoreError
 from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import translated_errors
+from resources.postgres.tenant_wall import ConnectionSource
 
 
 class PgVectorIndex(ChunkRowTable):
     def __init__(
-        self, pool: ConnectionPool, model: EmbeddingModelRef, ef_search: int = 100
+        self, pool: ConnectionSource, model: EmbeddingModelRef, ef_search: int = 100
     ) -> None:
         super().__init__(pool, f"embeddings_{model.key}")
         self._model = model

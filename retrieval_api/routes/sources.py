@@ -1,10 +1,12 @@
 """Sources: registration over HTTP, processing status, reading windows, tables."""
 
+import hashlib
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from groundwork.catalog import NeedsApproval
 from groundwork.documents import (
     FAILURE_GUIDANCE,
     ExtractedDocument,
@@ -12,9 +14,8 @@ from groundwork.documents import (
     FailureReason,
 )
 from groundwork.errors import NotFound
-from groundwork.inbox import MAX_FILE_BYTES
 from groundwork.lifecycle import change_subjects, change_tags, request_deletion
-from groundwork.pipeline import register_file
+from groundwork.pipeline import IncomingFile, register_incoming
 from groundwork.ports import Principal
 from groundwork.reading import (
     MAX_WINDOW_BLOCKS,
@@ -23,6 +24,7 @@ from groundwork.reading import (
     fence_untrusted,
     read_document,
 )
+from groundwork.uploads import check_content, check_declared
 from resources.platform import Platform
 from resources.sniffing import sniff_media_type
 from retrieval_api.deps import PlatformDep, PrincipalDep
@@ -41,7 +43,8 @@ from retrieval_api.schemas import (
 
 router = APIRouter()
 
-MAX_UPLOAD_BYTES = MAX_FILE_BYTES
+#: one-shot bodies are buffered; anything larger goes through upload sessions
+MAX_DIRECT_BYTES = 32 * 1024 * 1024
 MAX_TABLES = 200
 
 
@@ -52,40 +55,73 @@ async def register_source(
     platform: PlatformDep,
     filename: Annotated[str, Query(min_length=1, max_length=255)],
     subjects: Annotated[list[str] | None, Query(max_length=50)] = None,
+    replace_existing: bool = False,
 ) -> RegistrationOut | JSONResponse:
+    """One-shot registration of a small file (the body is the file). The same
+    policy as upload sessions: exact type allow-list, sniffed content, scan,
+    and approval to replace a source's content. Larger files and resumable
+    transfers go through /v1/uploads."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
+    refused = check_declared(
+        filename, int(declared) if declared and declared.isdigit() else 0, MAX_DIRECT_BYTES
+    )
+    if refused is not None:
+        message = refused.message
+        if refused.reason == "too-large":
+            message += "; send larger files through /v1/uploads (resumable sessions)"
         return error_response(
-            413, "too_large", f"the file is {declared} bytes; the limit is {MAX_UPLOAD_BYTES} bytes"
+            413 if refused.reason == "too-large" else 415, refused.reason, message
         )
-    received = bytearray()
-    async for part in request.stream():
-        received.extend(part)
-        if len(received) > MAX_UPLOAD_BYTES:
-            return error_response(
-                413, "too_large", f"the upload exceeded the limit of {MAX_UPLOAD_BYTES} bytes"
-            )
     scope = tuple(subjects) if subjects else who.subjects
     if not set(scope) & set(who.subjects):
         return error_response(
             422, "invalid_request", "subjects must include at least one of the caller's own"
         )
+    received = bytearray()
+    async for part in request.stream():
+        received.extend(part)
+        if len(received) > MAX_DIRECT_BYTES:
+            return error_response(
+                413,
+                "too-large",
+                f"the body exceeded {MAX_DIRECT_BYTES} bytes; send larger files through /v1/uploads",
+            )
     data = bytes(received)
     media_type = sniff_media_type(data, filename)
-    registration = register_file(
+    refused = check_content(filename, media_type)
+    if refused is not None:
+        return error_response(415, refused.reason, refused.message)
+    outcome = register_incoming(
         platform.catalog,
         platform.blobs,
-        tenant_id=who.tenant_id,
-        origin=f"api:{filename}",
-        filename=filename,
-        data=data,
-        subjects=scope,
-        media_type=media_type,
+        IncomingFile(
+            who.tenant_id, f"api:{filename}", filename, scope, media_type, replace=replace_existing
+        ),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        write=lambda key: platform.blobs.put(key, data),
+        scanner=platform.scanner(),
     )
+    if isinstance(outcome, NeedsApproval):
+        return error_response(
+            409,
+            "approval-required",
+            f"{filename} already holds other content as version {outcome.current_version_no} of "
+            f"source {outcome.source_id}; send replace_existing=true to add this as its next "
+            "version (the previous one stays readable), or use another filename",
+            source_id=outcome.source_id,
+        )
+    if outcome.quarantined is not None:
+        return error_response(
+            422,
+            "malware-found",
+            f"the malware scan found {outcome.quarantined}; the file is quarantined and will "
+            "not be processed. Upload a clean copy.",
+        )
     return RegistrationOut(
-        source_id=registration.source_id,
-        version_id=registration.version_id,
-        created=registration.created,
+        source_id=outcome.source_id,
+        version_id=outcome.version_id,
+        created=outcome.created,
         media_type=media_type,
     )
 
@@ -109,8 +145,11 @@ def read_source(
     platform: PlatformDep,
     start_block: Annotated[int, Query(ge=0)] = 0,
     max_blocks: Annotated[int, Query(ge=1, le=MAX_WINDOW_BLOCKS)] = MAX_WINDOW_BLOCKS,
+    version: Annotated[
+        int | None, Query(ge=1, description="a version number; default current")
+    ] = None,
 ) -> ReadOut:
-    found = platform.catalog.current_extraction(who.scope, source_id)
+    found = platform.catalog.current_extraction(who.scope, source_id, version)
     if found is None:
         raise NotFound(f"no source {source_id} is visible to this key")
     version_id, document = found

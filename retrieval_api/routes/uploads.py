@@ -1,20 +1,22 @@
 """Resumable upload sessions: create (declared name, size, type, scope) ->
 send parts at the acknowledged offset -> complete (sniff, check, register)."""
 
+import os
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound
-from groundwork.pipeline import register_file
+from groundwork.pipeline import IncomingFile, register_path
 from groundwork.uploads import MAX_UPLOAD_BYTES, check_content, check_declared
 from resources.platform import Platform
-from resources.sniffing import sniff_media_type
+from resources.sniffing import sniff_path
 from resources.upload_staging import UploadStaging
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
-from retrieval_api.schemas import UploadCreate, UploadOut
+from retrieval_api.schemas import UploadComplete, UploadCreate, UploadOut
 
 router = APIRouter()
 
@@ -49,8 +51,16 @@ def create_upload(
         return error_response(
             422, "invalid_request", "subjects must include at least one of the caller's own"
         )
+    if body.source_id is not None and platform.files.origin_of(who.scope, body.source_id) is None:
+        raise NotFound(f"no source {body.source_id} is visible to this key")
     upload_id = platform.catalog.create_upload(
-        who.scope, who.key_id, body.filename, body.size, body.media_type, subjects
+        who.scope,
+        who.key_id,
+        body.filename,
+        body.size,
+        body.media_type,
+        subjects,
+        target_source_id=body.source_id,
     )
     row = platform.catalog.upload(who.tenant_id, upload_id)
     assert row is not None
@@ -89,7 +99,7 @@ async def upload_part(
             received=row["received"],
         )
     room = int(row["declared_size"]) - offset
-    path = _staging(platform)._path(upload_id)
+    path = _staging(platform).path(upload_id)
     written = 0
     with open(path, "r+b" if path.exists() else "w+b") as handle:
         handle.seek(offset)
@@ -104,6 +114,8 @@ async def upload_part(
             handle.write(chunk)
             written += len(chunk)
         handle.truncate(offset + written)
+        handle.flush()
+        os.fsync(handle.fileno())  # durable before it is acknowledged
     if not platform.catalog.advance_upload(upload_id, offset, offset + written):
         return error_response(
             409,
@@ -117,13 +129,22 @@ async def upload_part(
 
 @router.post("/v1/uploads/{upload_id}/complete", response_model=UploadOut)
 def complete_upload(
-    upload_id: str, who: PrincipalDep, platform: PlatformDep
+    upload_id: str,
+    who: PrincipalDep,
+    platform: PlatformDep,
+    body: UploadComplete | None = None,
 ) -> UploadOut | JSONResponse:
+    """Sniff, check, scan and register the staged bytes, streaming them (a large
+    upload is never held in memory). Adding a version to a source that has
+    other content needs `replace_existing: true`; the previous version stays
+    readable."""
     row = platform.catalog.upload(who.tenant_id, upload_id)
     if row is None:
         raise NotFound(f"no upload {upload_id}")
     if row["state"] == "completed":
         return _out(row)
+    if row["state"] != "open":
+        return error_response(409, "not-open", f"the upload is {row['state']}; start a new one")
     if row["received"] != row["declared_size"]:
         return error_response(
             409,
@@ -132,26 +153,50 @@ def complete_upload(
             received=row["received"],
         )
     staging = _staging(platform)
-    data = staging.read(upload_id) if int(row["declared_size"]) else b""  # type: ignore[call-overload]
-    sniffed = sniff_media_type(data, str(row["filename"]))
-    refused = check_content(str(row["filename"]), sniffed)
+    path = staging.ensure(upload_id)
+    filename = str(row["filename"])
+    sniffed = sniff_path(path, filename)
+    refused = check_content(filename, sniffed)
     if refused is not None:
         platform.catalog.finish_upload(upload_id, "refused", None, None)
         staging.discard(upload_id)
         return error_response(415, refused.reason, refused.message)
-    registration = register_file(
-        platform.catalog,
-        platform.blobs,
+    origin = f"api:{filename}"
+    if row.get("target_source_id"):
+        target = platform.files.origin_of(who.scope, str(row["target_source_id"]))
+        if target is None:
+            raise NotFound(f"no source {row['target_source_id']} is visible to this key")
+        origin = target[0]
+    incoming = IncomingFile(
         tenant_id=who.tenant_id,
-        origin=f"api:{row['filename']}",
-        filename=str(row["filename"]),
-        data=data,
+        origin=origin,
+        filename=filename,
         subjects=tuple(row["subjects"]),  # type: ignore[arg-type]
         media_type=sniffed,
+        declared_type=str(row["declared_type"]),
+        replace=bool(body and body.replace_existing),
     )
-    platform.catalog.finish_upload(
-        upload_id, "completed", registration.source_id, registration.version_id
-    )
+    outcome = register_path(platform.catalog, platform.blobs, incoming, path, platform.scanner())
+    if isinstance(outcome, NeedsApproval):
+        return error_response(
+            409,
+            "approval-required",
+            f"source {outcome.source_id} already holds other content as version "
+            f"{outcome.current_version_no}; complete again with replace_existing=true to add "
+            f"this as its next version (version {outcome.current_version_no} stays readable "
+            f"through /v1/sources/{outcome.source_id}/versions), or upload under another filename",
+            source_id=outcome.source_id,
+        )
+    if outcome.quarantined is not None:
+        platform.catalog.finish_upload(upload_id, "refused", outcome.source_id, outcome.version_id)
+        staging.discard(upload_id)
+        return error_response(
+            422,
+            "malware-found",
+            f"the malware scan found {outcome.quarantined}; the file is quarantined and will not "
+            "be processed. Upload a clean copy.",
+        )
+    platform.catalog.finish_upload(upload_id, "completed", outcome.source_id, outcome.version_id)
     staging.discard(upload_id)
     done = platform.catalog.upload(who.tenant_id, upload_id)
     assert done is not None

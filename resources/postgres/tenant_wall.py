@@ -1,0 +1,54 @@
+"""Connections behind the row-level-security wall of one tenant.
+
+The application filters every query by tenant already; this is the second
+wall under it (migration 0009). A connection checked out here runs as the
+role `groundwork_request` with `groundwork.tenant_id` set, so a query that
+forgot its tenant filter still reads and writes only that tenant's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
+
+import psycopg
+from psycopg import pq
+from psycopg_pool import ConnectionPool
+
+REQUEST_ROLE = "groundwork_request"
+
+
+class ConnectionSource(Protocol):
+    """What the Postgres adapters need from a pool: a connection to borrow."""
+
+    def connection(
+        self, timeout: float | None = None
+    ) -> AbstractContextManager[psycopg.Connection]: ...
+
+
+class TenantWalledPool:
+    """Borrows from a shared pool and puts the wall up for one tenant."""
+
+    def __init__(self, pool: ConnectionPool, tenant_id: str) -> None:
+        if not tenant_id:
+            raise ValueError("a walled connection needs a tenant")
+        self._pool = pool
+        self.tenant_id = tenant_id
+
+    @contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection]:
+        with self._pool.connection(timeout=timeout) as conn:
+            conn.execute(
+                "SELECT set_config('role', %s, false), set_config('groundwork.tenant_id', %s, false)",
+                (REQUEST_ROLE, self.tenant_id),
+            )
+            try:
+                yield conn
+            finally:
+                # Take the wall down before the connection goes back to the shared
+                # pool. After an error the pool rolls back, which undoes the SETs too.
+                if conn.info.transaction_status == pq.TransactionStatus.INERROR:
+                    conn.rollback()
+                conn.execute("RESET ROLE")
+                conn.execute("SELECT set_config('groundwork.tenant_id', '', false)")

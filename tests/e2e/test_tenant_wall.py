@@ -1,0 +1,96 @@
+"""The second wall: forced row-level security under the application's own
+tenant filters. SQL that forgets its tenant filter, run on a walled
+connection, still sees and writes only the walled tenant's rows."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+import pytest
+
+from groundwork.pipeline import register_file
+from resources.platform import Platform
+from resources.postgres.tenant_wall import TenantWalledPool
+
+
+def _tenant_with_a_file(platform: Platform) -> str:
+    tenant = f"w-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin=f"api:{tenant}.txt",
+        filename=f"{tenant}.txt",
+        data=f"secret of {tenant}".encode(),
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/plain",
+    )
+    return tenant
+
+
+def test_an_unfiltered_query_sees_only_the_walled_tenant(platform: Platform) -> None:
+    mine, theirs = _tenant_with_a_file(platform), _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with walled.connection() as conn:
+        tenants = {row[0] for row in conn.execute("SELECT tenant_id FROM sources").fetchall()}
+        assert tenants == {mine}
+        assert conn.execute(
+            "SELECT count(*) FROM source_versions WHERE tenant_id = %s", (theirs,)
+        ).fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM api_keys WHERE tenant_id = %s", (theirs,)
+        ).fetchone() == (0,)
+        changed = conn.execute(
+            "UPDATE sources SET filename = 'stolen' WHERE tenant_id = %s", (theirs,)
+        ).rowcount
+        assert changed == 0
+    # the owner (pipeline) connection still sees both, and nothing was changed
+    with platform.pool.connection() as conn:
+        names = conn.execute(
+            "SELECT filename FROM sources WHERE tenant_id = %s", (theirs,)
+        ).fetchall()
+        assert names == [(f"{theirs}.txt",)]
+
+
+def test_writing_another_tenants_row_is_refused(platform: Platform) -> None:
+    mine, theirs = _tenant_with_a_file(platform), _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), walled.connection() as conn:
+        conn.execute(
+            "INSERT INTO sources (source_id, tenant_id, origin, filename, subjects) "
+            "VALUES (%s, %s, 'api:x', 'x', '{a}')",
+            (f"src_{uuid.uuid4().hex}", theirs),
+        )
+
+
+def test_the_wall_comes_down_when_the_connection_returns(platform: Platform) -> None:
+    mine = _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with walled.connection() as conn:
+        assert conn.execute("SELECT current_user").fetchone() == ("groundwork_request",)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), walled.connection() as conn:
+        conn.execute(
+            "INSERT INTO sources (source_id, tenant_id, origin, filename, subjects) "
+            "VALUES ('x', 'nobody', 'o', 'f', '{a}')"
+        )
+    # after a clean return and after an error, pooled connections are the owner again
+    for _ in range(platform.pool.max_size):  # type: ignore[attr-defined]
+        with platform.pool.connection() as conn:
+            role, tenant = conn.execute(
+                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
+            ).fetchone()  # type: ignore[misc]
+            assert role != "groundwork_request" and not tenant
+
+
+def test_every_tenant_scoped_table_has_forced_row_level_security(platform: Platform) -> None:
+    with platform.pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c "
+            "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r'"
+        ).fetchall()
+    unwalled = [name for name, enabled, forced in rows if not (enabled and forced)]
+    assert rows and unwalled == []
