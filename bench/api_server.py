@@ -7,14 +7,32 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 
 
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for pid {pid}")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
 @contextlib.contextmanager
-def serve_api(port: int, database: str, index_prefix: str) -> Iterator[str]:
+def serve_api(
+    port: int, database: str, index_prefix: str, on_start: Callable[[int], None] | None = None
+) -> Iterator[str]:
+    """Serve the API; `on_start` receives the server's pid (for memory figures)."""
     env = dict(os.environ, GROUNDWORK_DATABASE_NAME=database, GROUNDWORK_INDEX_PREFIX=index_prefix)
     server = subprocess.Popen(
         [
@@ -37,6 +55,8 @@ def serve_api(port: int, database: str, index_prefix: str) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.3)
+        if on_start is not None:
+            on_start(server.pid)
         yield base
     finally:
         server.terminate()

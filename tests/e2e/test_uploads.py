@@ -157,3 +157,135 @@ def test_signed_references_read_until_deleted_and_refuse_forgeries(
     client.delete(f"/v1/sources/{done['source_id']}", headers=headers)
     gone = client.get(reference["url"])
     assert gone.status_code == 404
+
+
+def _send(client: TestClient, headers: dict[str, str], body: dict, data: bytes) -> str:
+    created = client.post("/v1/uploads", json={**body, "size": len(data)}, headers=headers)
+    assert created.status_code == 201, created.text
+    upload = created.json()["upload_id"]
+    sent = client.put(f"/v1/uploads/{upload}", params={"offset": 0}, content=data, headers=headers)
+    assert sent.status_code == 200
+    return str(upload)
+
+
+def _new_tenant(platform: Platform) -> dict[str, str]:
+    tenant = f"u-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "uploader")
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_replacing_content_needs_approval_and_keeps_the_previous_version_readable(
+    client: TestClient, platform: Platform
+) -> None:
+    headers = _new_tenant(platform)
+    first = b"# Policy\n\nThe first version of the policy.\n"
+    second = b"# Policy\n\nThe second version replaces the first.\n"
+    upload = _send(client, headers, {"filename": "policy.md"}, first)
+    v1 = client.post(f"/v1/uploads/{upload}/complete", headers=headers).json()
+    upload = _send(client, headers, {"filename": "policy.md"}, second)
+    refused = client.post(f"/v1/uploads/{upload}/complete", headers=headers)
+    body = refused.json()
+    assert refused.status_code == 409 and body["error"] == "approval-required"
+    assert "replace_existing=true" in body["message"] and body["source_id"] == v1["source_id"]
+    # the refusal lost nothing: the upload is still open with its bytes
+    assert client.get(f"/v1/uploads/{upload}", headers=headers).json()["state"] == "open"
+    approved = client.post(
+        f"/v1/uploads/{upload}/complete", json={"replace_existing": True}, headers=headers
+    ).json()
+    assert approved["state"] == "completed" and approved["source_id"] == v1["source_id"]
+    versions = client.get(f"/v1/sources/{v1['source_id']}/versions", headers=headers).json()
+    assert [(v["version_no"], v["is_current"]) for v in versions] == [(1, False), (2, True)]
+    # the replaced version's bytes are still readable through a signed reference
+    ref = client.post(
+        f"/v1/sources/{v1['source_id']}/reference", params={"version": 1}, headers=headers
+    ).json()
+    assert client.get(ref["url"]).content == first
+    current = client.post(f"/v1/sources/{v1['source_id']}/reference", headers=headers).json()
+    assert client.get(current["url"]).content == second
+
+
+def test_an_upload_can_target_an_existing_source_by_id(
+    client: TestClient, platform: Platform
+) -> None:
+    headers = _new_tenant(platform)
+    upload = _send(client, headers, {"filename": "a.txt"}, b"one\n")
+    first = client.post(f"/v1/uploads/{upload}/complete", headers=headers).json()
+    upload = _send(
+        client, headers, {"filename": "a-v2.txt", "source_id": first["source_id"]}, b"two\n"
+    )
+    second = client.post(
+        f"/v1/uploads/{upload}/complete", json={"replace_existing": True}, headers=headers
+    ).json()
+    assert second["source_id"] == first["source_id"] and second["version_id"] != first["version_id"]
+    other = _new_tenant(platform)
+    hidden = client.post(
+        "/v1/uploads",
+        json={"filename": "x.txt", "size": 1, "source_id": first["source_id"]},
+        headers=other,
+    )
+    assert hidden.status_code == 404
+
+
+def test_file_listing_is_keyset_paged_with_declared_and_sniffed_types(
+    client: TestClient, platform: Platform
+) -> None:
+    headers = _new_tenant(platform)
+    for n in range(5):
+        upload = _send(
+            client,
+            headers,
+            {"filename": f"note-{n}.md", "media_type": "text/x-claimed"},
+            f"# Note {n}\n\nBody {n}.\n".encode(),
+        )
+        assert client.post(f"/v1/uploads/{upload}/complete", headers=headers).status_code == 200
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        params: dict[str, object] = {"limit": 2}
+        if cursor:
+            params["cursor"] = cursor
+        page = client.get("/v1/files", params=params, headers=headers).json()
+        pages += 1
+        seen += [f["filename"] for f in page["files"]]
+        for f in page["files"]:
+            assert f["declared_type"] == "text/x-claimed" and f["sniffed_type"] == "text/markdown"
+            assert "blob" not in str(f) and "sha256/" not in str(f)
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+        if pages == 1:  # a file added mid-listing does not shift the pages after it
+            upload = _send(client, headers, {"filename": "late.md"}, b"# Late\n")
+            client.post(f"/v1/uploads/{upload}/complete", headers=headers)
+    assert pages == 3 and seen == [f"note-{n}.md" for n in (4, 3, 2, 1, 0)]
+    bad = client.get("/v1/files", params={"cursor": "not-a-cursor"}, headers=headers)
+    assert bad.status_code == 422 and "without a cursor" in bad.json()["message"]
+    other = client.get("/v1/files", headers=_new_tenant(platform)).json()
+    assert other["files"] == [] and other["next_cursor"] is None
+
+
+def test_direct_registration_follows_the_same_policy(
+    client: TestClient, platform: Platform
+) -> None:
+    headers = _new_tenant(platform)
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    refused = client.post(
+        "/v1/sources", params={"filename": "logo.png"}, content=svg, headers=headers
+    )
+    assert refused.status_code == 415 and "accepted" in refused.json()["message"]
+    first = client.post(
+        "/v1/sources", params={"filename": "a.txt"}, content=b"one\n", headers=headers
+    )
+    assert first.status_code == 201
+    again = client.post(
+        "/v1/sources", params={"filename": "a.txt"}, content=b"two\n", headers=headers
+    )
+    assert again.status_code == 409 and again.json()["error"] == "approval-required"
+    approved = client.post(
+        "/v1/sources",
+        params={"filename": "a.txt", "replace_existing": "true"},
+        content=b"two\n",
+        headers=headers,
+    )
+    assert approved.status_code == 201 and approved.json()["source_id"] == first.json()["source_id"]
