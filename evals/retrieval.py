@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from evals.beir import load_corpus, load_qrels, load_queries
 from evals.metrics import mrr_at_k, ndcg_at_k, recall_at_k
@@ -35,8 +36,9 @@ class ModeScores:
     seconds: float
 
 
-def eval_tenant_id(folder: Path, model_key: str) -> str:
-    digest = hashlib.sha256(f"{folder.resolve()}|{model_key}".encode()).hexdigest()[:10]
+def eval_tenant_id(folder: Path, limit_docs: int | None = None) -> str:
+    """One tenant per corpus (and subset); each embedding model is a partition of it."""
+    digest = hashlib.sha256(f"{folder.resolve()}|{limit_docs}".encode()).hexdigest()[:10]
     return f"eval-{digest}"
 
 
@@ -103,12 +105,13 @@ def evaluate(
     return results
 
 
-def format_table(model_key: str, scores: Sequence[ModeScores]) -> str:
+def format_table(model_key: str, scores: Sequence[ModeScores] | Sequence[dict[str, Any]]) -> str:
     lines = [
         f"model {model_key}",
         "mode            nDCG@10  R@10   R@100  MRR@10  queries  seconds",
     ]
-    for s in scores:
+    for row in scores:
+        s = row if isinstance(row, ModeScores) else ModeScores(**row)
         lines.append(
             f"{s.mode:15s} {s.ndcg_at_10:7.3f}  {s.recall_at_10:5.3f}  {s.recall_at_100:5.3f}  "
             f"{s.mrr_at_10:6.3f}  {s.queries:7d}  {s.seconds:7.1f}"

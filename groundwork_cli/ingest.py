@@ -59,3 +59,23 @@ def ingest_tenants(
                     stages[f"check:{evaluation.check_name}"] = evaluation.passed
             summary[tenant_id] = stages
     return summary
+
+
+def evaluate_partition(
+    instance: dg.DagsterInstance, tenant_id: str, model_key: str
+) -> dict[str, object]:
+    """Materialize retrieval_quality for one tenant x model; its metadata and gate."""
+    job = defs.resolve_job_def("evaluate_retrieval")
+    result = job.execute_in_process(
+        partition_key=tenant_model_key(tenant_id, model_key),
+        instance=instance,
+        run_config=QUIET,
+        raise_on_error=True,
+    )
+    found: dict[str, object] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        found.update({k: v.value for k, v in materialization.metadata.items()})
+    for evaluation in result.get_asset_check_evaluations():
+        found[f"check:{evaluation.check_name}"] = evaluation.passed
+    return found

@@ -310,8 +310,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_model(args: argparse.Namespace) -> int:
     """Switch a tenant's serving model (gated) or roll back to the previous one."""
+    from evals.publication_gate import eval_gate_reasons
     from groundwork.models_serving import SwitchRefused, rollback_model, switch_model
     from resources.platform import connect
+    from resources.postgres.eval_runs import PostgresEvalRuns
 
     platform = connect(GroundworkSettings.from_env())
     try:
@@ -321,8 +323,20 @@ def cmd_model(args: argparse.Namespace) -> int:
                 f"{args.tenant_id}: serving {done.to_model} again (was {done.from_model})"
             )
             return 0
+        tenant = platform.catalog.get_tenant(args.tenant_id)
+        gate = (
+            eval_gate_reasons(
+                PostgresEvalRuns(platform.pool), args.tenant_id, args.model, tenant.active_model
+            )
+            if tenant
+            else ()
+        )
         outcome = switch_model(
-            platform.catalog, platform.vector_index(args.model), platform.keywords, args.tenant_id
+            platform.catalog,
+            platform.vector_index(args.model),
+            platform.keywords,
+            args.tenant_id,
+            extra_gate=gate,
         )
         if isinstance(outcome, SwitchRefused):
             console.print("[red]refused:[/] " + "; ".join(outcome.reasons))
@@ -337,50 +351,84 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval on any BEIR-format folder (how held-out data gets scored)."""
+    """Score retrieval on any BEIR-format folder (how held-out data gets scored):
+    the corpus is ingested as a tenant of its own through the Dagster assets,
+    then the retrieval_quality asset scores it, stores the run and writes the
+    HTML report; the table is printed here."""
     import os
+    import tempfile
 
     from dagster import DagsterInstance
-    from rich.progress import Progress
 
-    from evals.retrieval import MODES, eval_tenant_id, evaluate, format_table, write_corpus
-    from groundwork_cli.ingest import ingest_tenants
+    from evals.evidence import write_squad_as_beir
+    from evals.retrieval import eval_tenant_id, format_table, write_corpus
+    from evals.suite import EvalSuite
+    from groundwork_cli.ingest import evaluate_partition, ingest_tenants
     from resources.dagster_instance import write_instance_config
     from resources.platform import connect, ensure_engines
+    from resources.postgres.eval_runs import PostgresEvalRuns
 
     settings = GroundworkSettings.from_env()
     endpoints = ensure_engines(settings)
     write_instance_config(settings.dagster_home, endpoints.server_url)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
-    model_key = args.model or settings.default_model_key
-    tenant_id = eval_tenant_id(args.beir, model_key)
+    models = args.model.split(",") if args.model else [settings.default_model_key]
+    folder: Path = args.beir
+    squad_file: str | None = None
+    split = args.split
+    if args.squad is not None:
+        folder = write_squad_as_beir(
+            args.squad, Path(tempfile.mkdtemp(prefix="squad-beir-")), args.limit_docs
+        )
+        squad_file, split = str(args.squad.resolve()), "dev"
+    elif folder is None:
+        console.print("[red]give --beir FOLDER or --squad FILE[/]")
+        return 2
+    sentences = args.sentences or (folder / "sentences")
+    tenant_id = eval_tenant_id(args.squad or folder, args.limit_docs)
     platform = connect(settings, endpoints)
     try:
-        platform.catalog.ensure_tenant(tenant_id, f"eval {args.beir.name}", model_key)
-        documents = write_corpus(args.beir, settings.inbox_dir, tenant_id, limit=args.limit_docs)
-        console.print(
-            f"{documents} documents in {settings.inbox_dir / tenant_id}; ingesting through Dagster"
+        platform.catalog.ensure_tenant(tenant_id, f"eval {folder.name}", models[0])
+        suite = EvalSuite(
+            beir_folder=str(folder.resolve()),
+            split=split,
+            max_queries=args.max_queries,
+            limit_docs=args.limit_docs,
+            sentences_folder=str(sentences.resolve()) if sentences.is_dir() else None,
+            squad_file=squad_file,
         )
-        started = time.monotonic()
-        ingest_tenants(DagsterInstance.get(), [tenant_id], model_key)
-        console.print(f"ingest {time.monotonic() - started:.1f} s")
-        modes = args.modes.split(",") if args.modes else list(MODES)
-        with Progress() as progress:
-            tasks = {m: progress.add_task(m, total=None) for m in modes}
-
-            def report(mode: str, done: int, total: int) -> None:
-                progress.update(tasks[mode], completed=done, total=total)
-
-            scores = evaluate(
-                platform.search_engines(model_key),
-                tenant_id,
-                args.beir,
-                args.split,
-                modes,
-                args.max_queries,
-                report,
+        PostgresEvalRuns(platform.pool).set_suite(tenant_id, suite)
+        documents = write_corpus(folder, settings.inbox_dir, tenant_id, limit=args.limit_docs)
+        console.print(f"{documents} documents -> tenant {tenant_id}; ingesting through Dagster")
+        instance = DagsterInstance.get()
+        for model_key in models:
+            started = time.monotonic()
+            ingest_tenants(instance, [tenant_id], model_key)
+            console.print(f"ingest with {model_key}: {time.monotonic() - started:.1f} s")
+        for model_key in models:
+            started = time.monotonic()
+            console.print(f"evaluating {model_key} (retrieval_quality asset) ...")
+            found = evaluate_partition(instance, tenant_id, model_key)
+            run = PostgresEvalRuns(platform.pool).latest(tenant_id, model_key)
+            assert run is not None
+            print(format_table(model_key, run.results["relevance"]))
+            for g in run.results["groundedness"]:
+                print(
+                    f"groundedness {g['dataset']}: {g['rate']:.3f} of {g['items']} items inside "
+                    f"a {g['budget_tokens']}-token context (document in hits {g['doc_in_hits_rate']:.3f})"
+                )
+            c = run.results["citations"]
+            print(f"citation correctness: {c['verified']}/{c['checked']} = {c['rate']:.3f}")
+            for miss in c["misses"][:10]:
+                print(f"  miss: {miss}")
+            for name, value in run.results["ragas"]["metrics"].items():
+                print(f"ragas {name}: {value:.3f}")
+            for name, why in run.results["ragas"]["skipped"].items():
+                print(f"ragas {name}: skipped ({why})")
+            print(
+                f"gate passed: {found.get('check:relevance_gate')}; report: {found.get('report')}"
             )
-        print(format_table(model_key, scores))
+            console.print(f"eval wall time {time.monotonic() - started:.1f} s")
     finally:
         platform.close()
     return 0
@@ -430,10 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("model", nargs="?", default="")
     model.set_defaults(func=cmd_model)
     evaluation = sub.add_parser("eval", help="score retrieval on a BEIR-format folder")
-    evaluation.add_argument("--beir", type=Path, required=True)
+    evaluation.add_argument("--beir", type=Path, help="a BEIR-format folder")
+    evaluation.add_argument("--squad", type=Path, help="a SQuAD v1.1 JSON file instead")
+    evaluation.add_argument("--sentences", type=Path, help="SciFact sentence-level evidence")
     evaluation.add_argument("--split", default="test")
-    evaluation.add_argument("--model")
-    evaluation.add_argument("--modes", help="comma-separated: keyword,vector,hybrid,hybrid+rerank")
+    evaluation.add_argument("--model", help="comma-separated model keys (default: the default)")
     evaluation.add_argument("--limit-docs", type=int)
     evaluation.add_argument("--max-queries", type=int)
     evaluation.set_defaults(func=cmd_eval)

@@ -6,6 +6,7 @@ import dagster as dg
 
 from assets.chunks import chunks
 from assets.embeddings import embeddings
+from assets.evals import retrieval_quality
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
@@ -14,6 +15,7 @@ from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
 from pipelines.jobs import (
     deletion_sweep_job,
+    eval_job,
     model_publish_job,
     reconciliation_job,
     tenant_ingest_job,
@@ -37,13 +39,20 @@ ALL_ASSETS = [
     published_index,
     deletion_sweep,
     reconciliation,
+    retrieval_quality,
 ]
 
 
 def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ALL_ASSETS,
-        jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job, reconciliation_job],
+        jobs=[
+            tenant_ingest_job,
+            model_publish_job,
+            deletion_sweep_job,
+            reconciliation_job,
+            eval_job,
+        ],
         sensors=[inbox_sensor, pending_work_sensor, deletion_sensor, publish_after_ingest],
         schedules=[inbox_rescan_schedule, reconciliation_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},

@@ -6,6 +6,7 @@ import dagster as dg
 
 from assets.chunks import chunks
 from assets.embeddings import embeddings
+from assets.evals import retrieval_quality
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
@@ -41,5 +42,12 @@ reconciliation_job = dg.define_asset_job(
     "reconcile_storage",
     selection=[reconciliation],
     description="Compare the catalog with the blob store, both directions (reports only).",
+    executor_def=dg.in_process_executor,
+)
+
+eval_job = dg.define_asset_job(
+    "evaluate_retrieval",
+    selection=[retrieval_quality],
+    description="Score one tenant x model on its eval suite; store, report, gate.",
     executor_def=dg.in_process_executor,
 )

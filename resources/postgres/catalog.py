@@ -548,6 +548,15 @@ class PostgresCatalog:
             )
         return dict(row) if row else None
 
+    def extraction_of(self, tenant_id: str, version_id: str) -> ExtractedDocument | None:
+        """The stored extraction of exactly this version (None if it has none)."""
+        with translated_errors("reading an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT document FROM extracted_documents WHERE version_id = %s AND tenant_id = %s",
+                (version_id, tenant_id),
+            ).fetchone()
+        return ExtractedDocument.from_dict(row[0]) if row else None
+
     def current_extraction(
         self, scope: AccessScope, source_id: str, version_no: int | None = None
     ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:

@@ -62,3 +62,116 @@ def test_every_mode_scores_a_trivial_corpus_perfectly(
     for s in scores:
         assert s.queries == 3
         assert s.ndcg_at_10 == 1.0 and s.recall_at_100 == 1.0 and s.mrr_at_10 == 1.0, s
+
+
+def _sentences(folder: Path) -> Path:
+    """SciFact-layout sentence evidence for the tiny corpus."""
+    target = folder / "sentences"
+    target.mkdir()
+    with open(target / "corpus.jsonl", "w") as handle:
+        for doc_id, (title, text) in DOCS.items():
+            handle.write(json.dumps({"doc_id": doc_id, "title": title, "abstract": [text]}) + "\n")
+    claims = [
+        {
+            "id": 1,
+            "claim": QUERIES["q1"],
+            "evidence": {"d1": [{"sentences": [0], "label": "SUPPORT"}]},
+        },
+        {
+            "id": 2,
+            "claim": QUERIES["q2"],
+            "evidence": {"d3": [{"sentences": [0], "label": "SUPPORT"}]},
+        },
+    ]
+    (target / "claims_train.jsonl").write_text("".join(json.dumps(c) + "\n" for c in claims))
+    return target
+
+
+def test_the_eval_asset_scores_stores_reports_and_gates(
+    platform: Platform, index_prefix: str, tmp_path: Path
+) -> None:
+    from assets.evals import retrieval_quality
+    from assets.partitions import tenant_model_key
+    from evals.publication_gate import eval_gate_reasons
+    from evals.suite import EvalSuite
+    from pipelines.definitions import ALL_ASSETS
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    folder = _beir(tmp_path / "tiny")
+    sentences = _sentences(folder)
+    tenant = f"e-{uuid.uuid4().hex[:8]}"
+    model = platform.settings.default_model_key
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+    write_corpus(folder, platform.settings.inbox_dir, tenant)
+    runs = PostgresEvalRuns(platform.pool)
+    runs.set_suite(
+        tenant,
+        EvalSuite(beir_folder=str(folder), split="test", sentences_folder=str(sentences)),
+    )
+    instance = dg.DagsterInstance.ephemeral()
+    run_pipeline(instance, tenant, model, resource(index_prefix))
+    result = dg.materialize(
+        ALL_ASSETS,
+        selection=[retrieval_quality],
+        partition_key=tenant_model_key(tenant, model),
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    assert result.success
+    metadata = {
+        k: v.value
+        for event in result.get_asset_materialization_events()
+        for k, v in event.step_materialization_data.materialization.metadata.items()
+    }
+    assert metadata["ndcg_at_10_hybrid_rerank"] == 1.0 and metadata["ndcg_at_10_keyword"] == 1.0
+    assert metadata["groundedness_scifact-sentences"] == 1.0
+    assert metadata["citation_correctness"] == 1.0 and metadata["citation_misses"] == 0
+    assert metadata["ragas_id_based_context_recall"] == 1.0
+    assert str(metadata["ragas_faithfulness"]).startswith("skipped: no judge model")
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed
+    report = Path(str(metadata["report"]))
+    html = report.read_text()
+    assert (
+        tenant in html and "nDCG@10" in html and "<svg" in html and "Citation correctness" in html
+    )
+    [stored] = runs.history(tenant)
+    assert stored.ndcg_hybrid == 1.0 and stored.suite["split"] == "test"
+
+    # the gate: a candidate model with no run is refused; one that regresses is refused
+    other = "minilm_l6_v2_int8" if model != "minilm_l6_v2_int8" else "bge_small_en_v15_q"
+    assert "no eval run" in eval_gate_reasons(runs, tenant, other, model)[0]
+    from evals.suite import EvalResult
+
+    worse = EvalResult(tenant, other, EvalSuite(beir_folder=str(folder)))
+    worse.relevance = [{"mode": "hybrid", "ndcg_at_10": 0.9}]
+    runs.record(worse)
+    [reason] = eval_gate_reasons(runs, tenant, other, model)
+    assert "0.100 below" in reason
+    close = EvalResult(tenant, other, EvalSuite(beir_folder=str(folder)))
+    close.relevance = [{"mode": "hybrid", "ndcg_at_10": 0.99}]
+    runs.record(close)
+    assert eval_gate_reasons(runs, tenant, other, model) == ()
+
+
+def test_the_eval_asset_skips_visibly_without_a_suite(
+    platform: Platform, index_prefix: str
+) -> None:
+    from assets.evals import retrieval_quality
+    from assets.partitions import tenant_model_key
+    from pipelines.definitions import ALL_ASSETS
+
+    tenant = f"e-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tenant", [tenant])
+    result = dg.materialize(
+        ALL_ASSETS,
+        selection=[retrieval_quality],
+        partition_key=tenant_model_key(tenant, platform.settings.default_model_key),
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    [event] = result.get_asset_materialization_events()
+    status = event.step_materialization_data.materialization.metadata["status"].value
+    assert str(status).startswith("skipped: no eval suite")

@@ -1,0 +1,81 @@
+"""Eval suites and runs in Postgres: each run is kept with its configuration."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from evals.suite import EvalResult, EvalSuite
+from resources.postgres.database import translated_errors
+from resources.postgres.tenant_wall import ConnectionSource
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    run_id: str
+    tenant_id: str
+    model_key: str
+    suite: dict[str, Any]
+    results: dict[str, Any]
+    ndcg_hybrid: float | None
+    created_at: datetime
+
+
+class PostgresEvalRuns:
+    def __init__(self, pool: ConnectionSource) -> None:
+        self.pool = pool
+
+    def set_suite(self, tenant_id: str, suite: EvalSuite) -> None:
+        with translated_errors("saving an eval suite"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO eval_suites (tenant_id, suite) VALUES (%s, %s) ON CONFLICT (tenant_id) "
+                "DO UPDATE SET suite = excluded.suite, updated_at = now()",
+                (tenant_id, Jsonb(suite.to_dict())),
+            )
+
+    def suite(self, tenant_id: str) -> EvalSuite | None:
+        with translated_errors("reading an eval suite"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT suite FROM eval_suites WHERE tenant_id = %s", (tenant_id,)
+            ).fetchone()
+        return EvalSuite.from_dict(row[0]) if row else None
+
+    def record(self, result: EvalResult, dagster_run: str | None = None) -> str:
+        run_id = f"evr_{uuid.uuid4().hex}"
+        with translated_errors("recording an eval run"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO eval_runs (run_id, tenant_id, model_key, suite, results, ndcg_hybrid, "
+                "dagster_run) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    run_id,
+                    result.tenant_id,
+                    result.model_key,
+                    Jsonb(result.suite.to_dict()),
+                    Jsonb(result.to_dict()),
+                    result.metric("hybrid"),
+                    dagster_run,
+                ),
+            )
+        return run_id
+
+    def history(
+        self, tenant_id: str, model_key: str | None = None, limit: int = 50
+    ) -> list[StoredRun]:
+        """Newest first."""
+        where = "tenant_id = %s" + (" AND model_key = %s" if model_key else "")
+        params: tuple[object, ...] = (tenant_id, model_key) if model_key else (tenant_id,)
+        with translated_errors("reading eval history"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT run_id, tenant_id, model_key, suite, results, ndcg_hybrid, created_at "
+                f"FROM eval_runs WHERE {where} ORDER BY created_at DESC LIMIT %s",
+                (*params, limit),
+            ).fetchall()
+        return [StoredRun(*row) for row in rows]
+
+    def latest(self, tenant_id: str, model_key: str) -> StoredRun | None:
+        runs = self.history(tenant_id, model_key, limit=1)
+        return runs[0] if runs else None
