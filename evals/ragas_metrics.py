@@ -30,6 +30,7 @@ class RagasSample:
 @dataclass(slots=True)
 class RagasScores:
     samples: int = 0
+    unscorable: int = 0  # no gold passage in the tenant
     metrics: dict[str, float] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why
 
@@ -61,6 +62,11 @@ def ragas_scores(samples: Sequence[RagasSample], judge_url: str | None = None) -
         "id_based_context_precision": IDBasedContextPrecision(),
         "id_based_context_recall": IDBasedContextRecall(),
     }
+    # A sample without gold passages cannot be scored (the subset ingested may not
+    # hold them); one that retrieved nothing scores 0 (ragas raises on both).
+    unscorable = sum(1 for s in samples if not s.reference_ids)
+    empty = sum(1 for s in samples if s.reference_ids and not s.retrieved_ids)
+    scorable = [s for s in samples if s.reference_ids and s.retrieved_ids]
     converted = [
         SingleTurnSample(
             user_input=s.query,
@@ -69,7 +75,7 @@ def ragas_scores(samples: Sequence[RagasSample], judge_url: str | None = None) -
             retrieved_context_ids=list(s.retrieved_ids),
             reference_context_ids=list(s.reference_ids),
         )
-        for s in samples
+        for s in scorable
     ]
 
     async def score_all() -> dict[str, list[float]]:
@@ -79,10 +85,10 @@ def ragas_scores(samples: Sequence[RagasSample], judge_url: str | None = None) -
                 values[name].append(float(await metric.single_turn_ascore(sample)))
         return values
 
-    values = asyncio.run(score_all()) if converted else {}
-    result = RagasScores(samples=len(converted))
+    values = asyncio.run(score_all()) if converted else {name: [] for name in metrics}
+    result = RagasScores(samples=len(converted) + empty, unscorable=unscorable)
     for name, scores in values.items():
-        clean = [v for v in scores if v == v]  # drop NaN (a sample with no references)
+        clean = [v for v in scores if v == v] + [0.0] * empty  # NaN dropped
         result.metrics[name] = statistics.mean(clean) if clean else 0.0
     for name in LLM_JUDGED:
         result.skipped[name] = (

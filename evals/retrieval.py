@@ -64,10 +64,15 @@ def evaluate(
     modes: Sequence[str] = MODES,
     max_queries: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    corpus_ids: set[str] | None = None,
 ) -> list[ModeScores]:
+    """`corpus_ids`: the documents the tenant holds (a subset of the folder);
+    queries none of whose relevant documents are held are left out."""
     queries = load_queries(folder)
     qrels = load_qrels(folder, split)
-    judged = [q for q in qrels if q in queries][:max_queries]
+    judged = [
+        q for q in qrels if q in queries and (corpus_ids is None or set(qrels[q]) & corpus_ids)
+    ][:max_queries]
     scope = AccessScope(tenant_id, (f"tenant:{tenant_id}",))
     results: list[ModeScores] = []
     for mode in modes:

@@ -85,16 +85,20 @@ def run_suite(
     folder = Path(suite.beir_folder)
     scope = AccessScope(tenant_id, (f"tenant:{tenant_id}",))
     result = EvalResult(tenant_id, model_key, suite)
-    scores = evaluate(engines, tenant_id, folder, suite.split, MODES, suite.max_queries, progress)
-    result.relevance = [asdict(s) for s in scores]
-
     documents = {
         d.doc_id: f"{d.title}\n\n{d.text}" for d in load_corpus(folder, limit=suite.limit_docs)
     }
     corpus_ids = set(documents)
+    only = corpus_ids if suite.limit_docs is not None else None
+    scores = evaluate(
+        engines, tenant_id, folder, suite.split, MODES, suite.max_queries, progress, only
+    )
+    result.relevance = [asdict(s) for s in scores]
     queries = load_queries(folder)
     qrels = load_qrels(folder, suite.split)
-    judged = [q for q in qrels if q in queries][: suite.max_queries]
+    judged = [q for q in qrels if q in queries and (only is None or set(qrels[q]) & only)][
+        : suite.max_queries
+    ]
 
     if suite.sentences_folder:
         items = scifact_evidence(Path(suite.sentences_folder), corpus_ids)
@@ -131,7 +135,12 @@ def run_suite(
             )
         )
     r = ragas_scores(samples, judge_url)
-    result.ragas = {"samples": r.samples, "metrics": r.metrics, "skipped": r.skipped}
+    result.ragas = {
+        "samples": r.samples,
+        "unscorable": r.unscorable,
+        "metrics": r.metrics,
+        "skipped": r.skipped,
+    }
     result.seconds = time.monotonic() - started
     return result
 
