@@ -114,13 +114,17 @@ class Catalog(Protocol):
         media_type: str,
         declared_type: str = "",
         replace: bool = True,
+        doc_type: str = "file",
     ) -> PendingVersion | Unchanged | NeedsApproval:
         """Write the `pending` row. With `replace=False` an existing source with
         other content answers NeedsApproval instead of gaining a version."""
         ...
 
-    def mark_stored(self, version_id: str, scan_result: str | None = None) -> bool:
-        """Compare-and-set pending -> stored; make it the source's current version."""
+    def mark_stored(
+        self, version_id: str, scan_result: str | None = None, make_current: bool = True
+    ) -> bool:
+        """Compare-and-set pending -> stored; make it the source's current version
+        (artifacts pass make_current=False and move the pointer in their own commit)."""
         ...
 
     def mark_quarantined(self, version_id: str, signature: str) -> bool:

@@ -77,6 +77,8 @@ class IncomingFile:
     media_type: str  # sniffed from content
     declared_type: str = ""  # what the uploader claimed
     replace: bool = True  # False: an existing source with other content needs approval
+    doc_type: str = "file"  # "artifact" documents change only through the artifact writer
+    make_current: bool = True  # False: the caller moves the current pointer itself
 
 
 def blob_key_for(sha256: str) -> str:
@@ -160,6 +162,7 @@ def register_incoming(
         incoming.media_type,
         declared_type=incoming.declared_type,
         replace=incoming.replace,
+        doc_type=incoming.doc_type,
     )
     if isinstance(begun, NeedsApproval):
         return begun
@@ -173,9 +176,11 @@ def register_incoming(
             return Registration(
                 begun.source_id, begun.version_id, created=True, quarantined=verdict.signature
             )
-        catalog.mark_stored(begun.version_id, scan_result=f"{verdict.engine}:clean")
+        catalog.mark_stored(
+            begun.version_id, f"{verdict.engine}:clean", make_current=incoming.make_current
+        )
     else:
-        catalog.mark_stored(begun.version_id)
+        catalog.mark_stored(begun.version_id, make_current=incoming.make_current)
     return Registration(begun.source_id, begun.version_id, created=True)
 
 

@@ -23,6 +23,7 @@ from resources.engines.opensearch import EmbeddedOpenSearch
 from resources.engines.postgres import EmbeddedPostgres
 from resources.malware_clamd import ClamdScanner
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
+from resources.postgres.artifacts import PostgresArtifacts
 from resources.postgres.catalog import PostgresCatalog
 from resources.postgres.database import ensure_database, migrate, open_pool, with_database
 from resources.postgres.file_metadata import PostgresFileMetadata
@@ -115,6 +116,10 @@ class Platform:
             reader=self.catalog,
             reranker=IdentifierReranker(),
         )
+
+    @property
+    def artifacts(self) -> PostgresArtifacts:
+        return PostgresArtifacts(self.pool)
 
     @property
     def files(self) -> PostgresFileMetadata:

@@ -130,12 +130,13 @@ class PostgresCatalog:
         media_type: str,
         declared_type: str = "",
         replace: bool = True,
+        doc_type: str = "file",
     ) -> PendingVersion | Unchanged | NeedsApproval:
         with translated_errors("registering a version"), self.pool.connection() as conn:
             with conn.transaction():
                 # Lock the source row so two registrations of one origin serialize.
                 row = conn.execute(
-                    "SELECT source_id, current_version_id, state FROM sources "
+                    "SELECT source_id, current_version_id, state, doc_type FROM sources "
                     "WHERE tenant_id = %s AND origin = %s FOR UPDATE",
                     (tenant_id, origin),
                 ).fetchone()
@@ -143,12 +144,17 @@ class PostgresCatalog:
                 if row is None:
                     source_id = f"src_{uuid.uuid4().hex}"
                     conn.execute(
-                        "INSERT INTO sources (source_id, tenant_id, origin, filename, subjects) "
-                        "VALUES (%s, %s, %s, %s, %s)",
-                        (source_id, tenant_id, origin, filename, list(subjects)),
+                        "INSERT INTO sources (source_id, tenant_id, origin, filename, subjects, doc_type) "
+                        "VALUES (%s, %s, %s, %s, %s, %s)",
+                        (source_id, tenant_id, origin, filename, list(subjects), doc_type),
                     )
                 else:
-                    source_id, current, state = row
+                    source_id, current, state, existing_type = row
+                    if existing_type != doc_type:
+                        raise InvalidRequest(
+                            f"source {source_id} is an {existing_type} document; it changes only "
+                            "through its own write path (artifacts: /v1/artifacts/{id}/revise)"
+                        )
                     if state == "deleting":
                         raise InvalidRequest(
                             f"{origin} is being deleted; register it again once the deletion completes"
@@ -207,7 +213,9 @@ class PostgresCatalog:
             ).fetchone()
         return row is not None
 
-    def mark_stored(self, version_id: str, scan_result: str | None = None) -> bool:
+    def mark_stored(
+        self, version_id: str, scan_result: str | None = None, make_current: bool = True
+    ) -> bool:
         with translated_errors("marking a version stored"), self.pool.connection() as conn:
             with conn.transaction():
                 row = conn.execute(
@@ -217,6 +225,8 @@ class PostgresCatalog:
                 ).fetchone()
                 if row is None:
                     return False
+                if not make_current:
+                    return True
                 conn.execute(
                     "UPDATE sources SET current_version_id = %s, updated_at = now(), "
                     "generation = generation + 1 WHERE source_id = %s",

@@ -1,0 +1,42 @@
+"""Rendering the block model to files: HTML, PDF (fpdf2), DOCX (python-docx)
+and Markdown. Every renderer is deterministic for the same input, and every
+rendered PDF and DOCX can be read back by the extraction parsers
+(`groundwork.render.fidelity`), which is how fidelity is verified."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class ExportFormat(StrEnum):
+    MARKDOWN = "markdown"
+    HTML = "html"
+    PDF = "pdf"
+    DOCX = "docx"
+
+
+MEDIA_TYPES: dict[ExportFormat, str] = {
+    ExportFormat.MARKDOWN: "text/markdown",
+    ExportFormat.HTML: "text/html",
+    ExportFormat.PDF: "application/pdf",
+    ExportFormat.DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+EXTENSIONS: dict[ExportFormat, str] = {
+    ExportFormat.MARKDOWN: ".md",
+    ExportFormat.HTML: ".html",
+    ExportFormat.PDF: ".pdf",
+    ExportFormat.DOCX: ".docx",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    data: bytes
+    format: ExportFormat
+    #: characters the font could not draw, as U+XXXX; drawn as a visible marker, never dropped
+    unrenderable: tuple[str, ...] = field(default=())
+
+    @property
+    def media_type(self) -> str:
+        return MEDIA_TYPES[self.format]
