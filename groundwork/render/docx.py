@@ -33,9 +33,10 @@ def render_docx(title: str, blocks: Sequence[Block], created: datetime) -> bytes
                 continue
             table = document.add_table(rows=len(rows), cols=width)
             table.style = "Table Grid"
-            for r, row in enumerate(rows):
-                for c in range(width):
-                    table.cell(r, c).text = row[c] if c < len(row) else ""
+            # row by row: table.cell(r, c) rescans the grid on every call (quadratic)
+            for row, line in zip(rows, table.rows, strict=True):
+                for c, cell in enumerate(line.cells):
+                    cell.text = row[c] if c < len(row) else ""
         else:
             document.add_paragraph(block.text)
     buffer = io.BytesIO()
