@@ -434,6 +434,34 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the tools over MCP: stdio (the key from --key or GROUNDWORK_API_KEY is
+    the principal) or, with --http, streamable HTTP (a bearer key per request)."""
+    import os
+
+    from agent_tools.dispatch import ToolDispatcher
+    from agent_tools.mcp_server import http_app, run_stdio
+    from resources.platform import connect
+
+    settings = GroundworkSettings.from_env()
+    platform = connect(settings)
+    dispatcher = ToolDispatcher(lambda: platform)
+    try:
+        if args.http:
+            import uvicorn
+
+            uvicorn.run(http_app(dispatcher), host="127.0.0.1", port=args.port, log_level="warning")
+            return 0
+        key = args.key or os.environ.get("GROUNDWORK_API_KEY", "")
+        if not key or dispatcher.principal(key) is None:
+            print("give a valid API key: --key KEY or GROUNDWORK_API_KEY", file=sys.stderr)
+            return 2
+        run_stdio(dispatcher, key)
+        return 0
+    finally:
+        platform.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundwork", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -477,6 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("tenant_id")
     model.add_argument("model", nargs="?", default="")
     model.set_defaults(func=cmd_model)
+    mcp = sub.add_parser("mcp", help="serve the agent tools over MCP (stdio, or --http)")
+    mcp.add_argument("--key", help="API key for stdio (default: GROUNDWORK_API_KEY)")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mcp.add_argument("--port", type=int, default=8089)
+    mcp.set_defaults(func=cmd_mcp)
     evaluation = sub.add_parser("eval", help="score retrieval on a BEIR-format folder")
     evaluation.add_argument("--beir", type=Path, help="a BEIR-format folder")
     evaluation.add_argument("--squad", type=Path, help="a SQuAD v1.1 JSON file instead")

@@ -14,7 +14,16 @@ from fastapi import FastAPI
 from resources.platform import Platform
 from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers
-from retrieval_api.routes import artifacts, chunks, documents, files, search, sources, uploads
+from retrieval_api.routes import (
+    artifacts,
+    chunks,
+    documents,
+    files,
+    search,
+    sources,
+    tools,
+    uploads,
+)
 from retrieval_api.schemas import ErrorOut
 
 
@@ -45,4 +54,5 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.include_router(files.router)
     app.include_router(artifacts.router)
     app.include_router(documents.router)
+    app.include_router(tools.router)
     return app

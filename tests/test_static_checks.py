@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [
+    "agent_tools",
     "groundwork",
     "resources",
     "assets",

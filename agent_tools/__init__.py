@@ -1,0 +1,1 @@
+"""The tool registry bound to the platform: handlers, dispatch, MCP server."""

@@ -1,0 +1,611 @@
+"""One handler per tool in groundwork.tools.registry. Each takes the
+platform (behind the caller's tenant wall) and the authenticated principal,
+and returns a dict matching the tool's output schema or a ToolRefusal.
+Handlers stay thin: they call the core and the same functions the HTTP API
+uses, so both transports behave the same."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from threading import Lock
+from typing import Any
+
+from groundwork.artifact_edits import EditsRefused, edit_from_dict
+from groundwork.artifact_exports import export_version
+from groundwork.artifacts import (
+    Provenance,
+    StaleGenerationError,
+    create_artifact,
+    revise_artifact,
+)
+from groundwork.compare import compare_blocks
+from groundwork.convert import ConversionRefused, convert
+from groundwork.documents import (
+    FAILURE_GUIDANCE,
+    ExtractedDocument,
+    ExtractionFailure,
+    FailureReason,
+)
+from groundwork.errors import CapabilityUnavailable, NotFound
+from groundwork.files import FileVersionInfo
+from groundwork.ports import Principal
+from groundwork.reading import (
+    MAX_WINDOW_CHARS,
+    NothingToRead,
+    extract_tables,
+    fence_untrusted,
+    read_document,
+)
+from groundwork.render import ExportFormat
+from groundwork.rendering import to_markdown
+from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
+from groundwork.tools.spec import ToolRefusal
+from resources.platform import Platform
+from resources.vision import UnconfiguredVision
+
+TEXT_TYPES = {"text/markdown", "text/plain", "text/csv", "text/html"}
+Result = dict[str, Any] | ToolRefusal
+Handler = Callable[[Platform, Principal, dict[str, Any]], Result]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def not_found(file_id: str) -> ToolRefusal:
+    return ToolRefusal(
+        "not_found",
+        f"no file {file_id} is visible to you",
+        "call list_files or search_files to find the ids you can read",
+    )
+
+
+def _current(platform: Platform, who: Principal, file_id: str) -> FileVersionInfo | None:
+    versions = platform.files.versions(who.scope, file_id) or []
+    return next((v for v in versions if v.is_current and v.state == "stored"), None)
+
+
+def _document(
+    platform: Platform, who: Principal, file_id: str, version_no: int | None = None
+) -> tuple[str, ExtractedDocument] | ToolRefusal:
+    found = platform.catalog.current_extraction(who.scope, file_id, version_no)
+    if found is None:
+        return not_found(file_id)
+    version_id, document = found
+    if document is None:
+        return ToolRefusal(
+            "not_ready",
+            f"{file_id} is still being processed",
+            "call get_file_processing_status and try again when it is extracted",
+        )
+    if isinstance(document, ExtractionFailure):
+        return ToolRefusal(
+            "unreadable",
+            f"{file_id} could not be read: {document.reason.value}",
+            FAILURE_GUIDANCE.get(document.reason, "upload a readable copy"),
+        )
+    return version_id, document
+
+
+@handler("list_files")
+def list_files(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    limit = min(int(args.get("limit", LIST_CAP)), LIST_CAP)
+    page = platform.files.list_files(who.scope, args.get("cursor") or None, limit)
+    files = [
+        {
+            "file_id": f.source_id,
+            "version_id": f.version_id,
+            "version_no": f.version_no,
+            "filename": f.filename,
+            "media_type": f.sniffed_type,
+            "size_bytes": f.size_bytes,
+            "state": f.state,
+            "processing_state": f.processing_state,
+            "low_confidence": f.low_confidence,
+            "is_current": f.is_current,
+        }
+        for f in page.files
+    ]
+    result: dict[str, Any] = {
+        "files": files,
+        "truncated": page.next_cursor is not None,
+        "next_cursor": page.next_cursor or "",
+    }
+    if page.next_cursor:
+        result["how_to_continue"] = (
+            f"call list_files with cursor={page.next_cursor!r} for the next {LIST_CAP}"
+        )
+    return result
+
+
+def _text_bytes(
+    platform: Platform, who: Principal, file_id: str
+) -> tuple[str, bytes] | ToolRefusal:
+    current = _current(platform, who, file_id)
+    if current is None:
+        return not_found(file_id)
+    if current.sniffed_type in TEXT_TYPES:
+        found = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
+        if found is None:
+            return not_found(file_id)
+        return current.version_id, platform.blobs.get(found[0])
+    document = _document(platform, who, file_id)
+    if isinstance(document, ToolRefusal):
+        return document
+    version_id, extracted = document
+    return version_id, to_markdown(extracted.blocks).encode()
+
+
+@handler("read_file")
+def read_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    loaded = _text_bytes(platform, who, file_id)
+    if isinstance(loaded, ToolRefusal):
+        return loaded
+    version_id, data = loaded
+    offset = int(args.get("offset", 0))
+    asked = int(args.get("max_bytes", READ_FILE_MAX_BYTES))
+    size = min(asked, READ_FILE_MAX_BYTES)
+    if offset > len(data):
+        return ToolRefusal(
+            "invalid",
+            f"offset {offset} is past the end ({len(data)} bytes)",
+            "start at 0 or at a next_offset this tool returned",
+        )
+    if offset < len(data) and (data[offset] & 0xC0) == 0x80:
+        return ToolRefusal(
+            "invalid",
+            f"offset {offset} is inside a character",
+            "continue from the next_offset the previous call returned",
+        )
+    end = min(offset + size, len(data))
+    while end < len(data) and (data[end] & 0xC0) == 0x80:
+        end -= 1  # never split a UTF-8 character
+    return {
+        "file_id": file_id,
+        "version_id": version_id,
+        "offset": offset,
+        "next_offset": end,
+        "eof": end >= len(data),
+        "total_bytes": len(data),
+        "clamped": asked > READ_FILE_MAX_BYTES,
+        "untrusted_content": data[offset:end].decode("utf-8", errors="replace"),
+    }
+
+
+@handler("search_files")
+def search_files(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    from retrieval_api.routes.search import search
+    from retrieval_api.schemas import Filters, SearchBody
+
+    filters = Filters(media_types=[args["media_type"]]) if args.get("media_type") else None
+    response = search(
+        SearchBody(query=str(args["query"]), limit=int(args.get("limit", 10)), filters=filters),
+        who,
+        platform,
+    )
+    data = response.model_dump(mode="json")
+    hits = []
+    for hit in data.get("hits", []):
+        hit["untrusted_excerpt"] = hit.pop("content", hit.get("citation", {}).get("excerpt", ""))
+        hits.append(hit)
+    return {"outcome": data["outcome"], "message": data.get("message", ""), "hits": hits}
+
+
+@handler("scan_document")
+def scan_document(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    found = platform.catalog.current_extraction(who.scope, file_id)
+    if found is None:
+        return not_found(file_id)
+    version_id, document = found
+    window = read_document(
+        document, int(args.get("start_block", 0)), int(args.get("max_blocks", 50))
+    )
+    if isinstance(window, NothingToRead):
+        return ToolRefusal(
+            window.reason, window.guidance, "call get_file_processing_status or start_block=0"
+        )
+    return {
+        "file_id": file_id,
+        "version_id": version_id,
+        "blocks": [
+            {
+                "index": window.start_block + n,
+                "kind": b.kind.value,
+                "untrusted_text": b.text,
+                "location": b.location.label(),
+                **({"table_rows": [list(r) for r in b.table.rows]} if b.table is not None else {}),
+                **({"confidence": b.confidence} if b.confidence is not None else {}),
+            }
+            for n, b in enumerate(window.blocks)
+        ],
+        "next_block": window.next_block if window.next_block is not None else -1,
+        "total_blocks": window.total_blocks,
+        "low_confidence": window.low_confidence,
+    }
+
+
+@handler("analyze_image")
+def analyze_image(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    current = _current(platform, who, file_id)
+    if current is None:
+        return not_found(file_id)
+    if not (current.sniffed_type.startswith("image/") or current.sniffed_type == "application/pdf"):
+        return ToolRefusal(
+            "invalid",
+            f"{file_id} is {current.sniffed_type}, not an image or scan",
+            "use read_file or scan_document for documents",
+        )
+    document = _document(platform, who, file_id)
+    if isinstance(document, ToolRefusal):
+        return document
+    version_id, extracted = document
+    lines = [
+        {"untrusted_text": b.text, "confidence": b.confidence, "location": b.location.label()}
+        for b in extracted.blocks
+        if b.text.strip()
+    ]
+    confidences = [b.confidence for b in extracted.blocks if b.confidence is not None]
+    result: dict[str, Any] = {
+        "file_id": file_id,
+        "version_id": version_id,
+        "ocr_lines": lines[:2000],
+        "mean_confidence": sum(confidences) / len(confidences) if confidences else None,
+    }
+    try:
+        blob = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
+        assert blob is not None
+        described = UnconfiguredVision().describe(platform.blobs.get(blob[0]))
+        result["description"] = f"[description by {described.model}] {described.text}"
+        result["description_status"] = "available"
+    except CapabilityUnavailable as exc:
+        result["description_status"] = f"unavailable: {exc}"
+    return result
+
+
+@handler("extract_text")
+def extract_text(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    document = _document(platform, who, file_id)
+    if isinstance(document, ToolRefusal):
+        return document
+    version_id, extracted = document
+    text = to_markdown(extracted.blocks)
+    start = int(args.get("start_char", 0))
+    end = min(start + MAX_WINDOW_CHARS, len(text))
+    return {
+        "file_id": file_id,
+        "version_id": version_id,
+        "untrusted_content": text[start:end],
+        "next_char": end if end < len(text) else -1,
+        "total_chars": len(text),
+    }
+
+
+@handler("extract_tables")
+def extract_tables_tool(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    document = _document(platform, who, file_id)
+    if isinstance(document, ToolRefusal):
+        return document
+    version_id, extracted = document
+    tables = extract_tables(extracted)
+    start = int(args.get("start_table", 0))
+    window = tables[start : start + LIST_CAP]
+    following = start + len(window)
+    return {
+        "file_id": file_id,
+        "version_id": version_id,
+        "tables": [
+            {
+                "index": start + n,
+                "location": t.location.label(),
+                "headings": list(t.heading_path),
+                "untrusted_rows": [list(r) for r in t.table.rows],
+            }
+            for n, t in enumerate(window)
+        ],
+        "next_table": following if following < len(tables) else -1,
+    }
+
+
+@handler("summarize_document")
+def summarize_document(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    from groundwork.summaries import summarize_sources
+    from resources.llm import configured_summarizer
+
+    file_id = str(args["file_id"])
+    if _current(platform, who, file_id) is None:
+        return not_found(file_id)
+    lead = platform.catalog.first_chunks(who.scope, [file_id])
+    found = summarize_sources([file_id], {}, lead, configured_summarizer())
+    if not found:
+        return ToolRefusal(
+            "not_ready", f"{file_id} has no text yet", "call get_file_processing_status"
+        )
+    summary = found[0]
+    platform.catalog.record_issued(who.key_id, list(summary.pointers))
+    return {
+        "file_id": file_id,
+        "method": summary.kind,
+        "untrusted_summary": fence_untrusted(summary.summary, file_id),
+        "chunk_ids": list(summary.pointers),
+    }
+
+
+@handler("compare_documents")
+def compare_documents(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    a = _document(platform, who, str(args["file_id_a"]), args.get("version_a"))
+    if isinstance(a, ToolRefusal):
+        return a
+    b = _document(platform, who, str(args["file_id_b"]), args.get("version_b"))
+    if isinstance(b, ToolRefusal):
+        return b
+    return compare_blocks(a[1].blocks, b[1].blocks)
+
+
+def _provenance(args: dict[str, Any]) -> Provenance:
+    raw = args["provenance"]
+    refs = []
+    for ref in raw.get("derived_from", []):
+        if ref["ref_type"] == "chunk":
+            refs.append({"chunk_id": ref["id"], "content_hash": ref["version"]})
+        else:
+            refs.append({"source_id": ref["id"], "version_id": ref["version"]})
+    return Provenance(raw["tool"], {"inputs": raw.get("inputs", "")}, raw["run"], tuple(refs))
+
+
+@handler("create_artifact")
+def create_artifact_tool(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    saved = create_artifact(
+        platform.catalog,
+        platform.blobs,
+        platform.artifacts,
+        tenant_id=who.tenant_id,
+        subjects=who.subjects,
+        path=str(args["path"]),
+        markdown=str(args["markdown"]),
+        provenance=_provenance(args),
+    )
+    return {
+        "artifact_id": saved.artifact_id,
+        "file_id": saved.source_id,
+        "generation": saved.generation,
+    }
+
+
+@handler("update_artifact")
+def update_artifact(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    try:
+        edits = [edit_from_dict(dict(e)) for e in args["edits"]]
+    except (TypeError, ValueError) as exc:
+        return ToolRefusal(
+            "invalid", f"an edit is malformed: {exc}", "give each edit the fields its op needs"
+        )
+    try:
+        outcome = revise_artifact(
+            platform.catalog,
+            platform.blobs,
+            platform.artifacts,
+            who.scope,
+            str(args["artifact_id"]),
+            expected_generation=int(args["expected_generation"]),
+            provenance=_provenance(args),
+            edits=edits,
+            approval_token=args.get("approval_token"),
+        )
+    except StaleGenerationError as exc:
+        return ToolRefusal(
+            "stale_generation",
+            str(exc),
+            f"reload the artifact (generation {exc.current}) and propose the edits again",
+            {"current_generation": exc.current},
+        )
+    except NotFound:
+        return ToolRefusal(
+            "not_found", f"no artifact {args['artifact_id']} is visible to you", "create_artifact"
+        )
+    if isinstance(outcome, EditsRefused):
+        if outcome.reason == "approval-required":
+            return ToolRefusal(
+                "approval_required",
+                outcome.message,
+                "ask the user to approve what would be destroyed, then resubmit with approval_token; "
+                "or use insert_section/append, which destroy nothing",
+                {"destroys": list(outcome.destroys), "approval_token": outcome.approval_token},
+            )
+        return ToolRefusal("invalid", outcome.message, "fix the edit and resubmit")
+    return {
+        "artifact_id": outcome.artifact_id,
+        "generation": outcome.generation,
+        "summary": list(outcome.summary),
+    }
+
+
+def _export(
+    platform: Platform, who: Principal, artifact_id: str, generation: int, fmt: str
+) -> Result:
+    record = platform.artifacts.get(who.scope, artifact_id)
+    version = next(
+        (
+            v
+            for v in platform.artifacts.versions(who.scope, artifact_id)
+            if v.generation == generation
+        ),
+        None,
+    )
+    if record is None or version is None:
+        return ToolRefusal(
+            "not_found",
+            f"no artifact {artifact_id} at generation {generation} is visible to you",
+            "check the artifact id and its generation (update_artifact returns it)",
+        )
+    row = export_version(
+        platform.artifacts,
+        platform.blobs,
+        who.tenant_id,
+        artifact_id,
+        version,
+        ExportFormat(fmt),
+        record.filename,
+    )
+    result: dict[str, Any] = {
+        "export_id": row["export_id"],
+        "state": row["state"],
+        "unrenderable": list(row["unrenderable"]),
+    }
+    if row["file_id"]:
+        result["artifact_file_id"] = row["file_id"]
+    if row["failure_reason"]:
+        result["failure_reason"] = row["failure_reason"]
+    return result
+
+
+@handler("export_artifact")
+def export_artifact(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    return _export(
+        platform, who, str(args["artifact_id"]), int(args["generation"]), str(args["format"])
+    )
+
+
+@handler("create_pdf")
+def create_pdf(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    made = create_artifact_tool(platform, who, args)
+    if isinstance(made, ToolRefusal):
+        return made
+    exported = _export(platform, who, made["artifact_id"], made["generation"], "pdf")
+    if isinstance(exported, ToolRefusal) or "artifact_file_id" not in exported:
+        return ToolRefusal(
+            "render_failed",
+            str(exported.get("failure_reason") if isinstance(exported, dict) else exported.message),
+            f"the Markdown is saved as artifact {made['artifact_id']}; retry export_artifact",
+        )
+    return {
+        "artifact_id": made["artifact_id"],
+        "generation": made["generation"],
+        "artifact_file_id": exported["artifact_file_id"],
+        "unrenderable": exported["unrenderable"],
+    }
+
+
+@handler("convert_file")
+def convert_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    from retrieval_api.routes.documents import register_new
+
+    file_id = str(args["file_id"])
+    current = _current(platform, who, file_id)
+    if current is None:
+        return not_found(file_id)
+    found = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
+    if found is None:
+        return not_found(file_id)
+    result = convert(
+        platform.blobs.get(found[0]), current.sniffed_type, current.filename, str(args["target"])
+    )
+    if isinstance(result, ConversionRefused):
+        return ToolRefusal(
+            "unsupported", result.message, "pick a supported target for this file's type"
+        )
+    stem = current.filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    registered = register_new(
+        platform, who, str(args.get("filename") or f"{stem}{result.extension}"), result.data
+    )
+    if not hasattr(registered, "source_id"):
+        return ToolRefusal(
+            "exists",
+            "a file with that name already exists",
+            "pass another filename; conversions never replace a file",
+        )
+    return {
+        "file_id": registered.source_id,  # type: ignore[union-attr]
+        "version_id": registered.version_id,  # type: ignore[union-attr]
+        "media_type": registered.media_type,  # type: ignore[union-attr]
+        "unrenderable": list(result.unrenderable),
+    }
+
+
+@handler("get_file_processing_status")
+def get_file_processing_status(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    file_id = str(args["file_id"])
+    status = platform.catalog.source_status(who.scope, file_id)
+    if status is None:
+        return not_found(file_id)
+    reason = status["failure_reason"]
+    result: dict[str, Any] = {
+        "file_id": file_id,
+        "version_id": status["version_id"],
+        "processing_state": status["processing_state"],
+        "low_confidence": bool(status["low_confidence"]),
+        "searchable": bool(status["published"]),
+    }
+    if reason:
+        result["failure_reason"] = reason
+        result["guidance"] = FAILURE_GUIDANCE.get(FailureReason(str(reason)), "")
+    return result
+
+
+@handler("get_summaries")
+def get_summaries(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+    from retrieval_api.routes.search import summaries
+
+    found = summaries(who, platform, str(args.get("query", "")), int(args.get("limit", 10)))
+    data = found.model_dump(mode="json")
+    for s in data["summaries"]:
+        s["untrusted_summary"] = fence_untrusted(s.pop("summary"), s["source_id"])
+        s["chunk_ids"] = s.pop("pointers")
+    return {"overview": data["overview"], "summaries": data["summaries"]}
+
+
+@dataclass
+class TurnLedger:
+    """Drill-down calls per (key, conversation turn); turns expire after 15 minutes."""
+
+    cap: int
+    calls: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
+    lock: Lock = field(default_factory=Lock)
+
+    def take(self, key_id: str, turn_id: str) -> int | None:
+        """Calls left after this one, or None when the cap is reached."""
+        now = time.monotonic()
+        with self.lock:
+            self.calls = {k: v for k, v in self.calls.items() if now - v[1] < 900}
+            used, started = self.calls.get((key_id, turn_id), (0, now))
+            if used >= self.cap:
+                return None
+            self.calls[(key_id, turn_id)] = (used + 1, started)
+            return self.cap - used - 1
+
+
+def get_chunks(ledger: TurnLedger) -> Handler:
+    def run(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+        from retrieval_api.errors import DrillDownRefused
+        from retrieval_api.routes.chunks import get_chunk
+
+        left = ledger.take(who.key_id, str(args.get("turn_id", "")))
+        if left is None:
+            return ToolRefusal(
+                "limit",
+                f"the drill-down cap of {ledger.cap} get_chunks calls for this turn is reached",
+                "answer from what you have, or use search_files / get_summaries for a wider view",
+            )
+        chunks, unknown = [], []
+        for chunk_id in args["chunk_ids"]:
+            try:
+                chunk = get_chunk(str(chunk_id), who, platform).model_dump(mode="json")
+            except (DrillDownRefused, NotFound):
+                unknown.append(str(chunk_id))
+                continue
+            chunk["untrusted_content"] = chunk.pop("content")
+            chunks.append(chunk)
+        return {"chunks": chunks, "unknown_ids": unknown, "calls_left_this_turn": left}
+
+    return run

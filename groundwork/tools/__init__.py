@@ -1,0 +1,1 @@
+"""The platform's tools for agents: one registry, served over MCP and HTTP."""

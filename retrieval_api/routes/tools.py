@@ -1,0 +1,66 @@
+"""The tools over HTTP, with the same schemas as over MCP:
+GET /v1/tools lists them; POST /v1/tools/{name} calls one with its arguments
+as the JSON body. A refusal is an error status with error, message and the
+alternative to try."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+
+from agent_tools.dispatch import ToolDispatcher
+from retrieval_api.deps import PrincipalDep
+
+router = APIRouter()
+
+STATUS = {
+    "not_found": 404,
+    "invalid": 422,
+    "approval_required": 409,
+    "stale_generation": 409,
+    "exists": 409,
+    "limit": 429,
+    "unavailable": 503,
+    "not_ready": 409,
+    "unreadable": 422,
+    "unsupported": 415,
+    "render_failed": 500,
+}
+
+
+def _dispatcher(request: Request) -> ToolDispatcher:
+    dispatcher = getattr(request.app.state, "tool_dispatcher", None)
+    if dispatcher is None:
+        dispatcher = ToolDispatcher(request.app.state.platform_factory)
+        request.app.state.tool_dispatcher = dispatcher
+    return dispatcher
+
+
+@router.get("/v1/tools")
+def list_tools(request: Request, who: PrincipalDep) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": s.name,
+            "description": s.description,
+            "input_schema": s.input_schema,
+            "output_schema": s.output_schema,
+            "risk": s.risk,
+            "scope": s.scope,
+        }
+        for s in _dispatcher(request).specs
+    ]
+
+
+@router.post("/v1/tools/{name}", response_model=None)
+def call_tool(
+    name: str,
+    request: Request,
+    who: PrincipalDep,
+    arguments: Annotated[dict[str, Any] | None, Body()] = None,
+) -> dict[str, Any] | JSONResponse:
+    result = _dispatcher(request).call(who, name, arguments)
+    if result.ok:
+        return result.payload
+    return JSONResponse(
+        status_code=STATUS.get(result.payload["error"], 400), content=result.payload
+    )
