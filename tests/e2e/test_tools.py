@@ -388,3 +388,63 @@ def test_tools_over_a_real_mcp_stdio_session(
     assert out["first"]["generation"] == 2
     assert out["stale"].is_error and "stale_generation" in out["stale"].content[0].text
     assert "reload" in out["stale"].content[0].text
+
+
+def test_tools_over_streamable_http_with_a_bearer_key(
+    platform: Platform, tenant: dict[str, Any], index_prefix: str
+) -> None:
+    import socket
+    import subprocess
+    import time
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "GROUNDWORK_HOME": str(platform.settings.home),
+        "GROUNDWORK_OPENSEARCH_PORT": str(platform.settings.opensearch_http_port),
+        "GROUNDWORK_OPENSEARCH_TRANSPORT_PORT": str(platform.settings.opensearch_transport_port),
+        "GROUNDWORK_DATABASE_NAME": TEST_DATABASE,
+        "GROUNDWORK_INDEX_PREFIX": index_prefix,
+    }
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "groundwork"), "mcp", "--http", "--port", str(port)],
+        env=env,
+        cwd=str(PROJECT_ROOT),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.3)
+
+        async def call(key: str) -> Any:
+            headers = {"Authorization": f"Bearer {key}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (
+                    read,
+                    write,
+                ),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                return await client.call_tool(
+                    "get_file_processing_status", {"file_id": tenant["ids"]["review.pdf"]}
+                )
+
+        mine = anyio.run(call, tenant["key"])
+        assert not mine.is_error and mine.structured_content["processing_state"] == "extracted"
+        theirs = anyio.run(call, tenant["other_key"])
+        assert theirs.is_error and "not_found" in theirs.content[0].text
+        nobody = anyio.run(call, "not-a-key")
+        assert nobody.is_error and "unauthorized" in nobody.content[0].text
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
