@@ -10,8 +10,9 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from groundwork.errors import NotFound, StoreError
 
@@ -30,32 +31,27 @@ class FilesystemBlobStore:
         return self.root / key
 
     def put(self, key: str, data: bytes) -> None:
+        self._write(key, len(data), lambda handle: handle.write(data))
+
+    def put_file(self, key: str, source: Path) -> None:
+        """Store a file's bytes without holding them in memory (large uploads)."""
+
+        def copy(handle: BinaryIO) -> None:
+            with source.open("rb") as reader:
+                shutil.copyfileobj(reader, handle, _CHUNK)
+
+        self._write(key, source.stat().st_size, copy)
+
+    def _write(self, key: str, size: int, fill: Callable[[BinaryIO], object]) -> None:
+        """Temp file in the same folder, fsync, rename: never a half-written blob."""
         path = self._path(key)
-        if path.exists() and path.stat().st_size == len(data):
+        if path.exists() and path.stat().st_size == size:
             return  # content-addressed: the same key holds the same bytes
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise StoreError(f"could not store blob: {exc}") from exc
-
-    def put_file(self, key: str, source: Path) -> None:
-        """Store a file's bytes without holding them in memory (large uploads)."""
-        path = self._path(key)
-        size = source.stat().st_size
-        if path.exists() and path.stat().st_size == size:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
-        try:
-            with os.fdopen(fd, "wb") as handle, source.open("rb") as reader:
-                shutil.copyfileobj(reader, handle, _CHUNK)
+                fill(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)

@@ -8,14 +8,13 @@ Unix socket under the project's home and runs in a session of its own.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from groundwork.errors import EngineUnavailable
+from resources.engines.process import stop_by_pid_file
 from resources.malware_clamd import ClamdScanner
 
 #: clamd refuses streams over StreamMaxLength; the upload limit bounds files anyway.
@@ -92,27 +91,4 @@ class EmbeddedClamd:
         raise EngineUnavailable(f"clamd did not answer within {timeout:.0f} s; see {log_path}")
 
     def stop(self, timeout: float = 20.0) -> None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            self.pid_file.unlink(missing_ok=True)
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                    break
-            except ChildProcessError:
-                pass
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(pid, signal.SIGKILL)
-        self.pid_file.unlink(missing_ok=True)
+        stop_by_pid_file(self.pid_file, timeout)

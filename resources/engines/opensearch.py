@@ -8,11 +8,9 @@ SIGTERM (the launcher's shutdown hook closes the node cleanly).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.error
@@ -20,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from groundwork.errors import EngineUnavailable
+from resources.engines.process import stop_by_pid_file
 
 LAUNCHER_CLASS = "dev.groundwork.opensearch.EmbeddedNode"
 
@@ -116,37 +115,10 @@ class EmbeddedOpenSearch:
         )
 
     def stop(self, timeout: float = 60.0) -> None:
-        if not self.pid_file.exists():
-            return
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except ValueError:
-            self.pid_file.unlink(missing_ok=True)
-            return
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            self.pid_file.unlink(missing_ok=True)
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            _reap(pid)
-            time.sleep(0.2)
-        else:
-            os.kill(pid, signal.SIGKILL)
-        self.pid_file.unlink(missing_ok=True)
+        stop_by_pid_file(self.pid_file, timeout)
 
     def is_running(self) -> bool:
         return _health(self.url) is not None
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
 
 
 def _health(url: str) -> dict[str, object] | None:

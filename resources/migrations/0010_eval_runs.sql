@@ -19,20 +19,9 @@ CREATE TABLE eval_runs (
 );
 CREATE INDEX eval_runs_history ON eval_runs (tenant_id, model_key, created_at DESC);
 
+-- (PERFORM, not SELECT: yoyo prints a SELECT's rows to stdout)
 DO $$
-DECLARE
-    owner_role text := current_user;
-    t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['eval_suites', 'eval_runs'] LOOP
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO groundwork_request', t);
-        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY owner_all ON %I TO %I USING (true) WITH CHECK (true)', t, owner_role);
-        EXECUTE format(
-            'CREATE POLICY tenant_wall ON %I TO groundwork_request '
-            'USING (tenant_id = current_setting(''groundwork.tenant_id'', true)) '
-            'WITH CHECK (tenant_id = current_setting(''groundwork.tenant_id'', true))', t);
-    END LOOP;
+    PERFORM groundwork_wall(t) FROM unnest(ARRAY['eval_suites', 'eval_runs']) AS t;
 END
 $$;

@@ -63,20 +63,9 @@ CREATE TABLE artifact_exports (
     CHECK ((state = 'failed') = (failure_reason IS NOT NULL))
 );
 
+-- (PERFORM, not SELECT: yoyo prints a SELECT's rows to stdout)
 DO $$
-DECLARE
-    owner_role text := current_user;
-    t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['artifacts', 'artifact_versions', 'artifact_files', 'artifact_exports'] LOOP
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO groundwork_request', t);
-        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY owner_all ON %I TO %I USING (true) WITH CHECK (true)', t, owner_role);
-        EXECUTE format(
-            'CREATE POLICY tenant_wall ON %I TO groundwork_request '
-            'USING (tenant_id = current_setting(''groundwork.tenant_id'', true)) '
-            'WITH CHECK (tenant_id = current_setting(''groundwork.tenant_id'', true))', t);
-    END LOOP;
+    PERFORM groundwork_wall(t) FROM unnest(ARRAY['artifacts', 'artifact_versions', 'artifact_files', 'artifact_exports']) AS t;
 END
 $$;
