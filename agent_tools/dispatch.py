@@ -66,6 +66,16 @@ class ToolDispatcher:
                     "not_found", f"there is no tool {name!r}", f"tools: {', '.join(sorted(TOOLS))}"
                 )
             )
+        spec = TOOLS[name]
+        if spec.scope not in who.scopes:
+            return self._refused(
+                ToolRefusal(
+                    "forbidden",
+                    f"{name} needs the scope {spec.scope}; this key has {', '.join(who.scopes) or 'none'}",
+                    "use a read tool, or ask an administrator for a key with that scope "
+                    f"(groundwork key create ... --scope {spec.scope})",
+                )
+            )
         args = arguments or {}
         errors = sorted(self._inputs[name].iter_errors(args), key=lambda e: list(e.path))
         if errors:

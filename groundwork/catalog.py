@@ -96,7 +96,11 @@ class Catalog(Protocol):
     def list_tenants(self) -> list[Tenant]: ...
 
     def create_api_key(
-        self, tenant_id: str, subjects: Sequence[str], label: str
+        self,
+        tenant_id: str,
+        subjects: Sequence[str],
+        label: str,
+        scopes: Sequence[str] = ("files:read", "files:write", "artifacts:write"),
     ) -> tuple[str, str]:
         """Return (key_id, secret). Only a hash of the secret is stored."""
         ...

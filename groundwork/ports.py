@@ -215,6 +215,7 @@ class Principal:
     subjects: tuple[str, ...]
     key_id: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    scopes: tuple[str, ...] = ("files:read", "files:write", "artifacts:write")
 
     @property
     def scope(self) -> AccessScope:

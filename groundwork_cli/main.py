@@ -217,8 +217,13 @@ def cmd_key(args: argparse.Namespace) -> int:
             )
             return 1
         subjects = args.subject or [f"tenant:{args.tenant_id}"]
-        key_id, secret = platform.catalog.create_api_key(args.tenant_id, subjects, args.label)
-        console.print(f"key {key_id} for {args.tenant_id} with subjects {subjects}")
+        scopes = args.scope or ["files:read", "files:write", "artifacts:write"]
+        key_id, secret = platform.catalog.create_api_key(
+            args.tenant_id, subjects, args.label, scopes
+        )
+        console.print(
+            f"key {key_id} for {args.tenant_id} with subjects {subjects}, scopes {scopes}"
+        )
         print(secret)
     finally:
         platform.close()
@@ -425,9 +430,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 print(f"ragas {name}: {value:.3f}")
             for name, why in run.results["ragas"]["skipped"].items():
                 print(f"ragas {name}: skipped ({why})")
-            print(
-                f"gate passed: {found.get('check:relevance_gate')}; report: {found.get('report')}"
+            passed = found.get("check:relevance_gate")
+            reasons = getattr(found.get("check:relevance_gate:reasons"), "text", "") or str(
+                found.get("check:relevance_gate:reasons", "")
             )
+            print(f"gate passed: {passed}" + ("" if passed else f" ({reasons})"))
+            print(f"report: {found.get('report')}")
             console.print(f"eval wall time {time.monotonic() - started:.1f} s")
     finally:
         platform.close()
@@ -484,6 +492,12 @@ def build_parser() -> argparse.ArgumentParser:
     key.add_argument("tenant_id")
     key.add_argument("--subject", action="append", help="a subject the key acts as (repeatable)")
     key.add_argument("--label", default="")
+    key.add_argument(
+        "--scope",
+        action="append",
+        choices=["files:read", "files:write", "artifacts:write"],
+        help="what the key may do with the tools (repeatable; default: all)",
+    )
     key.set_defaults(func=cmd_key)
     upload = sub.add_parser("upload", help="upload a file (resumable, with a progress bar)")
     upload.add_argument("file", type=Path)

@@ -95,28 +95,34 @@ class PostgresCatalog:
         return [Tenant(*r) for r in rows]
 
     def create_api_key(
-        self, tenant_id: str, subjects: Sequence[str], label: str
+        self,
+        tenant_id: str,
+        subjects: Sequence[str],
+        label: str,
+        scopes: Sequence[str] = ("files:read", "files:write", "artifacts:write"),
     ) -> tuple[str, str]:
         key_id = f"key_{uuid.uuid4().hex[:16]}"
         secret = f"gw_{secrets.token_urlsafe(32)}"
         with translated_errors("creating an API key"), self.pool.connection() as conn:
             conn.execute(
-                "INSERT INTO api_keys (key_id, tenant_id, key_hash, subjects, label) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                (key_id, tenant_id, hash_secret(secret), list(subjects), label),
+                "INSERT INTO api_keys (key_id, tenant_id, key_hash, subjects, label, scopes) "
+                "VALUES (%s, %s, %s, %s, %s, %s)",
+                (key_id, tenant_id, hash_secret(secret), list(subjects), label, list(scopes)),
             )
         return key_id, secret
 
     def principal_for_key(self, secret: str) -> Principal | None:
         with translated_errors("authenticating"), self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT key_id, tenant_id, subjects FROM api_keys "
+                "SELECT key_id, tenant_id, subjects, scopes FROM api_keys "
                 "WHERE key_hash = %s AND revoked_at IS NULL",
                 (hash_secret(secret),),
             ).fetchone()
         if row is None:
             return None
-        return Principal(tenant_id=row[1], subjects=tuple(row[2]), key_id=row[0])
+        return Principal(
+            tenant_id=row[1], subjects=tuple(row[2]), key_id=row[0], scopes=tuple(row[3])
+        )
 
     # registration -------------------------------------------------------------------
     def begin_version(

@@ -15,6 +15,7 @@ router = APIRouter()
 
 STATUS = {
     "not_found": 404,
+    "forbidden": 403,
     "invalid": 422,
     "approval_required": 409,
     "stale_generation": 409,

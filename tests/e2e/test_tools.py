@@ -448,3 +448,23 @@ def test_tools_over_streamable_http_with_a_bearer_key(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_tool_needs_its_scope(platform: Platform, tenant: dict[str, Any]) -> None:
+    _, reader = platform.catalog.create_api_key(
+        tenant["id"], [f"tenant:{tenant['id']}"], "reader", scopes=["files:read"]
+    )
+    provenance = {"tool": "t", "run": "r", "inputs": "", "derived_from": []}
+    status, refused = _http(
+        tenant,
+        "create_artifact",
+        {"path": "x.md", "markdown": "# x", "provenance": provenance},
+        key=reader,
+    )
+    assert (
+        status == 403
+        and refused["error"] == "forbidden"
+        and "--scope artifacts:write" in refused["alternative"]
+    )
+    status, allowed = _http(tenant, "list_files", {}, key=reader)
+    assert status == 200 and allowed["files"]
