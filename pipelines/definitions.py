@@ -22,6 +22,7 @@ from pipelines.jobs import (
 )
 from pipelines.sensors import (
     deletion_sensor,
+    evaluate_after_publish,
     inbox_rescan_schedule,
     inbox_sensor,
     pending_work_sensor,
@@ -53,7 +54,13 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
             reconciliation_job,
             eval_job,
         ],
-        sensors=[inbox_sensor, pending_work_sensor, deletion_sensor, publish_after_ingest],
+        sensors=[
+            inbox_sensor,
+            pending_work_sensor,
+            deletion_sensor,
+            publish_after_ingest,
+            evaluate_after_publish,
+        ],
         schedules=[inbox_rescan_schedule, reconciliation_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},
     )

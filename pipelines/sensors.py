@@ -20,6 +20,7 @@ from assets.partitions import tenant_model_key
 from groundwork.inbox import inbox_fingerprint, inbox_tenants
 from pipelines.jobs import (
     deletion_sweep_job,
+    eval_job,
     model_publish_job,
     reconciliation_job,
     tenant_ingest_job,
@@ -198,6 +199,34 @@ def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
     return dg.RunRequest(
         run_key=f"publish-after:{context.dagster_run.run_id}",
         partition_key=tenant_model_key(tenant_id, tenant.active_model),
+    )
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[model_publish_job],
+    request_job=eval_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Evaluates a tenant x model after each publication, when the tenant has an "
+    "eval suite: quality is measured by the pipeline every time, and gates the next switch.",
+)
+def evaluate_after_publish(
+    context: dg.RunStatusSensorContext, groundwork: GroundworkResource
+) -> dg.RunRequest | dg.SkipReason:
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    key = context.dagster_run.tags.get("dagster/partition")
+    tenant_id = context.dagster_run.tags.get("dagster/partition/tenant")
+    if not key or not tenant_id:
+        return dg.SkipReason("the publication run had no tenant x model partition")
+    platform = groundwork.platform()
+    if PostgresEvalRuns(platform.pool).suite(tenant_id) is None:
+        return dg.SkipReason(f"{tenant_id} has no eval suite")
+    model_key = context.dagster_run.tags.get("dagster/partition/embedding_model", "")
+    return dg.RunRequest(
+        run_key=f"evaluate-after:{context.dagster_run.run_id}",
+        partition_key=tenant_model_key(tenant_id, model_key),
     )
 
 

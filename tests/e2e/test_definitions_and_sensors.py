@@ -25,13 +25,18 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "pending_work_sensor",
         "deletion_sensor",
         "publish_after_ingest",
+        "evaluate_after_publish",
     }
     graph = repository.asset_graph
     assert (
         dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
     )
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert groups == {"ingest", "extract", "chunk", "index", "publish", "lifecycle"}
+    assert groups == {"ingest", "extract", "chunk", "index", "publish", "lifecycle", "evaluate"}
+    assert (
+        dg.AssetCheckKey(dg.AssetKey("retrieval_quality"), "relevance_gate")
+        in graph.asset_check_keys
+    )
     assert (
         dg.AssetCheckKey(dg.AssetKey("deletion_sweep"), "no_tombstoned_chunks_remain")
         in graph.asset_check_keys
@@ -120,3 +125,47 @@ def _tenant_with_an_upload(platform: Platform) -> str:
         media_type="text/markdown",
     )
     return tenant
+
+
+def test_evaluation_follows_publication_only_for_tenants_with_a_suite(
+    platform: Platform, index_prefix: str, tmp_path
+) -> None:
+    from evals.suite import EvalSuite
+    from pipelines.sensors import evaluate_after_publish
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    with_suite, without = (f"s-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    for tenant in (with_suite, without):
+        platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    PostgresEvalRuns(platform.pool).set_suite(with_suite, EvalSuite(beir_folder=str(tmp_path)))
+    model = platform.settings.default_model_key
+    with dg.instance_for_test() as instance:
+        for tenant, expected in ((with_suite, True), (without, False)):
+            run = dg.DagsterRun(
+                job_name="model_publish",
+                run_id=uuid.uuid4().hex,
+                tags={
+                    "dagster/partition": f"{model}|{tenant}",
+                    "dagster/partition/tenant": tenant,
+                    "dagster/partition/embedding_model": model,
+                },
+            )
+            context = dg.build_run_status_sensor_context(
+                sensor_name="evaluate_after_publish",
+                dagster_event=dg.DagsterEvent(
+                    event_type_value="PIPELINE_SUCCESS", job_name="model_publish"
+                ),
+                dagster_instance=instance,
+                dagster_run=run,
+                resources={"groundwork": resource(index_prefix)},
+            )
+            result = evaluate_after_publish(context)
+            if expected:
+                assert isinstance(result, dg.RunRequest)
+                assert result.partition_key == dg.MultiPartitionKey(
+                    {"tenant": tenant, "embedding_model": model}
+                )
+            else:
+                assert isinstance(result, dg.SkipReason) and "no eval suite" in str(
+                    result.skip_message
+                )
