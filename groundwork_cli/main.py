@@ -132,7 +132,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         api = f"http://127.0.0.1:{settings.api_port}"
         _print_results(api, keys)
         console.print(
-            f"\nRetrieval API: {api}/docs   Dagster UI: http://127.0.0.1:{settings.dagster_port}\n"
+            f"\nRetrieval API: {api}/docs   Dagster UI: http://127.0.0.1:{settings.dagster_port}   "
+            f"MCP (streamable HTTP, bearer key): http://127.0.0.1:{settings.mcp_port}/mcp\n"
             f"Demo API keys: {settings.home / 'demo-keys.json'}\n"
             f"Drop files into {settings.inbox_dir}/<tenant>/ and the inbox sensor ingests them."
         )

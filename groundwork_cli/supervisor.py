@@ -63,6 +63,7 @@ class Supervisor:
                 {
                     "pid": os.getpid(),
                     "api": f"http://127.0.0.1:{self.settings.api_port}",
+                    "mcp": f"http://127.0.0.1:{self.settings.mcp_port}/mcp",
                     "ui": f"http://127.0.0.1:{self.settings.dagster_port}",
                 }
             )
@@ -139,7 +140,13 @@ class Supervisor:
             ],
             "dagster.log",
         )
+        self._spawn(
+            "mcp",
+            [str(bin_dir / "groundwork"), "mcp", "--http", "--port", str(self.settings.mcp_port)],
+            "mcp.log",
+        )
         self._wait_http("api", f"http://127.0.0.1:{self.settings.api_port}/v1/health", 120)
+        self._wait_http("mcp", f"http://127.0.0.1:{self.settings.mcp_port}/mcp", 120)
         self._wait_http(
             "dagster", f"http://127.0.0.1:{self.settings.dagster_port}/server_info", 180
         )
@@ -155,20 +162,23 @@ class Supervisor:
                     )
                 try:
                     with urllib.request.urlopen(url, timeout=2) as response:
-                        if response.status < 500:
-                            self.timings[f"{name}_s"] = time.monotonic() - started
-                            console.print(
-                                f"[green]ready[/] {name} {url} ({self.timings[f'{name}_s']:.1f} s)"
-                            )
-                            return
+                        status = response.status
+                except urllib.error.HTTPError as answered:  # a 4xx is an answer (MCP wants a POST)
+                    status = answered.code
                 except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                    pass
+                    status = 599
+                if status < 500:
+                    self.timings[f"{name}_s"] = time.monotonic() - started
+                    console.print(
+                        f"[green]ready[/] {name} {url} ({self.timings[f'{name}_s']:.1f} s)"
+                    )
+                    return
                 time.sleep(0.5)
         raise RuntimeError(f"{name} did not answer at {url} within {timeout:.0f} s")
 
     def stop(self) -> None:
         """Reverse order: services (SIGINT: `dagster dev` stops only on it), then engines."""
-        for name in ("dagster", "api"):
+        for name in ("dagster", "mcp", "api"):
             process = self.processes.get(name)
             if process is None or process.poll() is not None:
                 continue

@@ -33,6 +33,7 @@ class GroundworkSettings:
     inbox_dir: Path
     api_port: int
     dagster_port: int
+    mcp_port: int = 8089
     malware_scan: str = "off"  # "off" or "clamd"
     clamd_socket: Path | None = None  # an external clamd; else the project starts one
     clamd_database: Path = Path("/var/lib/clamav")
@@ -79,6 +80,7 @@ class GroundworkSettings:
             inbox_dir=Path(env.get("GROUNDWORK_INBOX", str(home / "inbox"))),
             api_port=int(env.get("GROUNDWORK_API_PORT", "8088")),
             dagster_port=int(env.get("GROUNDWORK_DAGSTER_PORT", "3000")),
+            mcp_port=int(env.get("GROUNDWORK_MCP_PORT", "8089")),
             malware_scan=_choice(env, "GROUNDWORK_MALWARE_SCAN", ("off", "clamd")),
             clamd_socket=Path(env["GROUNDWORK_CLAMD_SOCKET"])
             if env.get("GROUNDWORK_CLAMD_SOCKET")
