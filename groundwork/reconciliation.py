@@ -20,7 +20,8 @@ class _VersionBlobs(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    kind: str  # pending-without-bytes, pending-with-bytes, stored-without-bytes, bytes-without-row
+    kind: str  # pending-without-bytes, pending-with-bytes, stored-without-bytes, bytes-without-row,
+    # quarantined (a malware scan flagged it: kept, never served; listed for an operator)
     version_id: str | None
     blob_key: str
     age_seconds: float | None
@@ -50,6 +51,10 @@ def reconcile(catalog: _VersionBlobs, blobs: BlobStore) -> ReconciliationReport:
         if row["state"] == "pending":
             kind = "pending-with-bytes" if has_bytes else "pending-without-bytes"
             findings.append(Finding(kind, row["version_id"], key, float(row["age_seconds"])))
+        elif row["state"] == "quarantined":
+            findings.append(
+                Finding("quarantined", row["version_id"], key, float(row["age_seconds"]))
+            )
         elif row["state"] == "stored" and not has_bytes:
             findings.append(
                 Finding("stored-without-bytes", row["version_id"], key, float(row["age_seconds"]))

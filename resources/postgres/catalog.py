@@ -797,13 +797,21 @@ class PostgresCatalog:
             ]
 
     def blob_keys_only_used_by(self, source_id: str) -> list[str]:
-        """Content-addressed blobs of this source that no other live version references."""
+        """Content-addressed blobs of this source (its versions, and its artifact's
+        rendered files) that nothing else live references."""
         with translated_errors("listing blobs"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT DISTINCT v.blob_key FROM source_versions v WHERE v.source_id = %s "
-                "AND NOT EXISTS (SELECT 1 FROM source_versions o WHERE o.blob_key = v.blob_key "
-                "AND o.source_id <> v.source_id AND o.state IN ('pending', 'stored'))",
-                (source_id,),
+                "WITH mine AS ("
+                "  SELECT blob_key FROM source_versions WHERE source_id = %s"
+                "  UNION SELECT f.blob_key FROM artifact_files f JOIN artifacts a USING (artifact_id)"
+                "  WHERE a.source_id = %s) "
+                "SELECT m.blob_key FROM mine m "
+                "WHERE NOT EXISTS (SELECT 1 FROM source_versions o WHERE o.blob_key = m.blob_key "
+                "  AND o.source_id <> %s AND o.state IN ('pending', 'stored')) "
+                "AND NOT EXISTS (SELECT 1 FROM artifact_files f JOIN artifacts a USING (artifact_id) "
+                "  JOIN sources s ON s.source_id = a.source_id "
+                "  WHERE f.blob_key = m.blob_key AND a.source_id <> %s AND s.state = 'active')",
+                (source_id, source_id, source_id, source_id),
             ).fetchall()
         return [r[0] for r in rows]
 
@@ -829,6 +837,18 @@ class PostgresCatalog:
                 cur.execute(
                     "DELETE FROM version_models WHERE version_id IN "
                     "(SELECT version_id FROM source_versions WHERE source_id = %s)",
+                    (source_id,),
+                )
+                # an artifact's rendered files go with its document (their blobs were
+                # just deleted); its version history rows stay, hidden with the source
+                cur.execute(
+                    "DELETE FROM artifact_exports WHERE artifact_id IN "
+                    "(SELECT artifact_id FROM artifacts WHERE source_id = %s)",
+                    (source_id,),
+                )
+                cur.execute(
+                    "DELETE FROM artifact_files WHERE artifact_id IN "
+                    "(SELECT artifact_id FROM artifacts WHERE source_id = %s)",
                     (source_id,),
                 )
                 cur.execute(
@@ -1025,7 +1045,9 @@ class PostgresCatalog:
                 conn.cursor(row_factory=dict_row)
                 .execute(
                     "SELECT version_id, tenant_id, blob_key, state, "
-                    "extract(epoch FROM now() - created_at) AS age_seconds FROM source_versions"
+                    "extract(epoch FROM now() - created_at) AS age_seconds FROM source_versions "
+                    "UNION ALL SELECT file_id, tenant_id, blob_key, 'stored', "
+                    "extract(epoch FROM now() - created_at) FROM artifact_files"
                 )
                 .fetchall()
             )
