@@ -289,3 +289,20 @@ def test_stopwords_alone_match_nothing_in_the_keyword_leg() -> None:
     assert (
         outcome.kind == "nothing_matches"
     )  # "is" and "the" occur in the corpus, "zeppelin" does not
+
+
+def test_the_reranker_lifts_only_identifiers_that_mix_letters_and_digits() -> None:
+    from groundwork.retrieval.query import interpret
+
+    candidates = [
+        RerankCandidate("a", "The game was played in February."),
+        RerankCandidate("b", "Some filler text about the league."),
+        RerankCandidate("c", "Super Bowl 50 and error ERR-4021 were both discussed."),
+    ]
+    reranker = IdentifierReranker()
+    assert reranker.rerank(interpret("Who won Super Bowl 50 in 2015?"), candidates) == [
+        "a",
+        "b",
+        "c",
+    ]
+    assert reranker.rerank(interpret("what is ERR-4021"), candidates)[0] == "c"

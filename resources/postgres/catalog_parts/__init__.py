@@ -1,0 +1,1 @@
+"""The Postgres catalog, one module per concern (see resources/postgres/catalog.py)."""

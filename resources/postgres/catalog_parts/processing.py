@@ -1,0 +1,281 @@
+"""Extraction, chunking and index progress: what each stage still has to do."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from groundwork.catalog import (
+    ChunkBatch,
+    TenantCounts,
+    VersionRecord,
+)
+from groundwork.chunking import Chunk
+from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.ports import IndexedChunk
+from resources.postgres.catalog_parts.common import VERSION_COLUMNS, StoreBase, version_record
+from resources.postgres.database import translated_errors
+
+
+class Processing(StoreBase):
+    # extraction ----------------------------------------------------------------------
+    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
+        with translated_errors("listing versions to extract"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                    "AND s.current_version_id = v.version_id "
+                    "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
+                    "     AND v.extracted_at IS NULL)) "
+                    "ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (tenant_id, limit),
+                )
+                .fetchall()
+            )
+        return [version_record(r) for r in rows]
+
+    def claim_extraction(self, version_id: str) -> bool:
+        # 'extracting' may be reclaimed: a worker that died left it there, and the
+        # stage runs one Dagster run per tenant at a time.
+        with translated_errors("claiming an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE source_versions SET processing_state = 'extracting' "
+                "WHERE version_id = %s AND processing_state IN ('pending', 'extracting') RETURNING 1",
+                (version_id,),
+            ).fetchone()
+        return row is not None
+
+    def save_extraction(
+        self, version_id: str, result: ExtractedDocument | ExtractionFailure
+    ) -> None:
+        with translated_errors("saving an extraction"), self.pool.connection() as conn:
+            with conn.transaction():
+                if isinstance(result, ExtractionFailure):
+                    conn.execute(
+                        "UPDATE source_versions SET processing_state = 'failed', failure_reason = %s, "
+                        "failure_detail = %s, extracted_at = now() WHERE version_id = %s",
+                        (result.reason.value, result.detail, version_id),
+                    )
+                    return
+                conn.execute(
+                    "INSERT INTO extracted_documents (version_id, tenant_id, document) "
+                    "SELECT version_id, tenant_id, %s FROM source_versions WHERE version_id = %s "
+                    "ON CONFLICT (version_id) DO UPDATE SET document = excluded.document",
+                    (Jsonb(result.to_dict()), version_id),
+                )
+                conn.execute(
+                    "UPDATE source_versions SET processing_state = 'extracted', title = %s, "
+                    "low_confidence = %s, warnings = %s, extracted_at = now(), failure_reason = NULL, "
+                    "failure_detail = NULL WHERE version_id = %s",
+                    (result.title, result.low_confidence, list(result.warnings), version_id),
+                )
+
+    # chunking ------------------------------------------------------------------------
+    def versions_to_chunk(
+        self, tenant_id: str, limit: int
+    ) -> list[tuple[VersionRecord, ExtractedDocument]]:
+        with translated_errors("listing versions to chunk"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {VERSION_COLUMNS}, d.document FROM source_versions v "
+                    "JOIN sources s USING (source_id) JOIN extracted_documents d USING (version_id) "
+                    "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' AND v.chunked_at IS NULL "
+                    "AND s.state = 'active' AND s.current_version_id = v.version_id "
+                    "ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (tenant_id, limit),
+                )
+                .fetchall()
+            )
+        return [(version_record(r), ExtractedDocument.from_dict(r["document"])) for r in rows]
+
+    def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
+        with translated_errors("writing chunks"), self.pool.connection() as conn:
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO chunks (chunk_id, tenant_id, source_id, version_id, position, "
+                        "heading_path, body, kind, location, content_hash, token_count, low_confidence) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                        "ON CONFLICT (chunk_id) DO UPDATE SET version_id = excluded.version_id, "
+                        "heading_path = excluded.heading_path, body = excluded.body, kind = excluded.kind, "
+                        "location = excluded.location, content_hash = excluded.content_hash, "
+                        "token_count = excluded.token_count, low_confidence = excluded.low_confidence, "
+                        "updated_at = now()",
+                        [
+                            (
+                                c.chunk_id,
+                                c.tenant_id,
+                                c.source_id,
+                                c.version_id,
+                                c.position,
+                                list(c.heading_path),
+                                c.body,
+                                c.kind,
+                                Jsonb(c.location.to_dict()),
+                                c.content_hash,
+                                c.token_count,
+                                c.low_confidence,
+                            )
+                            for c in chunks
+                        ],
+                    )
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = %s AND position >= %s",
+                    (version.source_id, len(chunks)),
+                )
+                conn.execute(
+                    "UPDATE source_versions SET chunked_at = now() WHERE version_id = %s",
+                    (version.version_id,),
+                )
+
+    # indexes -------------------------------------------------------------------------
+    def _batches(self, where: str, params: tuple[object, ...], limit: int) -> list[ChunkBatch]:
+        with self.pool.connection() as conn:
+            versions = [
+                version_record(r)
+                for r in conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    f"WHERE {where} ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (*params, limit),
+                )
+                .fetchall()
+            ]
+            batches: list[ChunkBatch] = []
+            for version in versions:
+                rows = (
+                    conn.cursor(row_factory=dict_row)
+                    .execute(
+                        "SELECT chunk_id, heading_path, body, content_hash FROM chunks "
+                        "WHERE source_id = %s AND version_id = %s ORDER BY position",
+                        (version.source_id, version.version_id),
+                    )
+                    .fetchall()
+                )
+                indexed = tuple(
+                    IndexedChunk(
+                        chunk_id=r["chunk_id"],
+                        tenant_id=version.tenant_id,
+                        source_id=version.source_id,
+                        version_id=version.version_id,
+                        subjects=version.subjects,
+                        media_type=version.media_type,
+                        title=version.title or version.filename,
+                        content=(" > ".join(r["heading_path"]) + "\n\n" + r["body"])
+                        if r["heading_path"]
+                        else r["body"],
+                        content_hash=r["content_hash"],
+                        tags=version.tags,
+                        source_date=version.created_at,
+                    )
+                    for r in rows
+                )
+                batches.append(ChunkBatch(version, indexed))
+        return batches
+
+    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]:
+        with translated_errors("listing versions to index"):
+            return self._batches(
+                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
+                "AND s.state = 'active' AND s.current_version_id = v.version_id",
+                (tenant_id,),
+                limit,
+            )
+
+    def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None:
+        with translated_errors("marking versions indexed"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE source_versions SET keyword_indexed_at = now() WHERE version_id = ANY(%s)",
+                (list(version_ids),),
+            )
+
+    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
+        with translated_errors("listing versions to embed"):
+            return self._batches(
+                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id AND NOT EXISTS (SELECT 1 FROM version_models m "
+                "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)",
+                (tenant_id, model_key),
+                limit,
+            )
+
+    def mark_embedded(self, version_id: str, tenant_id: str, model_key: str) -> None:
+        with translated_errors("marking a version embedded"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO version_models (version_id, model_key, tenant_id, embedded_at) "
+                "VALUES (%s, %s, %s, now()) ON CONFLICT (version_id, model_key) "
+                "DO UPDATE SET embedded_at = now()",
+                (version_id, model_key, tenant_id),
+            )
+
+    def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]:
+        with translated_errors("listing versions to publish"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
+                    "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                    "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
+                    "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
+                    "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
+                    (model_key, tenant_id),
+                )
+                .fetchall()
+            )
+        return [version_record(r) for r in rows]
+
+    def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None:
+        with translated_errors("marking versions published"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE version_models SET published_at = now() "
+                "WHERE version_id = ANY(%s) AND model_key = %s",
+                (list(version_ids), model_key),
+            )
+
+    def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
+        with translated_errors("listing live chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
+                "JOIN version_models m ON m.version_id = c.version_id AND m.model_key = %s "
+                "WHERE c.tenant_id = %s AND s.state = 'active' AND s.current_version_id = c.version_id "
+                "AND m.published_at IS NOT NULL",
+                (model_key, tenant_id),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]:
+        with translated_errors("counting pending work"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT "
+                " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
+                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL), "
+                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND (m.embedded_at IS NULL)), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL) "
+                "FROM source_versions v JOIN sources s USING (source_id) "
+                "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id",
+                (model_key, tenant_id),
+            ).fetchone()
+        assert row is not None
+        keys = ("extract", "chunk", "keyword_index", "embed", "publish")
+        return dict(zip(keys, (int(x) for x in row), strict=True))
+
+    def counts(self, tenant_id: str) -> TenantCounts:
+        with translated_errors("counting"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM sources WHERE tenant_id = %(t)s AND state = 'active'), "
+                "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s), "
+                "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s "
+                "   AND processing_state = 'failed'), "
+                "(SELECT count(*) FROM chunks WHERE tenant_id = %(t)s)",
+                {"t": tenant_id},
+            ).fetchone()
+        assert row is not None
+        return TenantCounts(*row)

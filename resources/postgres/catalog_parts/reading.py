@@ -1,0 +1,278 @@
+"""Reading back for search results, sections, citations and drill-down."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from groundwork.citations import Citation
+from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason, Location
+from groundwork.ports import AccessScope
+from groundwork.retrieval.outcome import ChunkView
+from resources.postgres.catalog_parts.common import StoreBase
+from resources.postgres.database import translated_errors
+
+
+class Reading(StoreBase):
+    # reading (ChunkReader) -------------------------------------------------------------
+    def has_accessible_sources(self, scope: AccessScope) -> bool:
+        if not scope.subjects:
+            return False
+        with translated_errors("checking access"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM sources WHERE tenant_id = %s AND state = 'active' AND subjects && %s LIMIT 1",
+                (scope.tenant_id, list(scope.subjects)),
+            ).fetchone()
+        return row is not None
+
+    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
+        if not chunk_ids or not scope.subjects:
+            return {}
+        with translated_errors("reading chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
+                "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence "
+                "FROM chunks c JOIN sources s USING (source_id) "
+                "JOIN source_versions v ON v.version_id = c.version_id "
+                "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
+                "AND s.state = 'active' AND s.subjects && %s",
+                (list(chunk_ids), scope.tenant_id, scope.tenant_id, list(scope.subjects)),
+            ).fetchall()
+        views: dict[str, ChunkView] = {}
+        for r in rows:
+            location = r[8] if isinstance(r[8], dict) else json.loads(r[8])
+            views[r[0]] = ChunkView(
+                chunk_id=r[0],
+                source_id=r[1],
+                version_id=r[2],
+                title=r[3],
+                filename=r[4],
+                media_type=r[5],
+                heading_path=tuple(r[6]),
+                body=r[7],
+                location=Location.from_dict(location),
+                content_hash=r[9],
+                low_confidence=r[10],
+            )
+        return views
+
+    def source_status(self, scope: AccessScope, source_id: str) -> dict[str, object] | None:
+        """The current version's processing state, if the scope may see the source;
+        None both when it does not exist and when it is hidden (no oracle)."""
+        if not scope.subjects:
+            return None
+        with translated_errors("reading a source's status"), self.pool.connection() as conn:
+            row = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT s.source_id, v.version_id, v.version_no, s.filename, v.media_type, "
+                    "v.processing_state, v.failure_reason, v.low_confidence, v.warnings, "
+                    "(m.published_at IS NOT NULL) AS published "
+                    "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                    "JOIN tenants t ON t.tenant_id = s.tenant_id "
+                    "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = t.active_model "
+                    "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                    (source_id, scope.tenant_id, list(scope.subjects)),
+                )
+                .fetchone()
+            )
+        return dict(row) if row else None
+
+    def extraction_of(self, tenant_id: str, version_id: str) -> ExtractedDocument | None:
+        """The stored extraction of exactly this version (None if it has none)."""
+        with translated_errors("reading an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT document FROM extracted_documents WHERE version_id = %s AND tenant_id = %s",
+                (version_id, tenant_id),
+            ).fetchone()
+        return ExtractedDocument.from_dict(row[0]) if row else None
+
+    def current_extraction(
+        self, scope: AccessScope, source_id: str, version_no: int | None = None
+    ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
+        """(version id, what extraction produced) for the source's current version
+        (or version `version_no`, which stays readable after a replacement);
+        None when the source or version is absent or hidden from the scope."""
+        if not scope.subjects:
+            return None
+        which = (
+            "v.version_id = s.current_version_id"
+            if version_no is None
+            else "v.source_id = s.source_id AND v.version_no = %s AND v.state = 'stored'"
+        )
+        params: tuple[object, ...] = (source_id, scope.tenant_id, list(scope.subjects))
+        if version_no is not None:
+            params = (version_no, *params)
+        with translated_errors("reading an extraction"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT v.version_id, v.processing_state, v.failure_reason, v.failure_detail, d.document "
+                f"FROM sources s JOIN source_versions v ON {which} "
+                "LEFT JOIN extracted_documents d ON d.version_id = v.version_id "
+                "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                params,
+            ).fetchone()
+        if row is None:
+            return None
+        version_id, state, reason, detail, document = row
+        if state == "failed":
+            return version_id, ExtractionFailure(FailureReason(reason), detail or "")
+        if document is None:
+            return version_id, None
+        return version_id, ExtractedDocument.from_dict(document)
+
+    # sections, citations, drill-down ------------------------------------------------
+    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+        """The chunks sharing this chunk's heading path in its source version, in order."""
+        if not scope.subjects:
+            return []
+        with translated_errors("reading a section"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT sib.chunk_id FROM chunks c JOIN chunks sib ON sib.source_id = c.source_id "
+                "AND sib.version_id = c.version_id AND sib.heading_path = c.heading_path "
+                "WHERE c.chunk_id = %s AND c.tenant_id = %s ORDER BY sib.position LIMIT 200",
+                (chunk_id, scope.tenant_id),
+            ).fetchall()
+        views = self.load_chunks(scope, [r[0] for r in rows])
+        return [views[r[0]] for r in rows if r[0] in views]
+
+    def record_citations(
+        self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
+    ) -> list[str]:
+        """Store citation snapshots in one statement (this is on the search path); return their ids."""
+        if not citations:
+            return []
+        ids = [f"cit_{uuid.uuid4().hex}" for _ in citations]
+        with translated_errors("recording citations"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
+                "content_hash, subjects, snapshot) "
+                "SELECT c.citation_id, %s, %s, c.chunk_id, c.source_id, c.version_id, c.content_hash, "
+                "s.subjects, c.snapshot FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::text[], %s::jsonb[]) AS c(citation_id, chunk_id, source_id, version_id, content_hash, snapshot) "
+                "JOIN sources s ON s.source_id = c.source_id AND s.tenant_id = %s",
+                (
+                    scope.tenant_id,
+                    key_id,
+                    ids,
+                    [c.chunk_id for c in citations],
+                    [c.source_id for c in citations],
+                    [c.source_version_id for c in citations],
+                    [c.content_hash for c in citations],
+                    [Jsonb(c.to_dict()) for c in citations],
+                    scope.tenant_id,
+                ),
+            )
+        return ids
+
+    def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None:
+        with translated_errors("reading a citation"), self.pool.connection() as conn:
+            row = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT c.citation_id, c.chunk_id, c.source_id, c.version_id, c.content_hash, c.subjects, "
+                    "c.snapshot, s.state AS source_state, s.subjects AS current_subjects, "
+                    "ch.content_hash AS current_hash, ch.version_id AS current_version "
+                    "FROM citations c LEFT JOIN sources s ON s.source_id = c.source_id "
+                    "LEFT JOIN chunks ch ON ch.chunk_id = c.chunk_id "
+                    "WHERE c.citation_id = %s AND c.tenant_id = %s",
+                    (citation_id, tenant_id),
+                )
+                .fetchone()
+            )
+        return dict(row) if row else None
+
+    def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None:
+        if not chunk_ids or not key_id:
+            return
+        with translated_errors("recording issued ids"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO issued_chunks (key_id, chunk_id) SELECT %s, unnest(%s::text[]) "
+                "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
+                (key_id, list(dict.fromkeys(chunk_ids))),
+            )
+
+    def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:
+        with translated_errors("reading issued ids"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id FROM issued_chunks WHERE key_id = %s AND issued_at > now() - make_interval(hours => %s) "
+                "ORDER BY issued_at DESC LIMIT %s",
+                (key_id, hours, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def was_issued(self, key_id: str, chunk_id: str, hours: int = 24) -> bool:
+        with translated_errors("checking an issued id"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM issued_chunks WHERE key_id = %s AND chunk_id = %s "
+                "AND issued_at > now() - make_interval(hours => %s)",
+                (key_id, chunk_id, hours),
+            ).fetchone()
+        return row is not None
+
+    def browse(
+        self, scope: AccessScope, media_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Sources visible to the scope, by media type then id, keyset-paged."""
+        if not scope.subjects:
+            return []
+        with translated_errors("listing sources"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "SELECT s.source_id, s.filename, coalesce(v.title, s.filename) AS title, v.media_type, "
+                    "v.processing_state, v.low_confidence, v.created_at "
+                    "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
+                    "WHERE s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s "
+                    "AND (%s::text IS NULL OR v.media_type = %s) AND (%s::text IS NULL OR s.source_id > %s) "
+                    "ORDER BY s.source_id LIMIT %s",
+                    (
+                        scope.tenant_id,
+                        list(scope.subjects),
+                        media_type,
+                        media_type,
+                        after,
+                        after,
+                        limit,
+                    ),
+                )
+                .fetchall()
+            )
+        return [dict(r) for r in rows]
+
+    def media_type_counts(self, scope: AccessScope) -> dict[str, int]:
+        if not scope.subjects:
+            return {}
+        with translated_errors("counting sources"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT v.media_type, count(*) FROM sources s JOIN source_versions v "
+                "ON v.version_id = s.current_version_id WHERE s.tenant_id = %s AND s.state = 'active' "
+                "AND s.subjects && %s GROUP BY v.media_type ORDER BY count(*) DESC",
+                (scope.tenant_id, list(scope.subjects)),
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def first_chunks(
+        self, scope: AccessScope, source_ids: Sequence[str], per_source: int = 5
+    ) -> dict[str, list[ChunkView]]:
+        """The first chunks of each source's current version (for extractive summaries)."""
+        if not source_ids or not scope.subjects:
+            return {}
+        with translated_errors("reading first chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
+                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s AND s.current_version_id = c.version_id "
+                "AND c.position < %s ORDER BY c.source_id, c.position",
+                (list(source_ids), scope.tenant_id, per_source),
+            ).fetchall()
+        views = self.load_chunks(scope, [r[0] for r in rows])
+        out: dict[str, list[ChunkView]] = {}
+        for r in rows:
+            view = views.get(r[0])
+            if view is not None:
+                out.setdefault(view.source_id, []).append(view)
+        return out
