@@ -1,7 +1,10 @@
 """The KeywordIndex port on OpenSearch (BM25).
 
-One index per deployment prefix, routed by tenant (a cluster spreads tenants
-over shards; a query touches one). Two analyses of the same text: `content`
+One index per tenant (`<prefix>-t-<tenant>`, created on first write from an
+index template), so BM25's term statistics are each tenant's own: a tenant's
+scores never depend on what another tenant stored. An index from before that
+change (`<prefix>-chunks`, shared) is reindexed into per-tenant indices once,
+by `ensure_schema`. Two analyses of the same text: `content`
 (standard tokens, lowercased, ASCII-folded, Porter-stemmed) and `content.ident`,
 which splits only on whitespace and punctuation that never occurs inside an
 identifier, so ERR-4021 and Q3-2026 stay whole tokens and match exactly.
@@ -96,38 +99,111 @@ def client_for(url: str) -> OpenSearch:
 class OpenSearchKeywordIndex:
     def __init__(self, client: OpenSearch, index_prefix: str = "groundwork") -> None:
         self.client = client
-        self.index = f"{index_prefix}-chunks"
+        self.prefix = index_prefix
+        self.pattern = f"{index_prefix}-t-*"
+        self.legacy_index = f"{index_prefix}-chunks"
+        self._created: set[str] = set()
+
+    def index_for(self, tenant_id: str) -> str:
+        return f"{self.prefix}-t-{tenant_id.lower()}"
+
+    def _ensure_tenant_index(self, tenant_id: str) -> str:
+        """Created explicitly (the node does not auto-create indices); the
+        template supplies settings and mappings."""
+        index = self.index_for(tenant_id)
+        if index in self._created:
+            return index
+        with _translated("creating a tenant's keyword index"):
+            if not self.client.indices.exists(index=index):
+                try:
+                    self.client.indices.create(index=index)
+                except TransportError as exc:
+                    if "resource_already_exists_exception" not in str(exc):
+                        raise
+                self.client.cluster.health(index=index, wait_for_status="yellow")
+        self._created.add(index)
+        return index
 
     def ensure_schema(self) -> None:
-        with _translated("creating the chunk index"):
-            if self.client.indices.exists(index=self.index):
-                # fields added since the index was created (adding a field is allowed)
+        with _translated("creating the chunk index template"):
+            self.client.indices.put_index_template(
+                name=f"{self.prefix}-chunks",
+                body={
+                    "index_patterns": [self.pattern],
+                    "priority": 100,
+                    "template": {"settings": INDEX_SETTINGS, "mappings": MAPPINGS},
+                },
+            )
+            existing = self._tenant_indices()
+            if existing:
+                # fields added since those indices were created (adding a field is allowed)
                 self.client.indices.put_mapping(
-                    index=self.index, body={"properties": MAPPINGS["properties"]}
+                    index=",".join(existing), body={"properties": MAPPINGS["properties"]}
                 )
-                return
-            try:
-                self.client.indices.create(
-                    index=self.index, body={"settings": INDEX_SETTINGS, "mappings": MAPPINGS}
+            if self.client.indices.exists(index=self.legacy_index):
+                self._split_legacy_index()
+
+    def _tenant_indices(self) -> list[str]:
+        try:
+            return sorted(self.client.indices.get(index=self.pattern))
+        except NotFoundError:
+            return []
+
+    def _split_legacy_index(self) -> None:
+        """Reindex the shared index of earlier versions into per-tenant indices
+        (one reindex per tenant, into an index created first), then drop it."""
+        self.client.indices.refresh(index=self.legacy_index)
+        after: dict[str, Any] | None = None
+        while True:
+            composite: dict[str, Any] = {
+                "size": 500,
+                "sources": [{"tenant": {"terms": {"field": "tenant_id"}}}],
+            }
+            if after is not None:
+                composite["after"] = after
+            response = self.client.search(
+                index=self.legacy_index,
+                body={"size": 0, "aggs": {"tenants": {"composite": composite}}},
+            )
+            buckets = response["aggregations"]["tenants"]["buckets"]
+            for bucket in buckets:
+                tenant_id = bucket["key"]["tenant"]
+                self.client.reindex(
+                    body={
+                        "source": {
+                            "index": self.legacy_index,
+                            "query": {"term": {"tenant_id": tenant_id}},
+                        },
+                        "dest": {"index": self._ensure_tenant_index(tenant_id)},
+                    },
+                    refresh=True,
+                    wait_for_completion=True,
                 )
-            except TransportError as exc:
-                if "resource_already_exists_exception" not in str(exc):
-                    raise
-            self.client.cluster.health(index=self.index, wait_for_status="yellow")
+            after = response["aggregations"]["tenants"].get("after_key")
+            if not buckets or after is None:
+                break
+        self.client.indices.delete(index=self.legacy_index)
 
     def drop(self) -> None:
-        with _translated("dropping the chunk index"):
-            self.client.indices.delete(index=self.index, ignore_unavailable=True)
+        with _translated("dropping the chunk indices"):
+            for index in self._tenant_indices():
+                self.client.indices.delete(index=index, ignore_unavailable=True)
+            self._created.clear()
+            self.client.indices.delete(index=self.legacy_index, ignore_unavailable=True)
+            with contextlib.suppress(NotFoundError):
+                self.client.indices.delete_index_template(name=f"{self.prefix}-chunks")
 
     def upsert(self, chunks: Sequence[IndexedChunk]) -> int:
         if not chunks:
             return 0
+        for tenant_id in {c.tenant_id for c in chunks}:
+            self._ensure_tenant_index(tenant_id)
         # A rewrite of the same version keeps its liveness; a new version starts hidden.
         live_now = self._live_versions([c.chunk_id for c in chunks], chunks[0].tenant_id)
         actions = [
             {
                 "_op_type": "index",
-                "_index": self.index,
+                "_index": self.index_for(c.tenant_id),
                 "_id": c.chunk_id,
                 "_routing": c.tenant_id,
                 "_source": {
@@ -154,12 +230,15 @@ class OpenSearchKeywordIndex:
 
     def _live_versions(self, chunk_ids: list[str], tenant_id: str) -> dict[str, str]:
         with _translated("reading liveness"):
-            response = self.client.mget(
-                index=self.index,
-                body={"ids": chunk_ids},
-                routing=tenant_id,
-                _source_includes=["version_id", "live"],
-            )
+            try:
+                response = self.client.mget(
+                    index=self.index_for(tenant_id),
+                    body={"ids": chunk_ids},
+                    routing=tenant_id,
+                    _source_includes=["version_id", "live"],
+                )
+            except NotFoundError:  # the tenant's first write creates its index
+                return {}
         out: dict[str, str] = {}
         for doc in response.get("docs", []):
             if doc.get("found") and doc["_source"].get("live"):
@@ -173,11 +252,15 @@ class OpenSearchKeywordIndex:
             "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *filters]}},
             "script": script,
         }
+        index = self.index_for(tenant_id)
         with _translated("updating keyword documents"):
-            self.client.indices.refresh(index=self.index)
-            response = self.client.update_by_query(
-                index=self.index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
-            )
+            try:
+                self.client.indices.refresh(index=index)
+                response = self.client.update_by_query(
+                    index=index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
+                )
+            except NotFoundError:
+                return 0
         return int(response.get("updated", 0))
 
     def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
@@ -269,7 +352,9 @@ class OpenSearchKeywordIndex:
         }
         with _translated("searching keywords"):
             try:
-                response = self.client.search(index=self.index, body=body, routing=scope.tenant_id)
+                response = self.client.search(
+                    index=self.index_for(scope.tenant_id), body=body, routing=scope.tenant_id
+                )
             except NotFoundError:
                 return []
         return [
@@ -290,11 +375,15 @@ class OpenSearchKeywordIndex:
                 }
             }
         }
+        index = self.index_for(tenant_id)
         with _translated("deleting keyword documents"):
-            self.client.indices.refresh(index=self.index)
-            response = self.client.delete_by_query(
-                index=self.index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
-            )
+            try:
+                self.client.indices.refresh(index=index)
+                response = self.client.delete_by_query(
+                    index=index, body=body, routing=tenant_id, refresh=True, conflicts="proceed"
+                )
+            except NotFoundError:
+                return 0
         return int(response.get("deleted", 0))
 
     def delete_source(
@@ -306,19 +395,31 @@ class OpenSearchKeywordIndex:
         return self._delete_where(tenant_id, [{"term": {"source_id": source_id}}], must_not)
 
     def delete_tenant(self, tenant_id: str) -> int:
-        return self._delete_where(tenant_id, [], [])
+        """The tenant's whole index goes (its statistics with it)."""
+        index = self.index_for(tenant_id)
+        with _translated("deleting a tenant's keyword index"):
+            try:
+                count = int(self.client.count(index=index)["count"])
+            except NotFoundError:
+                return 0
+            self.client.indices.delete(index=index, ignore_unavailable=True)
+        self._created.discard(index)
+        return count
 
     def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]:
         clauses: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
         if live_only:
             clauses.append({"term": {"live": True}})
+        index = self.index_for(tenant_id)
         with _translated("listing keyword documents"):
-            self.client.indices.refresh(index=self.index)
+            if not self.client.indices.exists(index=index):
+                return set()
+            self.client.indices.refresh(index=index)
             return {
                 hit["_id"]
                 for hit in helpers.scan(
                     self.client,
-                    index=self.index,
+                    index=index,
                     query={"query": {"bool": {"filter": clauses}}, "_source": False},
                     routing=tenant_id,
                     size=1000,

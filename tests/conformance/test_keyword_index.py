@@ -180,6 +180,32 @@ class KeywordIndexContract:
         assert index.search(AccessScope(tenant, ("team:a",)), "roadmap", 5) == []
         assert len(index.search(AccessScope(tenant, ("team:b",)), "roadmap", 5)) == 1
 
+    def test_a_tenants_scores_do_not_depend_on_other_tenants(self, index: KeywordIndex) -> None:
+        """Term statistics are per tenant: what another tenant stores cannot move
+        this tenant's scores (nor leak, through them, what it stores)."""
+        mine, theirs = new_tenant(), new_tenant()
+        docs = [
+            chunk(mine, "Quarterly turbine maintenance schedule for the north plant."),
+            chunk(mine, "Cafeteria menu and opening hours."),
+        ]
+        self._publish(index, docs)
+        scope = AccessScope(mine, SCOPE_SUBJECTS)
+        before = [
+            (h.chunk_id, round(h.score, 6)) for h in index.search(scope, "turbine maintenance", 5)
+        ]
+        assert before
+        self._publish(
+            index,
+            [
+                chunk(theirs, f"turbine maintenance log entry {n}", source_id=f"s{n}")
+                for n in range(30)
+            ],
+        )
+        after = [
+            (h.chunk_id, round(h.score, 6)) for h in index.search(scope, "turbine maintenance", 5)
+        ]
+        assert after == before
+
 
 class TestOpenSearchKeywordIndex(KeywordIndexContract):
     @pytest.fixture
