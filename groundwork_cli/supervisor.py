@@ -4,6 +4,7 @@ reverse order on Ctrl-C; refuses clearly when already running."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -191,6 +192,7 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
+            _stop_group_leftovers(process.pid)
             console.print(f"[dim]stopped {name}[/]")
         if self.endpoints is not None:
             if self.endpoints.opensearch is not None:
@@ -213,6 +215,24 @@ class Supervisor:
                 time.sleep(1)
         except KeyboardInterrupt:
             console.print("\nStopping ...")
+
+
+def _stop_group_leftovers(pgid: int, timeout: float = 10.0) -> None:
+    """Children that outlive their parent (`dagster dev` leaves its code server
+    running after SIGINT) are still in its process group: end them too."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
