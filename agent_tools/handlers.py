@@ -29,7 +29,7 @@ from groundwork.documents import (
     FailureReason,
 )
 from groundwork.errors import CapabilityUnavailable, NotFound
-from groundwork.files import FileVersionInfo
+from groundwork.files import FileVersionInfo, stored_version
 from groundwork.ports import Principal
 from groundwork.reading import (
     MAX_WINDOW_CHARS,
@@ -68,8 +68,7 @@ def not_found(file_id: str) -> ToolRefusal:
 
 
 def _current(platform: Platform, who: Principal, file_id: str) -> FileVersionInfo | None:
-    versions = platform.files.versions(who.scope, file_id) or []
-    return next((v for v in versions if v.is_current and v.state == "stored"), None)
+    return stored_version(platform.files.versions(who.scope, file_id) or [])
 
 
 def _document(

@@ -6,10 +6,9 @@ and a retry renders again."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Protocol
 
-from groundwork.artifacts import ArtifactVersion, NewFile
+from groundwork.artifacts import ArtifactVersion, NewFile, put_content
 from groundwork.extract.markdown import markdown_blocks
 from groundwork.ports import BlobStore
 from groundwork.render import EXTENSIONS, MEDIA_TYPES, ExportFormat, RenderedFile
@@ -79,9 +78,7 @@ def export_version(
                 rendered.unrenderable,
                 receipt,
             )
-        digest = hashlib.sha256(rendered.data).hexdigest()
-        key = f"sha256/{digest[:2]}/{digest}"
-        blobs.put(key, rendered.data)  # the blob before the row that names it
+        key, digest = put_content(blobs, rendered.data)  # the blob before the row that names it
         file = NewFile("export", fmt.value, rendered.media_type, key, digest, len(rendered.data))
         return store.finish_export(export, file, None, rendered.unrenderable, receipt)
     except Exception as exc:  # a render that fails leaves a reason, never a partial file

@@ -30,7 +30,7 @@ from groundwork.artifact_edits import approval_token as token_for
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.pipeline import IncomingFile, Registration, register_incoming
+from groundwork.pipeline import IncomingFile, Registration, blob_key_for, register_incoming
 from groundwork.ports import AccessScope, BlobStore
 from groundwork.render.html import render_html
 
@@ -181,9 +181,10 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _put(blobs: BlobStore, data: bytes) -> tuple[str, str]:
+def put_content(blobs: BlobStore, data: bytes) -> tuple[str, str]:
+    """Store bytes content-addressed, as registration does; (key, sha256)."""
     digest = _sha(data)
-    key = f"sha256/{digest[:2]}/{digest}"
+    key = blob_key_for(digest)
     blobs.put(key, data)
     return key, digest
 
@@ -205,7 +206,7 @@ def _files_for(
         ("preview", "html", "text/html", preview),
         ("source", "json", "application/json", source),
     ):
-        key, digest = _put(blobs, data)
+        key, digest = put_content(blobs, data)
         files.append(NewFile(role, fmt, media, key, digest, len(data)))
     return files
 

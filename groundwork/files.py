@@ -8,6 +8,7 @@ intersecting the caller's subjects. Storage keys never appear here.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -56,6 +57,20 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise InvalidRequest(
             "the cursor is not one this service issued; start again without a cursor"
         ) from exc
+
+
+def stored_version(
+    versions: Sequence[FileVersionInfo], version_no: int | None = None
+) -> FileVersionInfo | None:
+    """The stored version to read: the current one, or version `version_no`."""
+    return next(
+        (
+            v
+            for v in versions
+            if v.state == "stored" and (v.version_no == version_no if version_no else v.is_current)
+        ),
+        None,
+    )
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,8 +36,7 @@ class _Glyphs:
     """Which code points the font draws; everything else is replaced visibly."""
 
     def __init__(self, font_path: Path) -> None:
-        with TTFont(str(font_path), lazy=True) as font:
-            self.codepoints = set(font.getBestCmap() or {})
+        self.codepoints = _codepoints(font_path)
         self.missing: list[str] = []
 
     def clean(self, text: str) -> str:
@@ -50,6 +50,13 @@ class _Glyphs:
                     self.missing.append(label)
                 out.append(f"[{label}]")
         return "".join(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _codepoints(font_path: Path) -> frozenset[int]:
+    """The font's character map, read once per process (not per render)."""
+    with TTFont(str(font_path), lazy=True) as font:
+        return frozenset(font.getBestCmap() or {})
 
 
 def _fonts(font_dir: Path) -> tuple[Path, Path]:

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from groundwork.catalog import NeedsApproval
 from groundwork.convert import ConversionRefused, convert
 from groundwork.errors import InvalidRequest, NotFound
+from groundwork.files import stored_version
 from groundwork.pdf_compose import merge, split, watermark
 from groundwork.pipeline import IncomingFile, register_incoming
 from groundwork.ports import Principal
@@ -38,8 +39,7 @@ def load_input(platform: Platform, who: Principal, ref: FileRef) -> tuple[bytes,
     if (ref.source_id is None) == (ref.artifact_file_id is None):
         raise InvalidRequest("name exactly one of source_id or artifact_file_id")
     if ref.source_id is not None:
-        versions = platform.files.versions(who.scope, ref.source_id) or []
-        current = next((v for v in versions if v.is_current and v.state == "stored"), None)
+        current = stored_version(platform.files.versions(who.scope, ref.source_id) or [])
         if current is None:
             raise NotFound(f"no source {ref.source_id} is visible to this key")
         if current.size_bytes > MAX_INPUT_BYTES:

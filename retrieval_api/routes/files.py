@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from groundwork.errors import NotFound
-from groundwork.files import MAX_PAGE
+from groundwork.files import MAX_PAGE, stored_version
 from groundwork.signing import MAX_LIFETIME, Refused, sign, verify
 from resources.signing_key import signing_secret
 from retrieval_api.deps import PlatformDep, PrincipalDep, WholePlatformDep
@@ -31,19 +31,14 @@ def create_reference(
 ) -> ReferenceOut:
     """A link to a version's bytes (the current one unless `version` is given),
     valid for at most 15 minutes whatever `ttl_seconds` asks."""
-    versions = platform.files.versions(who.scope, source_id) or []
-    chosen = [
-        v
-        for v in versions
-        if v.state == "stored" and (v.version_no == version if version else v.is_current)
-    ]
-    if not chosen:
+    chosen = stored_version(platform.files.versions(who.scope, source_id) or [], version)
+    if chosen is None:
         raise NotFound(f"no stored version of source {source_id} is visible to this key")
     token, expires_at = sign(
         signing_secret(platform.settings),
         who.tenant_id,
         source_id,
-        chosen[0].version_id,
+        chosen.version_id,
         timedelta(seconds=ttl_seconds),
         datetime.now(UTC),
     )
