@@ -39,7 +39,8 @@ def published_index(
     platform = groundwork.platform()
     tenant_id, model_key = tenant_and_model(context)
     vectors = platform.vector_index(model_key)
-    report = publish_ready(platform.catalog, vectors, platform.keywords, tenant_id)
+    others = [v for v in platform.indexes().vectors if v.model.key != model_key]
+    report = publish_ready(platform.catalog, vectors, platform.keywords, tenant_id, others)
     agreement = store_agreement(platform.catalog, vectors, platform.keywords, tenant_id)
     check = dg.AssetCheckResult(
         check_name=STORES_AGREE,

@@ -148,8 +148,9 @@ class Catalog(Protocol):
     ) -> list[tuple[VersionRecord, ExtractedDocument]]: ...
 
     def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
-        """Write a version's chunks, drop positions the new version no longer has,
-        and mark the version chunked, in one transaction."""
+        """Write a version's chunks beside any other version's (never over the
+        published one), drop positions this version no longer has, and mark it
+        chunked, in one transaction."""
         ...
 
     def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]: ...
@@ -162,10 +163,22 @@ class Catalog(Protocol):
 
     def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]: ...
 
-    def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None: ...
+    def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None:
+        """The publication switch, one transaction: each version becomes what its
+        source serves for `model_key`; a pointer never moves to an older version."""
+        ...
 
-    def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
-        """Chunk ids the catalog says should be searchable for this model."""
+    def superseded_versions(self, tenant_id: str, model_key: str | None) -> list[str]:
+        """Versions still holding chunk rows that are neither current nor
+        published for `model_key` (any model when None): their index rows may go."""
+        ...
+
+    def drop_version_chunks(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+        """Delete these versions' chunk rows (after their index rows are gone)."""
+        ...
+
+    def live_chunk_ids(self, tenant_id: str, model_key: str | None) -> set[str]:
+        """Chunk ids the catalog says are published for this model (any model when None)."""
         ...
 
     def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]: ...

@@ -26,10 +26,12 @@ def approximate_tokens(text: str) -> int:
     return max(1, int(len(text.split()) * 1.3) + 1)
 
 
-def chunk_id_for(tenant_id: str, source_id: str, position: int) -> str:
-    """Stable across versions: a chunk is identified by its source and position,
-    never by a loop counter shared between partitions."""
-    digest = hashlib.sha256(f"{tenant_id}\x1f{source_id}\x1f{position}".encode()).hexdigest()
+def chunk_id_for(tenant_id: str, version_id: str, position: int) -> str:
+    """Derived from the source version and position, never from a loop counter
+    shared between partitions. Per version, not per source: a new version's
+    chunks are new rows beside the published version's, so publication can
+    switch between two whole versions instead of overwriting one in place."""
+    digest = hashlib.sha256(f"{tenant_id}\x1f{version_id}\x1f{position}".encode()).hexdigest()
     return f"ch_{digest[:32]}"
 
 
@@ -119,7 +121,7 @@ def chunk_blocks(
             full = (" > ".join(path) + "\n\n" + piece.text) if path else piece.text
             chunks.append(
                 Chunk(
-                    chunk_id=chunk_id_for(tenant_id, source_id, position),
+                    chunk_id=chunk_id_for(tenant_id, version_id, position),
                     tenant_id=tenant_id,
                     source_id=source_id,
                     version_id=version_id,

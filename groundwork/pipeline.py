@@ -282,15 +282,9 @@ def keyword_index_pending(
     report = StageReport()
     started = time.monotonic()
     while items := catalog.batches_to_keyword_index(tenant_id, batch):
-        # Write the versions' chunks (hidden) in one bulk, then remove chunks of
-        # other versions of the same sources (positions a shorter new version
-        # dropped); a first version has none to remove.
+        # Written hidden, beside the published version's documents: those stay
+        # searchable until publication switches, and leave after it.
         report.items += keywords.upsert([c for item in items for c in item.chunks])
-        for item in items:
-            if item.version.version_no > 1:
-                keywords.delete_source(
-                    tenant_id, item.version.source_id, keep_version_id=item.version.version_id
-                )
         catalog.mark_keyword_indexed_many([item.version.version_id for item in items])
         report.processed += len(items)
     report.seconds = time.monotonic() - started
@@ -324,10 +318,8 @@ def embed_pending(
                 ):
                     cached[chunk.content_hash] = vector
             records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
+            # hidden, beside the published version's vectors (see publish_ready)
             vectors.upsert(records)
-            vectors.delete_source(
-                tenant_id, item.version.source_id, keep_version_id=item.version.version_id
-            )
             catalog.mark_embedded(item.version.version_id, tenant_id, model_key)
             report.processed += 1
             report.items += len(records)
@@ -341,9 +333,15 @@ def publish_ready(
     vectors: VectorIndex,
     keywords: KeywordIndex,
     tenant_id: str,
+    other_vectors: Sequence[VectorIndex] = (),
 ) -> StageReport:
-    """A version becomes searchable only when both stores hold it: flip both to
-    live, then record the publication."""
+    """Atomic publication. Order: (1) the new versions' rows become live in both
+    stores, beside the published versions' (every read of chunk text joins the
+    catalog's published pointer, so nothing changes for a search yet);
+    (2) the pointer flips in one Postgres transaction: searches now see the new
+    versions, whole; (3) superseded versions' rows leave the indexes, then
+    their chunk rows. Each step is idempotent and (3) is derived from the
+    catalog, so a crash anywhere is finished by the next run."""
     report = StageReport()
     started = time.monotonic()
     model_key = vectors.model.key
@@ -354,8 +352,30 @@ def publish_ready(
         vectors.set_versions_live(tenant_id, batch, True)
         catalog.mark_published_many(batch, model_key)
         report.processed += len(batch)
+    retire_superseded(catalog, vectors, keywords, tenant_id, other_vectors)
     report.seconds = time.monotonic() - started
     return report
+
+
+def retire_superseded(
+    catalog: Catalog,
+    vectors: VectorIndex,
+    keywords: KeywordIndex,
+    tenant_id: str,
+    other_vectors: Sequence[VectorIndex] = (),
+) -> int:
+    """Remove what no published pointer or current version needs any more:
+    this model's vectors of versions it no longer serves, then (for versions no
+    model serves) every store's rows, chunk rows last."""
+    stale_here = catalog.superseded_versions(tenant_id, vectors.model.key)
+    vectors.delete_versions(tenant_id, stale_here)
+    unused = catalog.superseded_versions(tenant_id, None)
+    if unused:
+        keywords.delete_versions(tenant_id, unused)
+        for index in other_vectors:
+            index.delete_versions(tenant_id, unused)
+        catalog.drop_version_chunks(tenant_id, unused)
+    return len(unused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +401,8 @@ def store_agreement(
 ) -> StoreAgreement:
     """What is live in each store equals what the catalog says is published."""
     expected = catalog.live_chunk_ids(tenant_id, vectors.model.key)
+    # the keyword index is shared: it holds what any model publishes
+    expected_keywords = catalog.live_chunk_ids(tenant_id, None)
     in_vectors = vectors.chunk_ids(tenant_id, live_only=True)
     in_keywords = keywords.chunk_ids(tenant_id, live_only=True)
     return StoreAgreement(
@@ -388,7 +410,7 @@ def store_agreement(
         missing_from_vectors=tuple(sorted(expected - in_vectors))[:50],
         missing_from_keywords=tuple(sorted(expected - in_keywords))[:50],
         unexpected_in_vectors=tuple(sorted(in_vectors - expected))[:50],
-        unexpected_in_keywords=tuple(sorted(in_keywords - expected))[:50],
+        unexpected_in_keywords=tuple(sorted(in_keywords - expected_keywords))[:50],
     )
 
 
@@ -403,6 +425,7 @@ __all__ = [
     "extract_pending",
     "keyword_index_pending",
     "publish_ready",
+    "retire_superseded",
     "register_file",
     "store_agreement",
 ]

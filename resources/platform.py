@@ -25,6 +25,7 @@ from resources.malware_clamd import ClamdScanner
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
 from resources.postgres.artifacts import PostgresArtifacts
 from resources.postgres.catalog import PostgresCatalog
+from resources.postgres.catalog_parts.reading import PublishedChunkReader
 from resources.postgres.database import ensure_database, migrate, open_pool, with_database
 from resources.postgres.file_metadata import PostgresFileMetadata
 from resources.postgres.keyword_index import PostgresKeywordIndex
@@ -113,7 +114,7 @@ class Platform:
             embedder=self.embedder(model_key),
             vectors=self.vector_index(model_key),
             keywords=self.keywords,
-            reader=self.catalog,
+            reader=PublishedChunkReader(self.catalog, model_key),
             reranker=IdentifierReranker(),
         )
 

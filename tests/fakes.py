@@ -169,6 +169,17 @@ class _RowStore:
             del self.rows[k]
         return len(doomed)
 
+    def delete_versions(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+        wanted = set(version_ids)
+        doomed = [
+            k
+            for k, r in self.rows.items()
+            if r.chunk.tenant_id == tenant_id and r.chunk.version_id in wanted
+        ]
+        for k in doomed:
+            del self.rows[k]
+        return len(doomed)
+
     def delete_tenant(self, tenant_id: str) -> int:
         doomed = [k for k, r in self.rows.items() if r.chunk.tenant_id == tenant_id]
         for k in doomed:

@@ -394,6 +394,14 @@ class OpenSearchKeywordIndex:
         )
         return self._delete_where(tenant_id, [{"term": {"source_id": source_id}}], must_not)
 
+    def delete_versions(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+        total = 0
+        ordered = sorted(version_ids)
+        for start in range(0, len(ordered), 1000):
+            part = ordered[start : start + 1000]
+            total += self._delete_where(tenant_id, [{"terms": {"version_id": part}}], [])
+        return total
+
     def delete_tenant(self, tenant_id: str) -> int:
         """The tenant's whole index goes (its statistics with it)."""
         index = self.index_for(tenant_id)

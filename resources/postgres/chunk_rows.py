@@ -85,6 +85,14 @@ class ChunkRowTable:
             params.append(keep_version_id)
         return self._execute("deleting a source's rows", query, params)
 
+    def delete_versions(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+        if not version_ids:
+            return 0
+        query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s AND version_id = ANY(%s)").format(
+            self.table
+        )
+        return self._execute("deleting versions' rows", query, [tenant_id, sorted(version_ids)])
+
     def delete_tenant(self, tenant_id: str) -> int:
         query = sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(self.table)
         return self._execute("deleting a tenant's rows", query, [tenant_id])

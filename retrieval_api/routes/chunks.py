@@ -72,12 +72,12 @@ def _check(platform: Platform, who: Principal, citation_id: str) -> CitationChec
         return CitationCheckOut(citation_id=citation_id, status="withheld", citation=None)
     snapshot: dict[str, Any] = row["snapshot"]
     status: Literal["exists", "drifted", "removed"]
-    if row["source_state"] != "active" or row["current_hash"] is None:
+    if row["source_state"] != "active" or row["published_version"] is None:
         status = "removed"
-    elif row["current_hash"] != row["content_hash"]:
-        status = "drifted"
-    else:
+    elif row["text_present"]:
         status = "exists"
+    else:
+        status = "drifted"
     citation = Citation(
         source_id=snapshot["source_id"],
         source_version_id=snapshot["source_version_id"],

@@ -172,6 +172,20 @@ class KeywordIndexContract:
         assert index.chunk_ids(tenant, live_only=False) == set()
         assert index.chunk_ids(other, live_only=False) == {kept.chunk_id}
 
+    def test_delete_versions_removes_only_those_versions_of_that_tenant(
+        self, index: KeywordIndex
+    ) -> None:
+        tenant, other = new_tenant(), new_tenant()
+        old = chunk(tenant, "old text", version_id="ver-1")
+        new = chunk(tenant, "new text", version_id="ver-2")
+        theirs = chunk(other, "same version id elsewhere", version_id="ver-1")
+        index.upsert([old, new])
+        index.upsert([theirs])
+        assert index.delete_versions(tenant, ["ver-1"]) == 1
+        assert index.chunk_ids(tenant, live_only=False) == {new.chunk_id}
+        assert index.chunk_ids(other, live_only=False) == {theirs.chunk_id}
+        assert index.delete_versions(tenant, []) == 0
+
     def test_set_subjects_changes_visibility(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
         doc = chunk(tenant, "roadmap for next year")

@@ -186,6 +186,19 @@ class VectorIndexContract:
         assert index.delete_source(tenant, "src-1") == 1
         assert index.chunk_ids(tenant, live_only=False) == set()
 
+    def test_delete_versions_removes_only_those_versions_of_that_tenant(
+        self, index: VectorIndex
+    ) -> None:
+        tenant, other = new_tenant(), new_tenant()
+        old = self._records(tenant, 2, version_id="ver-1")
+        new = self._records(tenant, 1, version_id="ver-2")
+        theirs = self._records(other, 1, version_id="ver-1")
+        index.upsert(old + new + theirs)
+        assert index.delete_versions(tenant, ["ver-1"]) == 2
+        assert index.chunk_ids(tenant, live_only=False) == {new[0].chunk.chunk_id}
+        assert index.chunk_ids(other, live_only=False) == {theirs[0].chunk.chunk_id}
+        assert index.delete_versions(tenant, []) == 0
+
     def test_delete_tenant_touches_only_that_tenant(self, index: VectorIndex) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()
         self._publish(index, self._records(tenant_a, 2))

@@ -124,9 +124,12 @@ class Processing(StoreBase):
                             for c in chunks
                         ],
                     )
+                # Only this version's own rows past its new length (a re-chunk of
+                # the same version); other versions' rows, the published one
+                # above all, are never touched here.
                 conn.execute(
-                    "DELETE FROM chunks WHERE source_id = %s AND position >= %s",
-                    (version.source_id, len(chunks)),
+                    "DELETE FROM chunks WHERE version_id = %s AND position >= %s",
+                    (version.version_id, len(chunks)),
                 )
                 conn.execute(
                     "UPDATE source_versions SET chunked_at = now() WHERE version_id = %s",
@@ -230,21 +233,70 @@ class Processing(StoreBase):
         return [version_record(r) for r in rows]
 
     def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None:
+        """The publication switch: in one transaction, each version becomes the
+        one its source serves for `model_key` (a pointer never moves back to an
+        older version). Every read of chunk text joins this pointer, so searches
+        see the previous version whole until this commits, and this one after."""
         with translated_errors("marking versions published"), self.pool.connection() as conn:
-            conn.execute(
-                "UPDATE version_models SET published_at = now() "
-                "WHERE version_id = ANY(%s) AND model_key = %s",
-                (list(version_ids), model_key),
-            )
+            with conn.transaction():
+                conn.execute(
+                    "UPDATE version_models SET published_at = now() "
+                    "WHERE version_id = ANY(%s) AND model_key = %s",
+                    (sorted(version_ids), model_key),
+                )
+                conn.execute(
+                    "INSERT INTO published_versions (tenant_id, source_id, model_key, version_id) "
+                    "SELECT v.tenant_id, v.source_id, %s, v.version_id FROM source_versions v "
+                    "WHERE v.version_id = ANY(%s) ORDER BY v.source_id "
+                    "ON CONFLICT (source_id, model_key) DO UPDATE SET version_id = excluded.version_id, "
+                    "published_at = now() WHERE (SELECT version_no FROM source_versions "
+                    "WHERE version_id = published_versions.version_id) <= (SELECT version_no "
+                    "FROM source_versions WHERE version_id = excluded.version_id)",
+                    (model_key, sorted(version_ids)),
+                )
 
-    def live_chunk_ids(self, tenant_id: str, model_key: str) -> set[str]:
+    def superseded_versions(self, tenant_id: str, model_key: str | None) -> list[str]:
+        """Versions whose rows may leave the indexes: they still have chunk rows
+        but are neither a source's current version nor published (for
+        `model_key`, or for any model when None)."""
+        published = (
+            "p.version_id = c.version_id"
+            if model_key is None
+            else "p.version_id = c.version_id AND p.model_key = %s"
+        )
+        params: tuple[object, ...] = (tenant_id,) if model_key is None else (model_key, tenant_id)
+        with translated_errors("listing superseded versions"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT c.version_id FROM chunks c JOIN sources s USING (source_id) "
+                f"WHERE NOT EXISTS (SELECT 1 FROM published_versions p WHERE {published}) "
+                "AND c.tenant_id = %s AND s.state = 'active' "
+                "AND c.version_id IS DISTINCT FROM s.current_version_id ORDER BY 1",
+                params,
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def drop_version_chunks(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+        """Chunk rows go last, after the indexes: they are what marks a version
+        as still to be swept, so a crash in between is finished by the next run."""
+        if not version_ids:
+            return 0
+        with translated_errors("dropping superseded chunks"), self.pool.connection() as conn:
+            return conn.execute(
+                "DELETE FROM chunks WHERE tenant_id = %s AND version_id = ANY(%s)",
+                (tenant_id, sorted(version_ids)),
+            ).rowcount
+
+    def live_chunk_ids(self, tenant_id: str, model_key: str | None) -> set[str]:
+        """Chunks of the versions published for `model_key` (for any model when
+        None: the keyword index is shared by every model's publication)."""
+        model_clause = "" if model_key is None else "AND p.model_key = %s "
+        params: tuple[object, ...] = (tenant_id,) if model_key is None else (tenant_id, model_key)
         with translated_errors("listing live chunks"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
-                "JOIN version_models m ON m.version_id = c.version_id AND m.model_key = %s "
-                "WHERE c.tenant_id = %s AND s.state = 'active' AND s.current_version_id = c.version_id "
-                "AND m.published_at IS NOT NULL",
-                (model_key, tenant_id),
+                "SELECT DISTINCT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
+                "JOIN published_versions p ON p.version_id = c.version_id "
+                f"WHERE c.tenant_id = %s AND s.state = 'active' {model_clause}",
+                params,
             ).fetchall()
         return {r[0] for r in rows}
 

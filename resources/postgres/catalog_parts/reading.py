@@ -30,7 +30,13 @@ class Reading(StoreBase):
             ).fetchone()
         return row is not None
 
-    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
+    def load_chunks(
+        self, scope: AccessScope, chunk_ids: Sequence[str], model_key: str | None = None
+    ) -> dict[str, ChunkView]:
+        """Only chunks of the version each source publishes for `model_key` (the
+        tenant's serving model when None): the publication pointer is joined
+        here, at result time, so a search never returns an unpublished version's
+        text nor a mix of two versions, whatever the indexes held a moment ago."""
         if not chunk_ids or not scope.subjects:
             return {}
         with translated_errors("reading chunks"), self.pool.connection() as conn:
@@ -39,9 +45,18 @@ class Reading(StoreBase):
                 "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence "
                 "FROM chunks c JOIN sources s USING (source_id) "
                 "JOIN source_versions v ON v.version_id = c.version_id "
+                "JOIN tenants t ON t.tenant_id = s.tenant_id "
+                "JOIN published_versions p ON p.source_id = c.source_id "
+                "AND p.version_id = c.version_id AND p.model_key = coalesce(%s, t.active_model) "
                 "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
                 "AND s.state = 'active' AND s.subjects && %s",
-                (list(chunk_ids), scope.tenant_id, scope.tenant_id, list(scope.subjects)),
+                (
+                    model_key,
+                    list(chunk_ids),
+                    scope.tenant_id,
+                    scope.tenant_id,
+                    list(scope.subjects),
+                ),
             ).fetchall()
         views: dict[str, ChunkView] = {}
         for r in rows:
@@ -126,7 +141,9 @@ class Reading(StoreBase):
         return version_id, ExtractedDocument.from_dict(document)
 
     # sections, citations, drill-down ------------------------------------------------
-    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+    def section(
+        self, scope: AccessScope, chunk_id: str, model_key: str | None = None
+    ) -> list[ChunkView]:
         """The chunks sharing this chunk's heading path in its source version, in order."""
         if not scope.subjects:
             return []
@@ -137,7 +154,7 @@ class Reading(StoreBase):
                 "WHERE c.chunk_id = %s AND c.tenant_id = %s ORDER BY sib.position LIMIT 200",
                 (chunk_id, scope.tenant_id),
             ).fetchall()
-        views = self.load_chunks(scope, [r[0] for r in rows])
+        views = self.load_chunks(scope, [r[0] for r in rows], model_key)
         return [views[r[0]] for r in rows if r[0] in views]
 
     def record_citations(
@@ -176,9 +193,15 @@ class Reading(StoreBase):
                 .execute(
                     "SELECT c.citation_id, c.chunk_id, c.source_id, c.version_id, c.content_hash, c.subjects, "
                     "c.snapshot, s.state AS source_state, s.subjects AS current_subjects, "
-                    "ch.content_hash AS current_hash, ch.version_id AS current_version "
+                    # against what the source publishes now (chunk ids are per
+                    # version): is the cited text still there, anywhere in it?
+                    "p.version_id AS published_version, EXISTS (SELECT 1 FROM chunks ch "
+                    "  WHERE ch.version_id = p.version_id AND ch.content_hash = c.content_hash) "
+                    "  AS text_present "
                     "FROM citations c LEFT JOIN sources s ON s.source_id = c.source_id "
-                    "LEFT JOIN chunks ch ON ch.chunk_id = c.chunk_id "
+                    "LEFT JOIN tenants t ON t.tenant_id = c.tenant_id "
+                    "LEFT JOIN published_versions p ON p.source_id = c.source_id "
+                    "AND p.model_key = t.active_model "
                     "WHERE c.citation_id = %s AND c.tenant_id = %s",
                     (citation_id, tenant_id),
                 )
@@ -259,13 +282,15 @@ class Reading(StoreBase):
     def first_chunks(
         self, scope: AccessScope, source_ids: Sequence[str], per_source: int = 5
     ) -> dict[str, list[ChunkView]]:
-        """The first chunks of each source's current version (for extractive summaries)."""
+        """The first chunks of each source's published version (for extractive summaries)."""
         if not source_ids or not scope.subjects:
             return {}
         with translated_errors("reading first chunks"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT c.chunk_id FROM chunks c JOIN sources s USING (source_id) "
-                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s AND s.current_version_id = c.version_id "
+                "SELECT c.chunk_id FROM chunks c JOIN tenants t USING (tenant_id) "
+                "JOIN published_versions p ON p.source_id = c.source_id "
+                "AND p.version_id = c.version_id AND p.model_key = t.active_model "
+                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s "
                 "AND c.position < %s ORDER BY c.source_id, c.position",
                 (list(source_ids), scope.tenant_id, per_source),
             ).fetchall()
@@ -276,3 +301,21 @@ class Reading(StoreBase):
             if view is not None:
                 out.setdefault(view.source_id, []).append(view)
         return out
+
+
+class PublishedChunkReader:
+    """The ChunkReader a search for one model uses: reads only what each source
+    publishes for that model (a candidate model's eval reads its own pointer)."""
+
+    def __init__(self, reading: Reading, model_key: str) -> None:
+        self._reading = reading
+        self.model_key = model_key
+
+    def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
+        return self._reading.load_chunks(scope, chunk_ids, self.model_key)
+
+    def has_accessible_sources(self, scope: AccessScope) -> bool:
+        return self._reading.has_accessible_sources(scope)
+
+    def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
+        return self._reading.section(scope, chunk_id, self.model_key)
