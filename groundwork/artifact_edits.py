@@ -77,15 +77,17 @@ class EditsRefused:
     reason: Literal["approval-required", "invalid"]
     message: str
     destroys: tuple[str, ...] = ()
-    approval_token: str | None = None
+    digest: str | None = None  # of the refused proposal: what an approval must name
 
 
 EditOutcome = EditsApplied | EditsRefused
 
 
-def approval_token(artifact_id: str, generation: int, edits: Sequence[Edit]) -> str:
-    """Bound to the artifact, the generation and the exact edits: approving one
-    set of edits approves nothing else, and a token goes stale with the generation."""
+def proposal_digest(artifact_id: str, generation: int, edits: Sequence[Edit]) -> str:
+    """The artifact, the generation and the exact edits: approving one set of
+    edits approves nothing else, and an approval goes stale with the generation.
+    Not a secret (anyone can compute it): what proves approval is the server's
+    signature over it (groundwork.approvals)."""
     canonical = json.dumps([asdict(e) for e in edits], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(f"{artifact_id}|{generation}|{canonical}".encode()).hexdigest()[:32]
 
@@ -166,7 +168,7 @@ def apply_edits(
     *,
     artifact_id: str,
     generation: int,
-    approval: str | None = None,
+    approved_digest: str | None = None,
 ) -> EditOutcome:
     if not edits:
         return EditsRefused("invalid", "no edits proposed")
@@ -233,13 +235,13 @@ def apply_edits(
     if len(result) > MAX_BODY_CHARS:
         return EditsRefused("invalid", f"the result would exceed {MAX_BODY_CHARS} characters")
     if destroys:
-        token = approval_token(artifact_id, generation, edits)
-        if approval != token:
+        digest = proposal_digest(artifact_id, generation, edits)
+        if approved_digest != digest:
             return EditsRefused(
                 "approval-required",
-                "these edits delete or overwrite existing content; resubmit with approval_token to apply them",
+                "these edits delete or overwrite existing content; they need approval",
                 tuple(destroys),
-                token,
+                digest,
             )
     return EditsApplied(result, tuple(summary))
 

@@ -25,8 +25,8 @@ from groundwork.artifact_edits import (
     EditsRefused,
     ReplaceSection,
     apply_edits,
+    proposal_digest,
 )
-from groundwork.artifact_edits import approval_token as token_for
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
@@ -305,10 +305,11 @@ def revise_artifact(
     provenance: Provenance,
     markdown: str | None = None,
     edits: Sequence[Edit] = (),
-    approval_token: str | None = None,
+    approved_digest: str | None = None,
 ) -> Saved | EditsRefused:
     """Either a whole new body (`markdown`) or edit proposals; a whole body that
-    drops existing sections is a destructive edit too and needs the token."""
+    replaces existing content is a destructive edit too. `approved_digest` is
+    what a verified approval names (the services check the signature)."""
     provenance = provenance.validated()
     record, current = _current(store, scope, artifact_id)
     if record.generation != expected_generation:
@@ -325,7 +326,7 @@ def revise_artifact(
             edits,
             artifact_id=artifact_id,
             generation=expected_generation,
-            approval=approval_token,
+            approved_digest=approved_digest,
         )
         if isinstance(outcome, EditsRefused):
             return outcome
@@ -336,13 +337,13 @@ def revise_artifact(
         new, summary = markdown, ("replaced the body",)
         # replacing the whole body overwrites existing content: it needs approval
         whole = (ReplaceSection(heading="*", body=new),)
-        token = token_for(artifact_id, expected_generation, whole)
-        if old.strip() and new.strip() != old.strip() and approval_token != token:
+        digest = proposal_digest(artifact_id, expected_generation, whole)
+        if old.strip() and new.strip() != old.strip() and approved_digest != digest:
             return EditsRefused(
                 "approval-required",
-                "a new body overwrites the current one; resubmit with approval_token, or propose edits",
+                "a new body overwrites the current one; it needs approval (or propose edits)",
                 (f"the whole body ({len(old)} characters)",),
-                token,
+                digest,
             )
     registration = _register(
         catalog, blobs, record.tenant_id, artifact_id, record.filename, record.subjects, new

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure
-from groundwork.ports import AccessScope, IndexedChunk, Principal
+from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, Principal
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,7 @@ class Catalog(Protocol):
         tenant_id: str,
         subjects: Sequence[str],
         label: str,
-        scopes: Sequence[str] = ("files:read", "files:write", "artifacts:write"),
+        scopes: Sequence[str] = DEFAULT_KEY_SCOPES,
     ) -> tuple[str, str]:
         """Return (key_id, secret). Only a hash of the secret is stored."""
         ...
@@ -190,8 +190,10 @@ class Catalog(Protocol):
     def source_status(self, scope: AccessScope, source_id: str) -> dict[str, object] | None: ...
 
     def current_extraction(
-        self, scope: AccessScope, source_id: str
-    ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None: ...
+        self, scope: AccessScope, source_id: str, version_no: int | None = None
+    ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
+        """(version id, extraction) of the current version, or of `version_no`."""
+        ...
 
     def mark_source_deleting(self, tenant_id: str, source_id: str) -> bool: ...
 

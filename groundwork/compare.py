@@ -56,12 +56,20 @@ def _name(path: tuple[str, ...]) -> str:
 def compare_blocks(a: Sequence[Block], b: Sequence[Block]) -> dict[str, Any]:
     left, right = _sections(a), _sections(b)
     added = [
-        {"section": _name(k), "location": right[k].location, "text": " ".join(right[k].text)[:500]}
+        {
+            "section": _name(k),
+            "location": right[k].location,
+            "untrusted_text": " ".join(right[k].text)[:500],
+        }
         for k in right
         if k not in left
     ]
     removed = [
-        {"section": _name(k), "location": left[k].location, "text": " ".join(left[k].text)[:500]}
+        {
+            "section": _name(k),
+            "location": left[k].location,
+            "untrusted_text": " ".join(left[k].text)[:500],
+        }
         for k in left
         if k not in right
     ]
@@ -77,8 +85,8 @@ def compare_blocks(a: Sequence[Block], b: Sequence[Block]) -> dict[str, Any]:
                     "section": _name(key),
                     "location_a": old.location,
                     "location_b": new.location,
-                    "removed_text": gone[:20],
-                    "added_text": came[:20],
+                    "untrusted_removed": gone[:20],
+                    "untrusted_added": came[:20],
                 }
             )
         for index in range(max(len(old.tables), len(new.tables))):
@@ -107,8 +115,8 @@ def compare_blocks(a: Sequence[Block], b: Sequence[Block]) -> dict[str, Any]:
                                 "table": index,
                                 "row": r,
                                 "column": c,
-                                "before": va,
-                                "after": vb,
+                                "untrusted_before": va,
+                                "untrusted_after": vb,
                                 "location_a": la,
                                 "location_b": lb,
                             }

@@ -35,3 +35,37 @@ class InvalidRequest(GroundworkError):
 
 class CapabilityUnavailable(GroundworkError):
     """A port has no working adapter configured; never answered with empty success."""
+
+
+class Refused(GroundworkError):
+    """An application-layer refusal every transport renders the same way: a
+    stable `code`, a sentence, and the `alternative` to try (a refusal with no
+    next step produces retry loops)."""
+
+    code = "refused"
+
+    def __init__(
+        self,
+        message: str,
+        alternative: str,
+        details: dict[str, object] | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.alternative = alternative
+        self.details = details or {}
+        if code is not None:
+            self.code = code
+
+
+class Forbidden(Refused):
+    """The caller's key lacks the scope an operation needs."""
+
+    code = "forbidden"
+
+
+class DrillDownRefused(Refused):
+    """A chunk id that was not handed to this key: the details name the valid ones."""
+
+    code = "unknown_id"

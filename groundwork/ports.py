@@ -215,6 +215,16 @@ class BlobStore(Protocol):
     def list_keys(self) -> Iterator[str]: ...
 
 
+#: what a key gets unless more (sources:admin, artifacts:approve) is asked for;
+#: the whole table of scopes is groundwork.services.scopes
+DEFAULT_KEY_SCOPES: tuple[str, ...] = (
+    "files:read",
+    "files:write",
+    "files:delete",
+    "artifacts:write",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """An authenticated caller of the API: resolved from an API key, never from input."""
@@ -223,7 +233,7 @@ class Principal:
     subjects: tuple[str, ...]
     key_id: str = ""
     extra: dict[str, str] = field(default_factory=dict)
-    scopes: tuple[str, ...] = ("files:read", "files:write", "artifacts:write")
+    scopes: tuple[str, ...] = DEFAULT_KEY_SCOPES
 
     @property
     def scope(self) -> AccessScope:

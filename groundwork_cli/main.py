@@ -14,6 +14,8 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from groundwork.ports import DEFAULT_KEY_SCOPES
+from groundwork.services.scopes import ALL_SCOPES
 from resources.settings import PROJECT_ROOT, GroundworkSettings
 
 console = Console()
@@ -80,7 +82,7 @@ def _print_results(api: str, keys: dict[str, str]) -> None:
             table.add_column("citation", ratio=3)
             for hit in body["hits"]:
                 citation = hit["citation"]
-                text = hit["text"].replace("\n", " ")
+                text = citation["excerpt"].replace("\n", " ")  # the fenced text is for models
                 table.add_row(
                     str(hit["rank"]),
                     (text[:220] + "…") if len(text) > 220 else text,
@@ -218,7 +220,7 @@ def cmd_key(args: argparse.Namespace) -> int:
             )
             return 1
         subjects = args.subject or [f"tenant:{args.tenant_id}"]
-        scopes = args.scope or ["files:read", "files:write", "artifacts:write"]
+        scopes = args.scope or list(DEFAULT_KEY_SCOPES)
         key_id, secret = platform.catalog.create_api_key(
             args.tenant_id, subjects, args.label, scopes
         )
@@ -448,8 +450,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     the principal) or, with --http, streamable HTTP (a bearer key per request)."""
     import os
 
-    from agent_tools.dispatch import ToolDispatcher
     from agent_tools.mcp_server import http_app, run_stdio
+    from groundwork.services.tool_dispatch import ToolDispatcher
     from resources.platform import connect
 
     settings = GroundworkSettings.from_env()
@@ -496,8 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     key.add_argument(
         "--scope",
         action="append",
-        choices=["files:read", "files:write", "artifacts:write"],
-        help="what the key may do with the tools (repeatable; default: all)",
+        choices=list(ALL_SCOPES),
+        help="what the key may do (repeatable; default: "
+        + ", ".join(DEFAULT_KEY_SCOPES)
+        + "; sources:admin re-scopes sources, artifacts:approve approves destructive edits)",
     )
     key.set_defaults(func=cmd_key)
     upload = sub.add_parser("upload", help="upload a file (resumable, with a progress bar)")

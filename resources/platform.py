@@ -7,20 +7,30 @@ Dagster run workers included, calls it; only a supervisor stops them).
 
 from __future__ import annotations
 
+import hmac
 import threading
 from dataclasses import dataclass, field
 
 from groundwork.catalog import Catalog
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
-from groundwork.ports import BlobStore, EmbeddingProvider, KeywordIndex, MalwareScanner, VectorIndex
+from groundwork.ports import (
+    BlobStore,
+    EmbeddingProvider,
+    KeywordIndex,
+    MalwareScanner,
+    VectorIndex,
+    VisionProvider,
+)
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import IdentifierReranker
+from groundwork.summaries import Summarizer
 from resources.blobstore import FilesystemBlobStore
 from resources.embeddings import load_embedding_provider
 from resources.engines.clamd import EmbeddedClamd
 from resources.engines.opensearch import EmbeddedOpenSearch
 from resources.engines.postgres import EmbeddedPostgres
+from resources.llm import configured_summarizer
 from resources.malware_clamd import ClamdScanner
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
 from resources.postgres.artifacts import PostgresArtifacts
@@ -32,6 +42,9 @@ from resources.postgres.keyword_index import PostgresKeywordIndex
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
 from resources.settings import PROJECT_ROOT, GroundworkSettings
+from resources.signing_key import signing_secret
+from resources.sniffing import sniff_media_type
+from resources.vision import UnconfiguredVision
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +121,23 @@ class Platform:
 
     def model(self, model_key: str) -> EmbeddingModelRef:
         return model_by_key(model_key)
+
+    def serving_model(self, tenant_id: str) -> str:
+        tenant = self.catalog.get_tenant(tenant_id)
+        return tenant.active_model if tenant else self.settings.default_model_key
+
+    def summarizer(self) -> Summarizer | None:
+        return configured_summarizer()
+
+    def vision(self) -> VisionProvider:
+        return UnconfiguredVision()
+
+    def sniff_media_type(self, data: bytes, filename: str) -> str:
+        return sniff_media_type(data, filename)
+
+    def approval_secret(self) -> bytes:
+        # derived from the signing key, so an approval token can never pass as a file reference
+        return hmac.new(signing_secret(self.settings), b"artifact-approval", "sha256").digest()
 
     def search_engines(self, model_key: str) -> SearchEngines:
         return SearchEngines(

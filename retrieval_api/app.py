@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from resources.platform import Platform
 from retrieval_api.deps import WholePlatformDep
@@ -25,6 +25,7 @@ from retrieval_api.routes import (
     uploads,
 )
 from retrieval_api.schemas import ErrorOut
+from retrieval_api.scopes import enforce_route_scope
 
 
 def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
@@ -36,8 +37,10 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
             401: {"model": ErrorOut},
             404: {"model": ErrorOut},
             422: {"model": ErrorOut},
+            403: {"model": ErrorOut},
             503: {"model": ErrorOut},
         },
+        dependencies=[Depends(enforce_route_scope)],
     )
     app.state.platform_factory = platform_factory
     install_error_handlers(app)

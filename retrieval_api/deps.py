@@ -22,12 +22,14 @@ def get_platform(request: Request) -> Platform:
     return platform
 
 
-def get_principal(
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_api_key: Annotated[str | None, Header()] = None,
-) -> Principal:
-    secret = x_api_key
+def principal_from_request(request: Request) -> Principal:
+    """Resolved once per request and cached: the route-scope check and the
+    handler share the same principal (and one key lookup)."""
+    cached = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    secret = request.headers.get("x-api-key")
+    authorization = request.headers.get("authorization")
     if authorization and authorization.lower().startswith("bearer "):
         secret = authorization[7:].strip()
     if not secret:
@@ -35,7 +37,17 @@ def get_principal(
     found = get_platform(request).catalog.principal_for_key(secret)
     if found is None:
         raise Unauthorized("the API key is not valid or has been revoked")
+    request.state.principal = found
     return found
+
+
+def get_principal(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Header()] = None,
+) -> Principal:
+    """(The header parameters document the two ways to send a key in OpenAPI.)"""
+    return principal_from_request(request)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

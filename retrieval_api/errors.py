@@ -14,6 +14,7 @@ from groundwork.errors import (
     GroundworkError,
     InvalidRequest,
     NotFound,
+    Refused,
 )
 from retrieval_api.deps import Unauthorized
 
@@ -24,12 +25,29 @@ def error_response(status: int, error: str, message: str, **extra: object) -> JS
     return JSONResponse(status_code=status, content={"error": error, "message": message, **extra})
 
 
-class DrillDownRefused(Exception):
-    """A chunk id that was not handed to this key: the error names the valid ones."""
-
-    def __init__(self, message: str, valid_ids: list[str]) -> None:
-        super().__init__(message)
-        self.valid_ids = valid_ids
+#: HTTP status for each application refusal code (the codes are the core's)
+REFUSAL_STATUS = {
+    "forbidden": 403,
+    "unknown_id": 404,
+    "not_found": 404,
+    "invalid": 422,
+    "approval_required": 409,
+    "stale_generation": 409,
+    "exists": 409,
+    "not_ready": 409,
+    "limit": 429,
+    "unavailable": 503,
+    "unreadable": 422,
+    "unsupported": 415,
+    "render_failed": 500,
+    "too-large": 413,
+    "unsupported-type": 415,
+    "type-mismatch": 415,
+    "invalid-size": 422,
+    "approval-required": 409,
+    "malware-found": 422,
+    "unsupported-conversion": 415,
+}
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -49,9 +67,15 @@ def install_error_handlers(app: FastAPI) -> None:
     def _invalid_core(_: Request, exc: InvalidRequest) -> JSONResponse:
         return error_response(422, "invalid_request", str(exc))
 
-    @app.exception_handler(DrillDownRefused)
-    def _drill_down(_: Request, exc: DrillDownRefused) -> JSONResponse:
-        return error_response(404, "unknown_id", str(exc), valid_ids=exc.valid_ids)
+    @app.exception_handler(Refused)
+    def _refused(_: Request, exc: Refused) -> JSONResponse:
+        return error_response(
+            REFUSAL_STATUS.get(exc.code, 400),
+            exc.code,
+            exc.message,
+            alternative=exc.alternative,
+            **exc.details,
+        )
 
     @app.exception_handler(NotFound)
     def _not_found(_: Request, exc: NotFound) -> JSONResponse:

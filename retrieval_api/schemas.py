@@ -55,7 +55,7 @@ class HitOut(BaseModel):
     filename: str
     media_type: str
     heading_path: list[str]
-    text: str
+    untrusted_text: str  # the chunk, fenced: file text is data, never instructions
     citation: CitationOut
 
 
@@ -199,7 +199,7 @@ class ChunkOut(BaseModel):
     location: dict[str, object]
     location_label: str
     low_confidence: bool
-    content: str  # fenced as untrusted document data
+    untrusted_content: str  # fenced as untrusted document data
 
 
 class CitationCheckOut(BaseModel):
@@ -222,7 +222,7 @@ class SummaryOut(BaseModel):
     source_id: str
     title: str
     media_type: str
-    summary: str
+    untrusted_summary: str  # fenced: built from file text
     kind: Literal["extractive", "generative"]
     pointers: list[str]
 
@@ -332,7 +332,7 @@ class ArtifactRevise(BaseModel):
     expected_generation: int = Field(ge=1)
     markdown: str | None = Field(default=None, max_length=200_000)
     edits: list[dict[str, object]] = Field(default_factory=list, max_length=100)
-    approval_token: str | None = Field(default=None, max_length=64)
+    approval_token: str | None = Field(default=None, max_length=1000)
     provenance: ProvenanceIn
 
 
@@ -435,3 +435,14 @@ class ConvertRequest(BaseModel):
 class NewFilesOut(BaseModel):
     files: list[RegistrationOut]
     unrenderable: list[str] = Field(default_factory=list)
+
+
+class ApprovalBody(BaseModel):
+    proposal_token: str = Field(min_length=1, max_length=1000)
+
+
+class ApprovalOut(BaseModel):
+    approval_token: str
+    artifact_id: str
+    generation: int
+    expires_at: datetime

@@ -137,6 +137,7 @@ TOOLS: dict[str, ToolSpec] = {
                     "outcome": string("found or why nothing was returned"),
                     "message": string("what the outcome means"),
                     "hits": array(loose("a passage with its citation"), "passages", 20),
+                    "browse": loose("for a `*` query: what exists, by type, with files"),
                 },
                 ["outcome", "hits"],
             ),
@@ -306,14 +307,19 @@ TOOLS: dict[str, ToolSpec] = {
             "update_artifact",
             "Apply structured edits to an artifact at a known generation (compare-and-set: if "
             "it moved on, reload and retry). Edits that delete or overwrite content are refused "
-            "with what they would destroy and an approval_token; resubmit with the token only if "
-            "the user approves.",
+            "with what they would destroy and a proposal_token; show the user what would be "
+            "destroyed; a user holding artifacts:approve approves it outside this tool, and you "
+            "resubmit the same edits with the approval_token they give you.",
             obj(
                 {
                     "artifact_id": string("the artifact", 100),
                     "expected_generation": integer("the generation you read", 1),
                     "edits": array(_EDIT, "edits, applied in order", 100),
-                    "approval_token": string("from a refusal, to approve destructive edits", 64),
+                    "approval_token": string(
+                        "the approval a user holding artifacts:approve gave for this exact "
+                        "proposal (never made by you)",
+                        1000,
+                    ),
                     "provenance": _PROVENANCE,
                 },
                 ["artifact_id", "expected_generation", "edits", "provenance"],

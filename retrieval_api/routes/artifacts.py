@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from groundwork.artifact_edits import EditsRefused, edit_from_dict
+from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifact_exports import export_version
 from groundwork.artifacts import (
     USER_READABLE_ROLES,
@@ -19,17 +19,20 @@ from groundwork.artifacts import (
     StaleGenerationError,
     create_artifact,
     restore_artifact,
-    revise_artifact,
 )
 from groundwork.documents import ExtractedDocument
 from groundwork.errors import NotFound
 from groundwork.lifecycle import request_deletion
 from groundwork.ports import Principal
 from groundwork.render import ExportFormat
+from groundwork.services import artifacts as artifact_service
+from groundwork.services.registration import sharing_subjects
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
 from retrieval_api.schemas import (
+    ApprovalBody,
+    ApprovalOut,
     ArtifactCreate,
     ArtifactFileOut,
     ArtifactListOut,
@@ -107,17 +110,12 @@ def _record(platform: Platform, who: Principal, artifact_id: str) -> ArtifactRec
 
 
 def _stale(exc: StaleGenerationError) -> JSONResponse:
-    return error_response(409, "stale-generation", str(exc), current_generation=exc.current)
-
-
-def _refused(outcome: EditsRefused) -> JSONResponse:
-    status = 409 if outcome.reason == "approval-required" else 422
     return error_response(
-        status,
-        outcome.reason,
-        outcome.message,
-        destroys=list(outcome.destroys),
-        approval_token=outcome.approval_token,
+        409,
+        "stale_generation",
+        str(exc),
+        alternative=f"reload the artifact (generation {exc.current}) and apply the change again",
+        current_generation=exc.current,
     )
 
 
@@ -125,11 +123,7 @@ def _refused(outcome: EditsRefused) -> JSONResponse:
 def create(
     body: ArtifactCreate, who: PrincipalDep, platform: PlatformDep
 ) -> ArtifactOut | JSONResponse:
-    subjects = tuple(body.subjects) if body.subjects else who.subjects
-    if not set(subjects) & set(who.subjects):
-        return error_response(
-            422, "invalid_request", "subjects must include at least one of the caller's own"
-        )
+    subjects = sharing_subjects(who, body.subjects)
     saved = create_artifact(
         platform.catalog,
         platform.blobs,
@@ -173,29 +167,37 @@ def revise(
         edits = [edit_from_dict(e) for e in body.edits]
     except (TypeError, ValueError) as exc:
         return error_response(422, "invalid", f"an edit is malformed: {exc}")
-    try:
-        outcome = revise_artifact(
-            platform.catalog,
-            platform.blobs,
-            platform.artifacts,
-            who.scope,
-            artifact_id,
-            expected_generation=body.expected_generation,
-            provenance=_provenance(body.provenance),
-            markdown=body.markdown,
-            edits=edits,
-            approval_token=body.approval_token,
-        )
-    except StaleGenerationError as exc:
-        return _stale(exc)
-    if isinstance(outcome, EditsRefused):
-        return _refused(outcome)
+    outcome = artifact_service.revise(
+        platform,
+        who,
+        artifact_id,
+        expected_generation=body.expected_generation,
+        provenance=_provenance(body.provenance),
+        markdown=body.markdown,
+        edits=edits,
+        approval_token=body.approval_token,
+    )
     return SavedOut(
         artifact_id=outcome.artifact_id,
         source_id=outcome.source_id,
         generation=outcome.generation,
         changed=outcome.changed,
         summary=list(outcome.summary),
+    )
+
+
+@router.post("/v1/artifacts/{artifact_id}/approve", response_model=ApprovalOut)
+def approve(
+    artifact_id: str, body: ApprovalBody, who: PrincipalDep, platform: PlatformDep
+) -> ApprovalOut:
+    """Approve a destructive proposal (needs artifacts:approve): returns the
+    approval_token to resubmit the same edits with."""
+    approved = artifact_service.approve(platform, who, artifact_id, body.proposal_token)
+    return ApprovalOut(
+        approval_token=approved.approval_token,
+        artifact_id=approved.artifact_id,
+        generation=approved.generation,
+        expires_at=approved.expires_at,
     )
 
 

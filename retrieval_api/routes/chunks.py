@@ -11,9 +11,10 @@ from groundwork.documents import Location
 from groundwork.errors import NotFound
 from groundwork.ports import Principal
 from groundwork.reading import fence_untrusted
+from groundwork.retrieval.outcome import ChunkView
+from groundwork.services.retrieval import drill_down
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
-from retrieval_api.errors import DrillDownRefused
 from retrieval_api.schemas import (
     ChunkOut,
     CitationCheckOut,
@@ -24,7 +25,6 @@ from retrieval_api.schemas import (
 
 router = APIRouter()
 
-CHUNK_ID = re.compile(r"^ch_[0-9a-f]{32}$")
 CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
 
 
@@ -32,20 +32,10 @@ CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
 def get_chunk(chunk_id: str, who: PrincipalDep, platform: PlatformDep) -> ChunkOut:
     """Raw chunk text, only for ids this key was handed by a previous response
     (copied verbatim); anything else is an error naming the valid ids."""
-    valid = platform.catalog.issued_recently(who.key_id)
-    if not CHUNK_ID.match(chunk_id):
-        raise DrillDownRefused(
-            f"{chunk_id!r} is not a chunk id (ch_ followed by 32 hex digits)", valid
-        )
-    if not platform.catalog.was_issued(who.key_id, chunk_id):
-        raise DrillDownRefused(
-            f"{chunk_id} was not returned to this key in the last 24 hours; use an id from a previous response",
-            valid,
-        )
-    views = platform.catalog.load_chunks(who.scope, [chunk_id])
-    view = views.get(chunk_id)
-    if view is None:
-        raise NotFound(f"chunk {chunk_id} is no longer available to this key")
+    return chunk_out(drill_down(platform, who, chunk_id))
+
+
+def chunk_out(view: ChunkView) -> ChunkOut:
     return ChunkOut(
         chunk_id=view.chunk_id,
         source_id=view.source_id,
@@ -55,7 +45,7 @@ def get_chunk(chunk_id: str, who: PrincipalDep, platform: PlatformDep) -> ChunkO
         location=view.location.to_dict(),
         location_label=view.location.label(),
         low_confidence=view.low_confidence,
-        content=fence_untrusted(view.body, view.source_id),
+        untrusted_content=fence_untrusted(view.body, view.source_id),
     )
 
 

@@ -2,23 +2,16 @@
 watermark, and convert_file. Each writes a new source (never modifying an
 original) through the same registration path as uploads."""
 
-import hashlib
-
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 
-from groundwork.catalog import NeedsApproval
 from groundwork.convert import ConversionRefused, convert
-from groundwork.errors import InvalidRequest, NotFound
+from groundwork.errors import InvalidRequest, NotFound, Refused
 from groundwork.files import stored_version
 from groundwork.pdf_compose import merge, split, watermark
-from groundwork.pipeline import IncomingFile, register_incoming
 from groundwork.ports import Principal
-from groundwork.uploads import check_declared
+from groundwork.services.registration import register_bytes
 from resources.platform import Platform
-from resources.sniffing import sniff_media_type
 from retrieval_api.deps import PlatformDep, PrincipalDep
-from retrieval_api.errors import error_response
 from retrieval_api.schemas import (
     ConvertRequest,
     FileRef,
@@ -55,36 +48,15 @@ def load_input(platform: Platform, who: Principal, ref: FileRef) -> tuple[bytes,
     return platform.blobs.get(file.blob_key), file.media_type, f"{file.artifact_id}.{file.format}"
 
 
-def register_new(
-    platform: Platform, who: Principal, filename: str, data: bytes
-) -> RegistrationOut | JSONResponse:
-    refused = check_declared(filename, len(data))
-    if refused is not None:
-        return error_response(415, refused.reason, refused.message)
-    media_type = sniff_media_type(data, filename)
-    outcome = register_incoming(
-        platform.catalog,
-        platform.blobs,
-        IncomingFile(
-            who.tenant_id, f"api:{filename}", filename, who.subjects, media_type, replace=False
-        ),
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-        write=lambda key: platform.blobs.put(key, data),
-    )
-    if isinstance(outcome, NeedsApproval):
-        return error_response(
-            409,
-            "approval-required",
-            f"{filename} already exists as source {outcome.source_id}; choose another filename "
-            "(operations never replace an existing file)",
-            source_id=outcome.source_id,
-        )
+def register_new(platform: Platform, who: Principal, filename: str, data: bytes) -> RegistrationOut:
+    """A made file goes through the registration policy like any upload; it never
+    replaces an existing file (approval-required names the clash)."""
+    registered = register_bytes(platform, who, filename, data, limit=MAX_INPUT_BYTES)
     return RegistrationOut(
-        source_id=outcome.source_id,
-        version_id=outcome.version_id,
-        created=outcome.created,
-        media_type=media_type,
+        source_id=registered.source_id,
+        version_id=registered.version_id,
+        created=registered.created,
+        media_type=registered.media_type,
     )
 
 
@@ -97,40 +69,27 @@ def _pdf(platform: Platform, who: Principal, ref: FileRef) -> bytes:
     return data
 
 
-def _one(
-    result: RegistrationOut | JSONResponse, unrenderable: tuple[str, ...] = ()
-) -> NewFilesOut | JSONResponse:
-    if isinstance(result, JSONResponse):
-        return result
+def _one(result: RegistrationOut, unrenderable: tuple[str, ...] = ()) -> NewFilesOut:
     return NewFilesOut(files=[result], unrenderable=list(unrenderable))
 
 
 @router.post("/v1/pdf/merge", response_model=NewFilesOut, status_code=201)
-def merge_pdfs(
-    body: MergeRequest, who: PrincipalDep, platform: PlatformDep
-) -> NewFilesOut | JSONResponse:
+def merge_pdfs(body: MergeRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
     merged = merge([_pdf(platform, who, ref) for ref in body.inputs])
     return _one(register_new(platform, who, body.filename, merged))
 
 
 @router.post("/v1/pdf/split", response_model=NewFilesOut, status_code=201)
-def split_pdf(
-    body: SplitRequest, who: PrincipalDep, platform: PlatformDep
-) -> NewFilesOut | JSONResponse:
+def split_pdf(body: SplitRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
     parts = split(_pdf(platform, who, body.input), body.ranges)
     files = []
     for n, part in enumerate(parts, start=1):
-        result = register_new(platform, who, f"{body.filename_prefix}-part{n}.pdf", part)
-        if isinstance(result, JSONResponse):
-            return result
-        files.append(result)
+        files.append(register_new(platform, who, f"{body.filename_prefix}-part{n}.pdf", part))
     return NewFilesOut(files=files)
 
 
 @router.post("/v1/pdf/watermark", response_model=NewFilesOut, status_code=201)
-def watermark_pdf(
-    body: WatermarkRequest, who: PrincipalDep, platform: PlatformDep
-) -> NewFilesOut | JSONResponse:
+def watermark_pdf(body: WatermarkRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
     return _one(
         register_new(
             platform, who, body.filename, watermark(_pdf(platform, who, body.input), body.text)
@@ -139,13 +98,13 @@ def watermark_pdf(
 
 
 @router.post("/v1/convert", response_model=NewFilesOut, status_code=201)
-def convert_file(
-    body: ConvertRequest, who: PrincipalDep, platform: PlatformDep
-) -> NewFilesOut | JSONResponse:
+def convert_file(body: ConvertRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
     data, media_type, filename = load_input(platform, who, body.input)
     result = convert(data, media_type, filename, body.target)
     if isinstance(result, ConversionRefused):
-        return error_response(415, "unsupported-conversion", result.message)
+        raise Refused(
+            result.message, "pick a supported target for this file's type", code="unsupported"
+        )
     stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     target_name = body.filename or f"{stem}{result.extension}"
     return _one(register_new(platform, who, target_name, result.data), result.unrenderable)

@@ -1,12 +1,10 @@
 """Sources: registration over HTTP, processing status, reading windows, tables."""
 
-import hashlib
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
-from groundwork.catalog import NeedsApproval
 from groundwork.documents import (
     FAILURE_GUIDANCE,
     ExtractedDocument,
@@ -15,7 +13,6 @@ from groundwork.documents import (
 )
 from groundwork.errors import NotFound
 from groundwork.lifecycle import change_subjects, change_tags, request_deletion
-from groundwork.pipeline import IncomingFile, register_incoming
 from groundwork.ports import Principal
 from groundwork.reading import (
     MAX_WINDOW_BLOCKS,
@@ -24,11 +21,14 @@ from groundwork.reading import (
     fence_untrusted,
     read_document,
 )
-from groundwork.uploads import check_content, check_declared
+from groundwork.services.registration import (
+    MAX_DIRECT_BYTES,
+    check_before_bytes,
+    register_bytes,
+    sharing_subjects,
+)
 from resources.platform import Platform
-from resources.sniffing import sniff_media_type
 from retrieval_api.deps import PlatformDep, PrincipalDep
-from retrieval_api.errors import error_response
 from retrieval_api.schemas import (
     BlockOut,
     LifecycleOut,
@@ -43,8 +43,6 @@ from retrieval_api.schemas import (
 
 router = APIRouter()
 
-#: one-shot bodies are buffered; anything larger goes through upload sessions
-MAX_DIRECT_BYTES = 32 * 1024 * 1024
 MAX_TABLES = 200
 
 
@@ -56,73 +54,34 @@ async def register_source(
     filename: Annotated[str, Query(min_length=1, max_length=255)],
     subjects: Annotated[list[str] | None, Query(max_length=50)] = None,
     replace_existing: bool = False,
-) -> RegistrationOut | JSONResponse:
+) -> RegistrationOut:
     """One-shot registration of a small file (the body is the file). The same
     policy as upload sessions: exact type allow-list, sniffed content, scan,
     and approval to replace a source's content. Larger files and resumable
     transfers go through /v1/uploads."""
     declared = request.headers.get("content-length")
-    refused = check_declared(
-        filename, int(declared) if declared and declared.isdigit() else 0, MAX_DIRECT_BYTES
-    )
-    if refused is not None:
-        message = refused.message
-        if refused.reason == "too-large":
-            message += "; send larger files through /v1/uploads (resumable sessions)"
-        return error_response(
-            413 if refused.reason == "too-large" else 415, refused.reason, message
-        )
-    scope = tuple(subjects) if subjects else who.subjects
-    if not set(scope) & set(who.subjects):
-        return error_response(
-            422, "invalid_request", "subjects must include at least one of the caller's own"
-        )
+    # refused before reading a byte (size from the header, then from the stream)
+    check_before_bytes(filename, int(declared) if declared and declared.isdigit() else 0)
+    sharing_subjects(who, subjects)
     received = bytearray()
     async for part in request.stream():
         received.extend(part)
         if len(received) > MAX_DIRECT_BYTES:
-            return error_response(
-                413,
-                "too-large",
-                f"the body exceeded {MAX_DIRECT_BYTES} bytes; send larger files through /v1/uploads",
-            )
-    data = bytes(received)
-    media_type = sniff_media_type(data, filename)
-    refused = check_content(filename, media_type)
-    if refused is not None:
-        return error_response(415, refused.reason, refused.message)
-    outcome = register_incoming(
-        platform.catalog,
-        platform.blobs,
-        IncomingFile(
-            who.tenant_id, f"api:{filename}", filename, scope, media_type, replace=replace_existing
-        ),
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-        write=lambda key: platform.blobs.put(key, data),
-        scanner=platform.scanner(),
+            check_before_bytes(filename, len(received))
+    registered = await run_in_threadpool(
+        register_bytes,
+        platform,
+        who,
+        filename,
+        bytes(received),
+        subjects=subjects,
+        replace_existing=replace_existing,
     )
-    if isinstance(outcome, NeedsApproval):
-        return error_response(
-            409,
-            "approval-required",
-            f"{filename} already holds other content as version {outcome.current_version_no} of "
-            f"source {outcome.source_id}; send replace_existing=true to add this as its next "
-            "version (the previous one stays readable), or use another filename",
-            source_id=outcome.source_id,
-        )
-    if outcome.quarantined is not None:
-        return error_response(
-            422,
-            "malware-found",
-            f"the malware scan found {outcome.quarantined}; the file is quarantined and will "
-            "not be processed. Upload a clean copy.",
-        )
     return RegistrationOut(
-        source_id=outcome.source_id,
-        version_id=outcome.version_id,
-        created=outcome.created,
-        media_type=media_type,
+        source_id=registered.source_id,
+        version_id=registered.version_id,
+        created=registered.created,
+        media_type=registered.media_type,
     )
 
 

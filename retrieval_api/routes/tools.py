@@ -8,25 +8,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 
-from agent_tools.dispatch import ToolDispatcher
+from groundwork.services.tool_dispatch import ToolDispatcher
 from retrieval_api.deps import PrincipalDep
+from retrieval_api.errors import REFUSAL_STATUS
 
 router = APIRouter()
-
-STATUS = {
-    "not_found": 404,
-    "forbidden": 403,
-    "invalid": 422,
-    "approval_required": 409,
-    "stale_generation": 409,
-    "exists": 409,
-    "limit": 429,
-    "unavailable": 503,
-    "not_ready": 409,
-    "unreadable": 422,
-    "unsupported": 415,
-    "render_failed": 500,
-}
 
 
 def _dispatcher(request: Request) -> ToolDispatcher:
@@ -63,5 +49,5 @@ def call_tool(
     if result.ok:
         return result.payload
     return JSONResponse(
-        status_code=STATUS.get(result.payload["error"], 400), content=result.payload
+        status_code=REFUSAL_STATUS.get(result.payload["error"], 400), content=result.payload
     )

@@ -62,7 +62,7 @@ def test_search_returns_hits_with_citations(
     body = _search(client, tenant_with_keys["staff"], "how many vacation days")
     assert body["outcome"] == "found"
     top = body["hits"][0]
-    assert "25 vacation days" in top["text"]
+    assert "25 vacation days" in top["untrusted_text"]
     citation = top["citation"]
     assert citation["source_version_id"].startswith("ver_")
     assert citation["location_label"] == "line 5"
@@ -74,18 +74,18 @@ def test_keys_only_see_their_tenant_and_subjects(
     client: TestClient, tenant_with_keys: dict[str, str]
 ) -> None:
     other = _search(client, tenant_with_keys["other"], "vacation days")
-    assert all("25 vacation" not in h["text"] for h in other["hits"])
+    assert all("25 vacation" not in h["untrusted_text"] for h in other["hits"])
     staff = _search(client, tenant_with_keys["staff"], "hiring budget 2027", mode="keyword")
-    assert all("3.4M" not in h["text"] for h in staff["hits"])
+    assert all("3.4M" not in h["untrusted_text"] for h in staff["hits"])
     finance = _search(client, tenant_with_keys["finance"], "hiring budget 2027", mode="keyword")
-    assert "3.4M" in finance["hits"][0]["text"]
+    assert "3.4M" in finance["hits"][0]["untrusted_text"]
 
 
 def test_metadata_filters_reach_the_legs(
     client: TestClient, tenant_with_keys: dict[str, str]
 ) -> None:
     found = _search(client, tenant_with_keys["finance"], "budget vacation")
-    plan_source = next(h["source_id"] for h in found["hits"] if "3.4M" in h["text"])
+    plan_source = next(h["source_id"] for h in found["hits"] if "3.4M" in h["untrusted_text"])
     filtered = _search(
         client, tenant_with_keys["finance"], "vacation days", filters={"source_ids": [plan_source]}
     )
@@ -143,7 +143,9 @@ def test_upload_registers_a_version_the_pipeline_then_publishes(
     assert status["processing_state"] == "extracted" and status["published"] is True
     assert (
         "P2"
-        in _search(client, tenant_with_keys["staff"], "where do visitors park")["hits"][0]["text"]
+        in _search(client, tenant_with_keys["staff"], "where do visitors park")["hits"][0][
+            "untrusted_text"
+        ]
     )
 
 

@@ -90,7 +90,7 @@ def test_summaries_first_then_verbatim_drill_down(
     top = layer["summaries"][0]
     assert top["kind"] == "extractive" and 1 <= len(top["pointers"]) <= 5
     chunk = client.get(f"/v1/chunks/{top['pointers'][0]}", headers=_h(setup["staff"]))
-    assert chunk.status_code == 200 and chunk.json()["content"].startswith(
+    assert chunk.status_code == 200 and chunk.json()["untrusted_content"].startswith(
         "<<<UNTRUSTED-DOCUMENT-TEXT"
     )
 
@@ -113,7 +113,7 @@ def test_citations_resolve_and_verify_with_withheld_counted(
     finance = client.post(
         "/v1/search", json={"query": "hiring budget 2027"}, headers=_h(setup["finance"])
     ).json()
-    plan = next(h for h in finance["hits"] if "3.4M" in h["text"])
+    plan = next(h for h in finance["hits"] if "3.4M" in h["untrusted_text"])
     vacation = client.post(
         "/v1/search", json={"query": "vacation days"}, headers=_h(setup["finance"])
     ).json()

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pypdf import PdfReader
 
+from groundwork.artifact_edits import edit_from_dict, proposal_digest
 from groundwork.artifact_exports import render_markdown
 from groundwork.documents import ExtractedDocument
 from groundwork.extract import extract
@@ -123,12 +124,21 @@ def test_concurrent_revisions_exactly_one_wins(client: TestClient, headers: dict
         expected_generation=1,
         edits=[{"op": "append", "text": "late"}],
     )
-    assert stale.status_code == 409 and stale.json()["error"] == "stale-generation"
+    assert stale.status_code == 409 and stale.json()["error"] == "stale_generation"
     assert "reload" in stale.json()["message"] and stale.json()["current_generation"] == 2
 
 
-def test_destructive_edits_need_the_approval_token(
-    client: TestClient, headers: dict[str, str]
+def _approver_headers(platform: Platform, headers: dict[str, str]) -> dict[str, str]:
+    who = platform.catalog.principal_for_key(headers["Authorization"][7:])
+    assert who is not None
+    _, key = platform.catalog.create_api_key(
+        who.tenant_id, list(who.subjects), "approver", ["files:read", "artifacts:approve"]
+    )
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_destructive_edits_need_an_approval_by_another_scope(
+    client: TestClient, headers: dict[str, str], platform: Platform
 ) -> None:
     made = _create(client, headers)
     artifact = made["artifact_id"]
@@ -153,23 +163,47 @@ def test_destructive_edits_need_the_approval_token(
     ]
     refused = _revise(client, headers, artifact, expected_generation=2, edits=edits)
     body = refused.json()
-    assert refused.status_code == 409 and body["error"] == "approval-required"
+    assert refused.status_code == 409 and body["error"] == "approval_required"
     assert any("Outlook" in d for d in body["destroys"]) and any(
         "'40'" in d for d in body["destroys"]
     )
     unchanged = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()
     assert unchanged["generation"] == 2 and "Outlook" in unchanged["markdown"]
-    wrong = _revise(
-        client, headers, artifact, expected_generation=2, edits=edits, approval_token="0" * 32
+    # the old defect: the token was a hash the proposer could compute and resubmit itself
+    digest = proposal_digest(artifact, 2, [edit_from_dict(e) for e in edits])
+    for forged in ("0" * 32, digest, body["proposal_token"]):
+        wrong = _revise(
+            client, headers, artifact, expected_generation=2, edits=edits, approval_token=forged
+        )
+        assert wrong.status_code in (409, 422) and wrong.json()["error"] != "ok", forged
+        assert (
+            "Outlook" in client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["markdown"]
+        )
+    # the proposer's own key (no artifacts:approve) cannot approve
+    approve_url = f"/v1/artifacts/{artifact}/approve"
+    own = client.post(approve_url, json={"proposal_token": body["proposal_token"]}, headers=headers)
+    assert own.status_code == 403 and own.json()["error"] == "forbidden"
+    approver = _approver_headers(platform, headers)
+    granted = client.post(
+        approve_url, json={"proposal_token": body["proposal_token"]}, headers=approver
     )
-    assert wrong.status_code == 409
+    assert granted.status_code == 200, granted.text
+    token = granted.json()["approval_token"]
+    # an approval names exactly the approved edits
+    other = [{"op": "delete_section", "heading": "Regions"}]
+    assert (
+        _revise(
+            client, headers, artifact, expected_generation=2, edits=other, approval_token=token
+        ).status_code
+        == 409
+    )
     approved = _revise(
         client,
         headers,
         artifact,
         expected_generation=2,
         edits=edits,
-        approval_token=body["approval_token"],
+        approval_token=token,
     )
     assert approved.status_code == 200, approved.text
     after = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["markdown"]
@@ -194,8 +228,13 @@ def test_restore_creates_a_new_version_by_reference(
     refused = _revise(
         client, headers, artifact, expected_generation=1, markdown="# Rewritten\n\nAll new.\n"
     )
-    token = refused.json()["approval_token"]
-    assert refused.status_code == 409 and token
+    proposal = refused.json()["proposal_token"]
+    assert refused.status_code == 409 and proposal
+    token = client.post(
+        f"/v1/artifacts/{artifact}/approve",
+        json={"proposal_token": proposal},
+        headers=_approver_headers(platform, headers),
+    ).json()["approval_token"]
     done = _revise(
         client,
         headers,

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from assets.lifecycle import deletion_sweep
 from groundwork.lifecycle import erase_tenant, prove_tombstones
-from groundwork.ports import AccessScope
+from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 from pipelines.definitions import ALL_ASSETS
@@ -155,11 +155,18 @@ def test_a_file_removed_from_the_inbox_is_deleted(
 def test_revoking_and_granting_reaches_both_stores(platform: Platform, tenant) -> None:
     tenant_id, key, _ = tenant
     client = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
-    headers = {"Authorization": f"Bearer {key}"}
     source_id = _source_id(platform, tenant_id, "parking.md")
-    revoked = client.put(
-        f"/v1/sources/{source_id}/subjects", json={"subjects": ["group:finance"]}, headers=headers
+    body = {"subjects": ["group:finance"]}
+    # re-scoping can widen access: a reader's key may not, an administrator's may
+    refused = client.put(
+        f"/v1/sources/{source_id}/subjects", json=body, headers={"Authorization": f"Bearer {key}"}
     )
+    assert refused.status_code == 403 and refused.json()["error"] == "forbidden"
+    _, admin = platform.catalog.create_api_key(
+        tenant_id, [f"tenant:{tenant_id}"], "admin", [*DEFAULT_KEY_SCOPES, "sources:admin"]
+    )
+    headers = {"Authorization": f"Bearer {admin}"}
+    revoked = client.put(f"/v1/sources/{source_id}/subjects", json=body, headers=headers)
     assert revoked.status_code == 200
     staff = AccessScope(tenant_id, (f"tenant:{tenant_id}",))
     engines = platform.search_engines(platform.settings.default_model_key)

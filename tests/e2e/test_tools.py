@@ -263,7 +263,7 @@ def test_every_tool_over_http(tenant: dict[str, Any]) -> None:
     assert (
         status == 409
         and gated["error"] == "approval_required"
-        and gated["details"]["approval_token"]
+        and gated["details"]["proposal_token"]
     )
     status, exported = _http(
         tenant,
@@ -287,7 +287,7 @@ def test_every_tool_over_http(tenant: dict[str, Any]) -> None:
 
 
 def test_drilldown_is_capped_per_turn(platform: Platform, tenant: dict[str, Any]) -> None:
-    from agent_tools.dispatch import ToolDispatcher
+    from groundwork.services.tool_dispatch import ToolDispatcher
 
     dispatcher = ToolDispatcher(lambda: platform, drilldown_cap=2)
     who = platform.catalog.principal_for_key(tenant["key"])

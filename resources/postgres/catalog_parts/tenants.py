@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from groundwork.catalog import (
     Tenant,
 )
-from groundwork.ports import Principal
+from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
 from resources.postgres.catalog_parts.common import StoreBase, hash_secret
 from resources.postgres.database import translated_errors
 
@@ -47,7 +47,7 @@ class TenantsAndKeys(StoreBase):
         tenant_id: str,
         subjects: Sequence[str],
         label: str,
-        scopes: Sequence[str] = ("files:read", "files:write", "artifacts:write"),
+        scopes: Sequence[str] = DEFAULT_KEY_SCOPES,
     ) -> tuple[str, str]:
         key_id = f"key_{uuid.uuid4().hex[:16]}"
         secret = f"gw_{secrets.token_urlsafe(32)}"

@@ -1,22 +1,30 @@
-"""Calling a tool: validate the arguments against its schema, run its handler
-behind the caller's tenant wall, check the result against its output schema.
-Both transports (MCP and HTTP) go through here, so they cannot drift."""
+"""Calling a tool: check the key's scope, validate the arguments against the
+tool's schema, run its handler behind the caller's tenant wall, check the
+result against its output schema. It sits below both transports (MCP and
+HTTP /v1/tools), which call it and never each other, so they cannot drift."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
 
-from agent_tools.handlers import HANDLERS, Handler, TurnLedger, get_chunks
-from groundwork.errors import CapabilityUnavailable, InvalidRequest, NotFound
+from groundwork.errors import CapabilityUnavailable, InvalidRequest, NotFound, Refused
 from groundwork.ports import Principal
+from groundwork.services.platform import PlatformPorts
+from groundwork.services.scopes import require_scope
+from groundwork.services.tool_handlers import HANDLERS, Handler, TurnLedger, get_chunks
 from groundwork.tools.registry import DEFAULT_DRILLDOWN_CAP, TOOLS
 from groundwork.tools.spec import ToolRefusal, ToolSpec
-from resources.platform import Platform
+
+
+class WalledPlatform(PlatformPorts, Protocol):
+    """The whole platform: it authenticates keys and builds a tenant's walled view."""
+
+    def for_tenant(self, tenant_id: str) -> PlatformPorts: ...
 
 
 class ToolOutputMismatch(Exception):
@@ -35,7 +43,7 @@ def drilldown_cap_from_env() -> int:
 
 class ToolDispatcher:
     def __init__(
-        self, platform_factory: Callable[[], Platform], drilldown_cap: int | None = None
+        self, platform_factory: Callable[[], WalledPlatform], drilldown_cap: int | None = None
     ) -> None:
         self._platform_factory = platform_factory
         self._handlers: dict[str, Handler] = {
@@ -67,15 +75,10 @@ class ToolDispatcher:
                 )
             )
         spec = TOOLS[name]
-        if spec.scope not in who.scopes:
-            return self._refused(
-                ToolRefusal(
-                    "forbidden",
-                    f"{name} needs the scope {spec.scope}; this key has {', '.join(who.scopes) or 'none'}",
-                    "use a read tool, or ask an administrator for a key with that scope "
-                    f"(groundwork key create ... --scope {spec.scope})",
-                )
-            )
+        try:
+            require_scope(who, spec.scope, name)
+        except Refused as exc:
+            return self._refused(ToolRefusal(exc.code, exc.message, exc.alternative))
         args = arguments or {}
         errors = sorted(self._inputs[name].iter_errors(args), key=lambda e: list(e.path))
         if errors:
@@ -100,6 +103,8 @@ class ToolDispatcher:
             result = ToolRefusal(
                 "unavailable", str(exc), "use a tool that does not need this capability"
             )
+        except Refused as exc:  # an application-layer refusal, as every transport renders it
+            result = ToolRefusal(exc.code, exc.message, exc.alternative, dict(exc.details) or None)
         if isinstance(result, ToolRefusal):
             return self._refused(result)
         problems = list(self._outputs[name].iter_errors(result))

@@ -1,8 +1,8 @@
-"""One handler per tool in groundwork.tools.registry. Each takes the
-platform (behind the caller's tenant wall) and the authenticated principal,
-and returns a dict matching the tool's output schema or a ToolRefusal.
-Handlers stay thin: they call the core and the same functions the HTTP API
-uses, so both transports behave the same."""
+"""One handler per tool in groundwork.tools.registry. Each takes the ports
+(behind the caller's tenant wall) and the authenticated principal, and returns
+a dict matching the tool's output schema or a ToolRefusal. Handlers call the
+same services the HTTP routes call, so both transports behave the same; every
+field carrying file text is named `untrusted_*` and fenced."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from threading import Lock
 from typing import Any
 
-from groundwork.artifact_edits import EditsRefused, edit_from_dict
+from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifact_exports import export_version
 from groundwork.artifacts import (
     Provenance,
-    StaleGenerationError,
     create_artifact,
-    revise_artifact,
 )
 from groundwork.compare import compare_blocks
 from groundwork.convert import ConversionRefused, convert
@@ -28,9 +26,9 @@ from groundwork.documents import (
     ExtractionFailure,
     FailureReason,
 )
-from groundwork.errors import CapabilityUnavailable, NotFound
+from groundwork.errors import CapabilityUnavailable, DrillDownRefused, NotFound
 from groundwork.files import FileVersionInfo, stored_version
-from groundwork.ports import Principal
+from groundwork.ports import Principal, SearchFilters
 from groundwork.reading import (
     MAX_WINDOW_CHARS,
     NothingToRead,
@@ -40,14 +38,16 @@ from groundwork.reading import (
 )
 from groundwork.render import ExportFormat
 from groundwork.rendering import to_markdown
+from groundwork.services import artifacts as artifact_service
+from groundwork.services import retrieval
+from groundwork.services.platform import PlatformPorts
+from groundwork.services.registration import register_bytes
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
 from groundwork.tools.spec import ToolRefusal
-from resources.platform import Platform
-from resources.vision import UnconfiguredVision
 
 TEXT_TYPES = {"text/markdown", "text/plain", "text/csv", "text/html"}
 Result = dict[str, Any] | ToolRefusal
-Handler = Callable[[Platform, Principal, dict[str, Any]], Result]
+Handler = Callable[[PlatformPorts, Principal, dict[str, Any]], Result]
 HANDLERS: dict[str, Handler] = {}
 
 
@@ -67,12 +67,12 @@ def not_found(file_id: str) -> ToolRefusal:
     )
 
 
-def _current(platform: Platform, who: Principal, file_id: str) -> FileVersionInfo | None:
+def _current(platform: PlatformPorts, who: Principal, file_id: str) -> FileVersionInfo | None:
     return stored_version(platform.files.versions(who.scope, file_id) or [])
 
 
 def _document(
-    platform: Platform, who: Principal, file_id: str, version_no: int | None = None
+    platform: PlatformPorts, who: Principal, file_id: str, version_no: int | None = None
 ) -> tuple[str, ExtractedDocument] | ToolRefusal:
     found = platform.catalog.current_extraction(who.scope, file_id, version_no)
     if found is None:
@@ -94,7 +94,7 @@ def _document(
 
 
 @handler("list_files")
-def list_files(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def list_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     limit = min(int(args.get("limit", LIST_CAP)), LIST_CAP)
     page = platform.files.list_files(who.scope, args.get("cursor") or None, limit)
     files = [
@@ -125,7 +125,7 @@ def list_files(platform: Platform, who: Principal, args: dict[str, Any]) -> Resu
 
 
 def _text_bytes(
-    platform: Platform, who: Principal, file_id: str
+    platform: PlatformPorts, who: Principal, file_id: str
 ) -> tuple[str, bytes] | ToolRefusal:
     current = _current(platform, who, file_id)
     if current is None:
@@ -143,7 +143,7 @@ def _text_bytes(
 
 
 @handler("read_file")
-def read_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def read_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     loaded = _text_bytes(platform, who, file_id)
     if isinstance(loaded, ToolRefusal):
@@ -180,26 +180,58 @@ def read_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Resul
 
 
 @handler("search_files")
-def search_files(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
-    from retrieval_api.routes.search import search
-    from retrieval_api.schemas import Filters, SearchBody
-
-    filters = Filters(media_types=[args["media_type"]]) if args.get("media_type") else None
-    response = search(
-        SearchBody(query=str(args["query"]), limit=int(args.get("limit", 10)), filters=filters),
-        who,
+def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
+    media_type = str(args["media_type"]) if args.get("media_type") else None
+    result = retrieval.search(
         platform,
+        who,
+        retrieval.SearchQuery(
+            query=str(args["query"]),
+            limit=int(args.get("limit", 10)),
+            filters=SearchFilters(media_types=(media_type,)) if media_type else None,
+        ),
     )
-    data = response.model_dump(mode="json")
-    hits = []
-    for hit in data.get("hits", []):
-        hit["untrusted_excerpt"] = hit.pop("content", hit.get("citation", {}).get("excerpt", ""))
-        hits.append(hit)
-    return {"outcome": data["outcome"], "message": data.get("message", ""), "hits": hits}
+    out: dict[str, Any] = {
+        "outcome": result.outcome,
+        "message": result.message,
+        "hits": [
+            {
+                "citation_id": issued.citation_id,
+                "rank": issued.hit.rank,
+                "chunk_id": issued.hit.chunk.chunk_id,
+                "file_id": issued.hit.chunk.source_id,
+                "title": issued.hit.chunk.title,
+                "filename": issued.hit.chunk.filename,
+                "media_type": issued.hit.chunk.media_type,
+                "location": issued.hit.citation.location.label(),
+                "citation": issued.hit.citation.to_dict(),
+                "untrusted_text": fence_untrusted(
+                    issued.hit.chunk.body, issued.hit.chunk.source_id
+                ),
+            }
+            for issued in result.hits
+        ],
+    }
+    if result.browse is not None:
+        out["browse"] = {
+            "counts_by_type": result.browse.counts_by_type,
+            "files": [
+                {
+                    "file_id": r["source_id"],
+                    "title": r["title"],
+                    "filename": r["filename"],
+                    "media_type": r["media_type"],
+                    "processing_state": r["processing_state"],
+                }
+                for r in result.browse.sources
+            ],
+            "next_cursor": result.browse.next_cursor or "",
+        }
+    return out
 
 
 @handler("scan_document")
-def scan_document(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def scan_document(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     found = platform.catalog.current_extraction(who.scope, file_id)
     if found is None:
@@ -233,7 +265,7 @@ def scan_document(platform: Platform, who: Principal, args: dict[str, Any]) -> R
 
 
 @handler("analyze_image")
-def analyze_image(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def analyze_image(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     current = _current(platform, who, file_id)
     if current is None:
@@ -263,7 +295,7 @@ def analyze_image(platform: Platform, who: Principal, args: dict[str, Any]) -> R
     try:
         blob = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
         assert blob is not None
-        described = UnconfiguredVision().describe(platform.blobs.get(blob[0]))
+        described = platform.vision().describe(platform.blobs.get(blob[0]))
         result["description"] = f"[description by {described.model}] {described.text}"
         result["description_status"] = "available"
     except CapabilityUnavailable as exc:
@@ -272,7 +304,7 @@ def analyze_image(platform: Platform, who: Principal, args: dict[str, Any]) -> R
 
 
 @handler("extract_text")
-def extract_text(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def extract_text(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     document = _document(platform, who, file_id)
     if isinstance(document, ToolRefusal):
@@ -291,7 +323,7 @@ def extract_text(platform: Platform, who: Principal, args: dict[str, Any]) -> Re
 
 
 @handler("extract_tables")
-def extract_tables_tool(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def extract_tables_tool(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     document = _document(platform, who, file_id)
     if isinstance(document, ToolRefusal):
@@ -318,21 +350,15 @@ def extract_tables_tool(platform: Platform, who: Principal, args: dict[str, Any]
 
 
 @handler("summarize_document")
-def summarize_document(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
-    from groundwork.summaries import summarize_sources
-    from resources.llm import configured_summarizer
-
+def summarize_document(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     if _current(platform, who, file_id) is None:
         return not_found(file_id)
-    lead = platform.catalog.first_chunks(who.scope, [file_id])
-    found = summarize_sources([file_id], {}, lead, configured_summarizer())
-    if not found:
+    summary = retrieval.summarize_one(platform, who, file_id)
+    if summary is None:
         return ToolRefusal(
             "not_ready", f"{file_id} has no text yet", "call get_file_processing_status"
         )
-    summary = found[0]
-    platform.catalog.record_issued(who.key_id, list(summary.pointers))
     return {
         "file_id": file_id,
         "method": summary.kind,
@@ -342,7 +368,7 @@ def summarize_document(platform: Platform, who: Principal, args: dict[str, Any])
 
 
 @handler("compare_documents")
-def compare_documents(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def compare_documents(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     a = _document(platform, who, str(args["file_id_a"]), args.get("version_a"))
     if isinstance(a, ToolRefusal):
         return a
@@ -364,7 +390,7 @@ def _provenance(args: dict[str, Any]) -> Provenance:
 
 
 @handler("create_artifact")
-def create_artifact_tool(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def create_artifact_tool(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     saved = create_artifact(
         platform.catalog,
         platform.blobs,
@@ -383,7 +409,10 @@ def create_artifact_tool(platform: Platform, who: Principal, args: dict[str, Any
 
 
 @handler("update_artifact")
-def update_artifact(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def update_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
+    """Proposes; never approves: a destructive proposal comes back as
+    approval-required with a proposal_token that a user holding
+    artifacts:approve exchanges for the approval_token (a separate call)."""
     try:
         edits = [edit_from_dict(dict(e)) for e in args["edits"]]
     except (TypeError, ValueError) as exc:
@@ -391,38 +420,19 @@ def update_artifact(platform: Platform, who: Principal, args: dict[str, Any]) ->
             "invalid", f"an edit is malformed: {exc}", "give each edit the fields its op needs"
         )
     try:
-        outcome = revise_artifact(
-            platform.catalog,
-            platform.blobs,
-            platform.artifacts,
-            who.scope,
+        outcome = artifact_service.revise(
+            platform,
+            who,
             str(args["artifact_id"]),
             expected_generation=int(args["expected_generation"]),
             provenance=_provenance(args),
             edits=edits,
             approval_token=args.get("approval_token"),
         )
-    except StaleGenerationError as exc:
-        return ToolRefusal(
-            "stale_generation",
-            str(exc),
-            f"reload the artifact (generation {exc.current}) and propose the edits again",
-            {"current_generation": exc.current},
-        )
     except NotFound:
         return ToolRefusal(
             "not_found", f"no artifact {args['artifact_id']} is visible to you", "create_artifact"
         )
-    if isinstance(outcome, EditsRefused):
-        if outcome.reason == "approval-required":
-            return ToolRefusal(
-                "approval_required",
-                outcome.message,
-                "ask the user to approve what would be destroyed, then resubmit with approval_token; "
-                "or use insert_section/append, which destroy nothing",
-                {"destroys": list(outcome.destroys), "approval_token": outcome.approval_token},
-            )
-        return ToolRefusal("invalid", outcome.message, "fix the edit and resubmit")
     return {
         "artifact_id": outcome.artifact_id,
         "generation": outcome.generation,
@@ -431,7 +441,7 @@ def update_artifact(platform: Platform, who: Principal, args: dict[str, Any]) ->
 
 
 def _export(
-    platform: Platform, who: Principal, artifact_id: str, generation: int, fmt: str
+    platform: PlatformPorts, who: Principal, artifact_id: str, generation: int, fmt: str
 ) -> Result:
     record = platform.artifacts.get(who.scope, artifact_id)
     version = next(
@@ -470,14 +480,14 @@ def _export(
 
 
 @handler("export_artifact")
-def export_artifact(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def export_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     return _export(
         platform, who, str(args["artifact_id"]), int(args["generation"]), str(args["format"])
     )
 
 
 @handler("create_pdf")
-def create_pdf(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def create_pdf(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     made = create_artifact_tool(platform, who, args)
     if isinstance(made, ToolRefusal):
         return made
@@ -497,9 +507,7 @@ def create_pdf(platform: Platform, who: Principal, args: dict[str, Any]) -> Resu
 
 
 @handler("convert_file")
-def convert_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
-    from retrieval_api.routes.documents import register_new
-
+def convert_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
     current = _current(platform, who, file_id)
     if current is None:
@@ -515,25 +523,22 @@ def convert_file(platform: Platform, who: Principal, args: dict[str, Any]) -> Re
             "unsupported", result.message, "pick a supported target for this file's type"
         )
     stem = current.filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    registered = register_new(
+    # the registration policy's refusals (exists, type, scan) come back as they are
+    registered = register_bytes(
         platform, who, str(args.get("filename") or f"{stem}{result.extension}"), result.data
     )
-    if not hasattr(registered, "source_id"):
-        return ToolRefusal(
-            "exists",
-            "a file with that name already exists",
-            "pass another filename; conversions never replace a file",
-        )
     return {
-        "file_id": registered.source_id,  # type: ignore[union-attr]
-        "version_id": registered.version_id,  # type: ignore[union-attr]
-        "media_type": registered.media_type,  # type: ignore[union-attr]
+        "file_id": registered.source_id,
+        "version_id": registered.version_id,
+        "media_type": registered.media_type,
         "unrenderable": list(result.unrenderable),
     }
 
 
 @handler("get_file_processing_status")
-def get_file_processing_status(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
+def get_file_processing_status(
+    platform: PlatformPorts, who: Principal, args: dict[str, Any]
+) -> Result:
     file_id = str(args["file_id"])
     status = platform.catalog.source_status(who.scope, file_id)
     if status is None:
@@ -553,15 +558,24 @@ def get_file_processing_status(platform: Platform, who: Principal, args: dict[st
 
 
 @handler("get_summaries")
-def get_summaries(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
-    from retrieval_api.routes.search import summaries
-
-    found = summaries(who, platform, str(args.get("query", "")), int(args.get("limit", 10)))
-    data = found.model_dump(mode="json")
-    for s in data["summaries"]:
-        s["untrusted_summary"] = fence_untrusted(s.pop("summary"), s["source_id"])
-        s["chunk_ids"] = s.pop("pointers")
-    return {"overview": data["overview"], "summaries": data["summaries"]}
+def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
+    found = retrieval.summaries(
+        platform, who, str(args.get("query", "")), int(args.get("limit", 10))
+    )
+    return {
+        "overview": found.overview,
+        "summaries": [
+            {
+                "source_id": s.source_id,
+                "title": s.title,
+                "media_type": s.media_type,
+                "kind": s.kind,
+                "untrusted_summary": fence_untrusted(s.summary, s.source_id),
+                "chunk_ids": list(s.pointers),
+            }
+            for s in found.summaries
+        ],
+    }
 
 
 @dataclass
@@ -585,10 +599,7 @@ class TurnLedger:
 
 
 def get_chunks(ledger: TurnLedger) -> Handler:
-    def run(platform: Platform, who: Principal, args: dict[str, Any]) -> Result:
-        from retrieval_api.errors import DrillDownRefused
-        from retrieval_api.routes.chunks import get_chunk
-
+    def run(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
         left = ledger.take(who.key_id, str(args.get("turn_id", "")))
         if left is None:
             return ToolRefusal(
@@ -599,12 +610,23 @@ def get_chunks(ledger: TurnLedger) -> Handler:
         chunks, unknown = [], []
         for chunk_id in args["chunk_ids"]:
             try:
-                chunk = get_chunk(str(chunk_id), who, platform).model_dump(mode="json")
+                view = retrieval.drill_down(platform, who, str(chunk_id))
             except (DrillDownRefused, NotFound):
                 unknown.append(str(chunk_id))
                 continue
-            chunk["untrusted_content"] = chunk.pop("content")
-            chunks.append(chunk)
+            chunks.append(
+                {
+                    "chunk_id": view.chunk_id,
+                    "source_id": view.source_id,
+                    "version_id": view.version_id,
+                    "title": view.title,
+                    "heading_path": list(view.heading_path),
+                    "location": view.location.to_dict(),
+                    "location_label": view.location.label(),
+                    "low_confidence": view.low_confidence,
+                    "untrusted_content": fence_untrusted(view.body, view.source_id),
+                }
+            )
         return {"chunks": chunks, "unknown_ids": unknown, "calls_left_this_turn": left}
 
     return run

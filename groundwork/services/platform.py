@@ -1,0 +1,111 @@
+"""What the application layer needs from the platform: ports only.
+
+The composition root (`resources.platform.Platform`) satisfies this Protocol
+structurally (mypy checks it where the transports hand it over), so services
+and the tool dispatcher never import an adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from groundwork.artifact_exports import ExportStore
+from groundwork.artifacts import ArtifactFile, ArtifactStore
+from groundwork.catalog import Catalog
+from groundwork.citations import Citation
+from groundwork.files import FileMetadataStore
+from groundwork.ports import (
+    AccessScope,
+    BlobStore,
+    EmbeddingProvider,
+    MalwareScanner,
+    VisionProvider,
+)
+from groundwork.retrieval.kernel import SearchEngines
+from groundwork.retrieval.outcome import ChunkView
+from groundwork.summaries import Summarizer
+
+
+class ReadingRecords(Protocol):
+    """The catalog's reading side: chunk text behind the publication pointer,
+    issued ids, citation snapshots and listings, each filtered by scope."""
+
+    def load_chunks(
+        self, scope: AccessScope, chunk_ids: Sequence[str], model_key: str | None = None
+    ) -> dict[str, ChunkView]: ...
+
+    def section(
+        self, scope: AccessScope, chunk_id: str, model_key: str | None = None
+    ) -> list[ChunkView]: ...
+
+    def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None: ...
+
+    def record_citations(
+        self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
+    ) -> list[str]: ...
+
+    def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]: ...
+
+    def was_issued(self, key_id: str, chunk_id: str, hours: int = 24) -> bool: ...
+
+    def browse(
+        self, scope: AccessScope, media_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+    def media_type_counts(self, scope: AccessScope) -> dict[str, int]: ...
+
+    def first_chunks(
+        self, scope: AccessScope, source_ids: Sequence[str], per_source: int = 5
+    ) -> dict[str, list[ChunkView]]: ...
+
+    def readable_version(
+        self, tenant_id: str, source_id: str, version_id: str
+    ) -> tuple[str, str, str] | None:
+        """(blob key, filename, media type) of a stored version of a live source."""
+        ...
+
+    def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None: ...
+
+
+class ServiceCatalog(Catalog, ReadingRecords, Protocol):
+    """Everything the services ask of the catalog."""
+
+
+class ArtifactRecords(ArtifactStore, ExportStore, Protocol):
+    def file(self, scope: AccessScope, file_id: str) -> ArtifactFile | None: ...
+
+
+class PlatformPorts(Protocol):
+    """The ports bundle a service call receives, already behind the caller's
+    tenant wall (the transports build it with `for_tenant`)."""
+
+    @property
+    def catalog(self) -> ServiceCatalog: ...
+
+    @property
+    def blobs(self) -> BlobStore: ...
+
+    @property
+    def files(self) -> FileMetadataStore: ...
+
+    @property
+    def artifacts(self) -> ArtifactRecords: ...
+
+    def serving_model(self, tenant_id: str) -> str: ...
+
+    def search_engines(self, model_key: str) -> SearchEngines: ...
+
+    def embedder(self, model_key: str) -> EmbeddingProvider: ...
+
+    def scanner(self) -> MalwareScanner | None: ...
+
+    def summarizer(self) -> Summarizer | None: ...
+
+    def vision(self) -> VisionProvider: ...
+
+    def sniff_media_type(self, data: bytes, filename: str) -> str: ...
+
+    def approval_secret(self) -> bytes:
+        """The server's key for signing approval tokens (never leaves the server)."""
+        ...

@@ -1,0 +1,113 @@
+"""Registration policy, once, for every entry point that makes a file: the
+one-shot API body, conversions and PDF operations, and the tools.
+
+The policy: the extension is on the allow-list and the size within the limit
+before any byte is kept; the sniffed content is exactly a type that extension
+allows; the malware scan runs when it is on; replacing a source's content
+needs explicit approval; and the subjects a file is shared with include one
+of the caller's own (a caller cannot hand a file to others only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from groundwork.catalog import NeedsApproval
+from groundwork.errors import Refused
+from groundwork.pipeline import IncomingFile, register_incoming
+from groundwork.ports import Principal
+from groundwork.services.platform import PlatformPorts
+from groundwork.uploads import UploadRefused, accepted_summary, check_content, check_declared
+
+#: one-shot bodies are buffered; anything larger goes through upload sessions
+MAX_DIRECT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    source_id: str
+    version_id: str
+    created: bool
+    media_type: str
+
+
+def refusal(refused: UploadRefused) -> Refused:
+    alternative = f"send a file of an accepted type ({accepted_summary()})"
+    if refused.reason == "too-large":
+        alternative = "send larger files through /v1/uploads (resumable sessions)"
+    return Refused(refused.message, alternative, {"accepted": accepted_summary()}, refused.reason)
+
+
+def sharing_subjects(who: Principal, requested: Sequence[str] | None) -> tuple[str, ...]:
+    """Who a new file is shared with: the caller's own subjects by default; a
+    requested list must include at least one of them."""
+    subjects = tuple(requested) if requested else who.subjects
+    if not set(subjects) & set(who.subjects):
+        raise Refused(
+            "subjects must include at least one of the caller's own",
+            f"include one of {', '.join(who.subjects)} or leave subjects out",
+            code="invalid",
+        )
+    return subjects
+
+
+def check_before_bytes(filename: str, declared_size: int, limit: int = MAX_DIRECT_BYTES) -> None:
+    refused = check_declared(filename, declared_size, limit)
+    if refused is not None:
+        raise refusal(refused)
+
+
+def register_bytes(
+    ports: PlatformPorts,
+    who: Principal,
+    filename: str,
+    data: bytes,
+    *,
+    subjects: Sequence[str] | None = None,
+    replace_existing: bool = False,
+    limit: int = MAX_DIRECT_BYTES,
+) -> Registered:
+    """Register a file held in memory under the whole policy; refusals are
+    `Refused` with codes too-large, unsupported-type, type-mismatch,
+    approval-required, malware-found or invalid."""
+    check_before_bytes(filename, len(data), limit)
+    shared_with = sharing_subjects(who, subjects)
+    media_type = ports.sniff_media_type(data, filename)
+    refused = check_content(filename, media_type)
+    if refused is not None:
+        raise refusal(refused)
+    outcome = register_incoming(
+        ports.catalog,
+        ports.blobs,
+        IncomingFile(
+            who.tenant_id,
+            f"api:{filename}",
+            filename,
+            shared_with,
+            media_type,
+            replace=replace_existing,
+        ),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        write=lambda key: ports.blobs.put(key, data),
+        scanner=ports.scanner(),
+    )
+    if isinstance(outcome, NeedsApproval):
+        raise Refused(
+            f"{filename} already holds other content as version {outcome.current_version_no} of "
+            f"source {outcome.source_id}",
+            "send replace_existing=true to add this as its next version (the previous one stays "
+            "readable), or use another filename",
+            {"source_id": outcome.source_id},
+            "approval-required",
+        )
+    if outcome.quarantined is not None:
+        raise Refused(
+            f"the malware scan found {outcome.quarantined}; the file is quarantined and will "
+            "not be processed",
+            "upload a clean copy",
+            code="malware-found",
+        )
+    return Registered(outcome.source_id, outcome.version_id, outcome.created, media_type)

@@ -1,0 +1,253 @@
+"""Search, browse, budgeted context, summaries and drill-down: the retrieval
+operations every transport offers, written once.
+
+Each call that hands chunk ids or citations to a caller records them here (as
+issued to the key, and as citation snapshots), so drill-down and citation
+checks accept exactly what was handed out, whichever transport handed it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from groundwork.citations import Citation
+from groundwork.errors import DrillDownRefused, NotFound
+from groundwork.ports import Principal, SearchFilters
+from groundwork.retrieval.context import ContextSelection, select_context
+from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
+from groundwork.services.platform import PlatformPorts
+from groundwork.summaries import SourceSummary, summarize_sources
+
+OUTCOME_MESSAGES = {
+    "found": "Results found.",
+    "nothing_accessible": "Nothing is visible to this API key; ask an administrator for access.",
+    "nothing_matches": "No published passage matches the query; try other words.",
+    "nothing_close_enough": "Some passages were related, but none closely enough to cite.",
+    "browse": "What exists, by type (an empty or * query browses instead of searching).",
+}
+#: an empty or `*` query lists what exists instead of searching
+BROWSE_QUERIES = frozenset({"", "*"})
+CHUNK_ID = re.compile(r"^ch_[0-9a-f]{32}$")
+CONTEXT_CANDIDATES = 30
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    query: str
+    limit: int = 10
+    mode: str = "hybrid"
+    rerank: bool = True
+    filters: SearchFilters | None = None
+    pinned_source_ids: tuple[str, ...] = ()
+    cursor: str | None = None  # browse paging
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedHit:
+    """A hit as handed to a caller: its citation is stored and has an id."""
+
+    citation_id: str
+    hit: Hit
+
+
+@dataclass(frozen=True, slots=True)
+class BrowsePage:
+    counts_by_type: dict[str, int]
+    sources: tuple[dict[str, Any], ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    outcome: str  # found | nothing_accessible | nothing_matches | nothing_close_enough | browse
+    message: str
+    model: str
+    hits: tuple[IssuedHit, ...] = ()
+    browse: BrowsePage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    marker: int
+    citation_id: str
+    hit: Hit
+    chunks: tuple[ChunkView, ...]
+    expanded: bool
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    outcome: str
+    message: str
+    items: tuple[ContextItem, ...]
+    selection: ContextSelection | None
+
+
+@dataclass(frozen=True, slots=True)
+class SummariesResult:
+    overview: str
+    summaries: tuple[SourceSummary, ...]
+
+
+def is_browse(query: str) -> bool:
+    return query.strip() in BROWSE_QUERIES
+
+
+def run_search(
+    ports: PlatformPorts, who: Principal, query: SearchQuery, candidates: int | None = None
+) -> tuple[str, RetrievalOutcome]:
+    model_key = ports.serving_model(who.tenant_id)
+    request = SearchRequest(
+        query=query.query,
+        limit=query.limit,
+        candidates=candidates or max(50, query.limit),
+        mode=SearchMode(query.mode),
+        filters=query.filters,
+        rerank=query.rerank,
+        pinned_source_ids=query.pinned_source_ids,
+    )
+    return model_key, hybrid_search(who.scope, request, ports.search_engines(model_key))
+
+
+def issue(
+    ports: PlatformPorts, who: Principal, citations: list[Citation], chunk_ids: list[str]
+) -> list[str]:
+    """Citations are stored as snapshots and the chunk ids recorded as issued to
+    this key, so later drill-down accepts exactly these ids."""
+    ports.catalog.record_issued(who.key_id, chunk_ids)
+    return ports.catalog.record_citations(who.scope, who.key_id, citations)
+
+
+def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchResult:
+    if is_browse(query.query):
+        media_type = (
+            query.filters.media_types[0] if query.filters and query.filters.media_types else None
+        )
+        return SearchResult(
+            outcome="browse",
+            message=OUTCOME_MESSAGES["browse"],
+            model=ports.serving_model(who.tenant_id),
+            browse=browse(ports, who, media_type, query.cursor, query.limit),
+        )
+    model_key, outcome = run_search(ports, who, query)
+    hits: tuple[IssuedHit, ...] = ()
+    if isinstance(outcome, Found):
+        ids = issue(
+            ports,
+            who,
+            [h.citation for h in outcome.hits],
+            [h.chunk.chunk_id for h in outcome.hits],
+        )
+        hits = tuple(IssuedHit(cid, hit) for cid, hit in zip(ids, outcome.hits, strict=True))
+    return SearchResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], model_key, hits)
+
+
+def browse(
+    ports: PlatformPorts, who: Principal, media_type: str | None, cursor: str | None, limit: int
+) -> BrowsePage:
+    rows = ports.catalog.browse(who.scope, media_type, cursor, limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return BrowsePage(
+        counts_by_type=ports.catalog.media_type_counts(who.scope),
+        sources=tuple(rows),
+        next_cursor=rows[-1]["source_id"] if more and rows else None,
+    )
+
+
+def context(
+    ports: PlatformPorts,
+    who: Principal,
+    query: SearchQuery,
+    budget_tokens: int,
+    per_source_cap: int,
+    expand_sections: bool,
+) -> ContextResult:
+    model_key, outcome = run_search(
+        ports,
+        who,
+        SearchQuery(query.query, CONTEXT_CANDIDATES, query.mode, query.rerank, query.filters),
+    )
+    if not isinstance(outcome, Found):
+        return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)
+    engines = ports.search_engines(model_key)
+    selection = select_context(
+        outcome.hits,
+        budget_tokens=budget_tokens,
+        count_tokens=ports.embedder(model_key).count_tokens,
+        per_source_cap=per_source_cap,
+        load_section=(lambda view: engines.reader.section(who.scope, view.chunk_id))
+        if expand_sections
+        else None,
+    )
+    chunk_ids = [c.chunk_id for item in selection.items for c in item.chunks]
+    ids = issue(ports, who, [item.hit.citation for item in selection.items], chunk_ids)
+    items = tuple(
+        ContextItem(marker, cid, item.hit, tuple(item.chunks), item.expanded, item.tokens)
+        for marker, (cid, item) in enumerate(zip(ids, selection.items, strict=True), start=1)
+    )
+    return ContextResult("found", OUTCOME_MESSAGES["found"], items, selection)
+
+
+def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> SummariesResult:
+    """The token-efficient first layer: a summary per source with pointers to raw chunks."""
+    counts = ports.catalog.media_type_counts(who.scope)
+    overview = (
+        f"{sum(counts.values())} sources: " + ", ".join(f"{n} {t}" for t, n in counts.items())
+        if counts
+        else "No sources are visible to this key."
+    )
+    hits_by_source: dict[str, list[ChunkView]] = {}
+    ordered: list[str] = []
+    if not is_browse(query):
+        _, outcome = run_search(ports, who, SearchQuery(query, CONTEXT_CANDIDATES))
+        if isinstance(outcome, Found):
+            for hit in outcome.hits:
+                if hit.chunk.source_id not in hits_by_source:
+                    ordered.append(hit.chunk.source_id)
+                hits_by_source.setdefault(hit.chunk.source_id, []).append(hit.chunk)
+    else:
+        ordered = [r["source_id"] for r in ports.catalog.browse(who.scope, None, None, limit)]
+    ordered = ordered[:limit]
+    lead = ports.catalog.first_chunks(who.scope, ordered)
+    found = summarize_sources(ordered, hits_by_source, lead, ports.summarizer())
+    ports.catalog.record_issued(who.key_id, [p for s in found for p in s.pointers])
+    return SummariesResult(overview, tuple(found))
+
+
+def summarize_one(ports: PlatformPorts, who: Principal, source_id: str) -> SourceSummary | None:
+    lead = ports.catalog.first_chunks(who.scope, [source_id])
+    found = summarize_sources([source_id], {}, lead, ports.summarizer())
+    if not found:
+        return None
+    ports.catalog.record_issued(who.key_id, list(found[0].pointers))
+    return found[0]
+
+
+def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView:
+    """Raw chunk text, only for ids this key was handed by a previous response
+    (copied verbatim); anything else is refused naming the valid ids."""
+    if not CHUNK_ID.match(chunk_id):
+        raise DrillDownRefused(
+            f"{chunk_id!r} is not a chunk id (ch_ followed by 32 hex digits)",
+            "copy a chunk id verbatim from a search, context or summaries response",
+            {"valid_ids": ports.catalog.issued_recently(who.key_id)},
+        )
+    if not ports.catalog.was_issued(who.key_id, chunk_id):
+        raise DrillDownRefused(
+            f"{chunk_id} was not returned to this key in the last 24 hours; "
+            "use an id from a previous response",
+            "use an id from a previous response",
+            {"valid_ids": ports.catalog.issued_recently(who.key_id)},
+        )
+    view = ports.catalog.load_chunks(who.scope, [chunk_id]).get(chunk_id)
+    if view is None:
+        raise NotFound(f"chunk {chunk_id} is no longer available to this key")
+    return view
+
+
+CitationStatus = Literal["exists", "drifted", "removed", "withheld"]

@@ -1,0 +1,83 @@
+"""What an API key may do, beyond whose files it sees: one table for every
+route and tool, checked in one place (`require`).
+
+Why separate delete and admin from write: a key that can add files should not
+by that alone be able to remove them, and changing who may read a source
+(re-scoping) can widen access, so it needs an administrator's scope. Approving
+a destructive artifact edit is a scope of its own so that the proposer of an
+edit cannot approve it with the same key.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from groundwork.errors import Forbidden
+from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
+
+
+class Scope(StrEnum):
+    READ = "files:read"
+    WRITE = "files:write"
+    DELETE = "files:delete"
+    ADMIN = "sources:admin"
+    ARTIFACTS = "artifacts:write"
+    APPROVE = "artifacts:approve"
+
+
+ALL_SCOPES: tuple[str, ...] = tuple(s.value for s in Scope)
+__all__ = ["ALL_SCOPES", "DEFAULT_KEY_SCOPES", "OPERATION_SCOPES", "Scope", "require"]
+
+#: every operation a transport offers, by the name the transports map to
+OPERATION_SCOPES: dict[str, Scope] = {
+    # reading
+    "search": Scope.READ,
+    "context": Scope.READ,
+    "summaries": Scope.READ,
+    "chunks.read": Scope.READ,
+    "citations.read": Scope.READ,
+    "sources.status": Scope.READ,
+    "sources.read": Scope.READ,
+    "files.list": Scope.READ,
+    "files.reference": Scope.READ,
+    "artifacts.read": Scope.READ,
+    "tools.list": Scope.READ,
+    # writing files
+    "sources.register": Scope.WRITE,
+    "sources.tags": Scope.WRITE,
+    "uploads": Scope.WRITE,
+    "documents.compose": Scope.WRITE,
+    # removing and re-scoping
+    "sources.delete": Scope.DELETE,
+    "sources.subjects": Scope.ADMIN,
+    # artifacts
+    "artifacts.write": Scope.ARTIFACTS,
+    "artifacts.delete": Scope.DELETE,
+    "artifacts.approve": Scope.APPROVE,
+}
+
+
+def scope_for(operation: str) -> Scope:
+    try:
+        return OPERATION_SCOPES[operation]
+    except KeyError:
+        # default deny: an operation nobody classified is refused, never open
+        raise Forbidden(
+            f"operation {operation!r} has no scope assigned",
+            "report this: every operation must be listed in groundwork.services.scopes",
+        ) from None
+
+
+def require(who: Principal, operation: str) -> None:
+    """Refuse unless the caller's key holds the scope `operation` needs."""
+    needed = scope_for(operation)
+    require_scope(who, needed.value, operation)
+
+
+def require_scope(who: Principal, scope: str, operation: str) -> None:
+    if scope not in who.scopes:
+        raise Forbidden(
+            f"{operation} needs the scope {scope}; this key has {', '.join(who.scopes) or 'none'}",
+            f"ask an administrator for a key with that scope (groundwork key create ... --scope {scope})",
+            {"needed_scope": scope},
+        )

@@ -1,0 +1,112 @@
+"""Scopes on every route and tool, from one table (issue 19): walk the OpenAPI
+document and the tool registry with keys that lack exactly the needed scope,
+and expect a refusal before anything happens."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from groundwork.services.scopes import ALL_SCOPES, OPERATION_SCOPES
+from groundwork.tools.registry import TOOLS
+from resources.platform import Platform
+from retrieval_api.app import create_app
+from retrieval_api.scopes import ROUTE_OPERATIONS
+
+
+@pytest.fixture
+def client(platform: Platform) -> TestClient:
+    return TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+
+
+def _api_routes(client: TestClient) -> list[tuple[str, str]]:
+    """Every operation in the OpenAPI document."""
+    paths = client.get("/openapi.json").json()["paths"]
+    return sorted((method.upper(), path) for path, ops in paths.items() for method in ops)
+
+
+def test_every_route_is_assigned_an_operation_and_every_operation_a_scope(
+    client: TestClient,
+) -> None:
+    routes = _api_routes(client)
+    assert set(routes) == set(ROUTE_OPERATIONS), "routes and retrieval_api/scopes.py disagree"
+    for operation in ROUTE_OPERATIONS.values():
+        assert operation is None or operation in OPERATION_SCOPES
+    assert {spec.scope for spec in TOOLS.values()} <= set(ALL_SCOPES)
+
+
+def test_every_route_refuses_a_key_without_its_scope(
+    client: TestClient, platform: Platform, tenant_id: str
+) -> None:
+    walked = 0
+    for method, path in _api_routes(client):
+        operation = ROUTE_OPERATIONS[(method, path)]
+        if operation is None:
+            continue
+        needed = OPERATION_SCOPES[operation].value
+        _, key = platform.catalog.create_api_key(
+            tenant_id, [f"tenant:{tenant_id}"], "walk", [s for s in ALL_SCOPES if s != needed]
+        )
+        url = re.sub(r"\{[^}]+\}", "src_0", path)
+        response = client.request(method, url, json={}, headers={"Authorization": f"Bearer {key}"})
+        assert response.status_code == 403, (method, path, response.status_code, response.text)
+        body = response.json()
+        assert body["error"] == "forbidden" and needed in body["message"], body
+        assert body["alternative"]
+        walked += 1
+    assert walked >= 35
+
+
+def test_every_tool_refuses_a_key_without_its_scope(
+    client: TestClient, platform: Platform, tenant_id: str
+) -> None:
+    for name, spec in TOOLS.items():
+        _, key = platform.catalog.create_api_key(
+            tenant_id,
+            [f"tenant:{tenant_id}"],
+            "walk",
+            [s for s in ALL_SCOPES if s != spec.scope],
+        )
+        response = client.post(
+            f"/v1/tools/{name}", json={}, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert response.status_code == 403, (name, response.text)
+        assert response.json()["error"] == "forbidden"
+
+
+def test_a_read_key_cannot_register_delete_rescope_or_revise(
+    client: TestClient, platform: Platform, tenant_id: str
+) -> None:
+    """The defect: scopes were checked only by the tool dispatcher, so a
+    files:read key could write, delete and re-scope over HTTP."""
+    _, reader = platform.catalog.create_api_key(
+        tenant_id, [f"tenant:{tenant_id}"], "reader", ["files:read"]
+    )
+    headers = {"Authorization": f"Bearer {reader}"}
+    attempts = [
+        client.post("/v1/sources?filename=a.md", content=b"# A\n\ntext\n", headers=headers),
+        client.delete("/v1/sources/src_x", headers=headers),
+        client.put("/v1/sources/src_x/subjects", json={"subjects": ["*"]}, headers=headers),
+        client.post(
+            "/v1/artifacts/art_x/revise",
+            json={"expected_generation": 1, "markdown": "x"},
+            headers=headers,
+        ),
+    ]
+    assert [r.status_code for r in attempts] == [403, 403, 403, 403]
+    # and a full key (without sources:admin) still cannot widen who may read a source
+    _, writer = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "writer")
+    made = client.post(
+        "/v1/sources?filename=b.md",
+        content=b"# B\n\ntext\n",
+        headers={"Authorization": f"Bearer {writer}"},
+    )
+    assert made.status_code == 201, made.text
+    widened = client.put(
+        f"/v1/sources/{made.json()['source_id']}/subjects",
+        json={"subjects": ["group:everyone"]},
+        headers={"Authorization": f"Bearer {writer}"},
+    )
+    assert widened.status_code == 403
