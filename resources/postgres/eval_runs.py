@@ -9,7 +9,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from evals.suite import EvalResult, EvalSuite
+from groundwork.eval_records import EvalResult, EvalSuite
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
