@@ -82,7 +82,9 @@ def _print_results(api: str, keys: dict[str, str]) -> None:
             table.add_column("citation", ratio=3)
             for hit in body["hits"]:
                 citation = hit["citation"]
-                text = citation["excerpt"].replace("\n", " ")  # the fenced text is for models
+                text = citation["untrusted_excerpt"].replace(
+                    "\n", " "
+                )  # the fenced text is for models
                 table.add_row(
                     str(hit["rank"]),
                     (text[:220] + "…") if len(text) > 220 else text,

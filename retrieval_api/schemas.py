@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from groundwork.citations import Citation
 from groundwork.files import FileVersionInfo
 
 
@@ -39,7 +40,7 @@ class CitationOut(BaseModel):
     location: dict[str, object]
     location_label: str
     heading_path: list[str]
-    excerpt: str
+    untrusted_excerpt: str  # the snapshot of the cited text (file text: data)
     retrieved_at: str
     low_confidence: bool
 
@@ -93,16 +94,16 @@ class VersionStatusOut(BaseModel):
 class BlockOut(BaseModel):
     index: int
     kind: str
-    text: str
+    untrusted_text: str
     level: int | None
     location: dict[str, object]
     location_label: str
     confidence: float | None
-    table: list[list[str]] | None
+    untrusted_table: list[list[str]] | None
 
 
 class ReadOut(BaseModel):
-    """A window of an extracted document. `content` is the window as Markdown,
+    """A window of an extracted document. `untrusted_content` is the window as Markdown,
     fenced as untrusted data: it comes from a document, not from the platform."""
 
     source_id: str
@@ -115,7 +116,7 @@ class ReadOut(BaseModel):
     oversized_table: bool = False
     warnings: list[str] = Field(default_factory=list)
     blocks: list[BlockOut] = Field(default_factory=list)
-    content: str = ""
+    untrusted_content: str = ""
     reason: str | None = None
     guidance: str | None = None
     retry_may_help: bool | None = None
@@ -127,7 +128,7 @@ class ErrorOut(BaseModel):
 
 
 class TableOut(BaseModel):
-    rows: list[list[str]]
+    untrusted_rows: list[list[str]]
     header_rows: int
     location: dict[str, object]
     location_label: str
@@ -176,12 +177,12 @@ class ContextItemOut(BaseModel):
 
 
 class ContextOut(BaseModel):
-    """`context` is ready for a model: every passage is fenced as untrusted
+    """`untrusted_context` is ready for a model: every passage is fenced as untrusted
     document data and numbered [n] to match `items[n-1]`."""
 
     outcome: Literal["found", "nothing_accessible", "nothing_matches", "nothing_close_enough"]
     message: str
-    context: str
+    untrusted_context: str
     items: list[ContextItemOut]
     used_tokens: int
     budget_tokens: int
@@ -361,7 +362,7 @@ class ArtifactOut(BaseModel):
     indexing_state: str | None
     stale: bool
     stale_reasons: list[str]
-    markdown: str | None = None
+    untrusted_markdown: str | None = None  # the artifact's text: a document like any other
     files: list[ArtifactFileOut] = Field(default_factory=list)
 
 
@@ -446,3 +447,9 @@ class ApprovalOut(BaseModel):
     artifact_id: str
     generation: int
     expires_at: datetime
+
+
+def citation_out(citation: Citation) -> CitationOut:
+    data = citation.to_dict()
+    data["untrusted_excerpt"] = data.pop("excerpt")
+    return CitationOut(**data)  # type: ignore[arg-type]

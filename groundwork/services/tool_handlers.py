@@ -18,6 +18,7 @@ from groundwork.artifacts import (
     Provenance,
     create_artifact,
 )
+from groundwork.citations import Citation
 from groundwork.compare import compare_blocks
 from groundwork.convert import ConversionRefused, convert
 from groundwork.documents import (
@@ -179,6 +180,12 @@ def read_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> 
     }
 
 
+def _citation(citation: Citation) -> dict[str, Any]:
+    data = citation.to_dict()
+    data["untrusted_excerpt"] = data.pop("excerpt")
+    return data
+
+
 @handler("search_files")
 def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     media_type = str(args["media_type"]) if args.get("media_type") else None
@@ -204,7 +211,7 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
                 "filename": issued.hit.chunk.filename,
                 "media_type": issued.hit.chunk.media_type,
                 "location": issued.hit.citation.location.label(),
-                "citation": issued.hit.citation.to_dict(),
+                "citation": _citation(issued.hit.citation),
                 "untrusted_text": fence_untrusted(
                     issued.hit.chunk.body, issued.hit.chunk.source_id
                 ),
@@ -253,7 +260,11 @@ def scan_document(platform: PlatformPorts, who: Principal, args: dict[str, Any])
                 "kind": b.kind.value,
                 "untrusted_text": b.text,
                 "location": b.location.label(),
-                **({"table_rows": [list(r) for r in b.table.rows]} if b.table is not None else {}),
+                **(
+                    {"untrusted_table_rows": [list(r) for r in b.table.rows]}
+                    if b.table is not None
+                    else {}
+                ),
                 **({"confidence": b.confidence} if b.confidence is not None else {}),
             }
             for n, b in enumerate(window.blocks)

@@ -97,7 +97,7 @@ def artifact_out(
         indexing_state=record.processing_state,
         stale=bool(reasons),
         stale_reasons=reasons,
-        markdown=markdown if with_markdown else None,
+        untrusted_markdown=markdown if with_markdown else None,
         files=files,
     )
 

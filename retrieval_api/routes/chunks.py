@@ -18,9 +18,9 @@ from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     ChunkOut,
     CitationCheckOut,
-    CitationOut,
     CitationsResolveBody,
     CitationsResolveOut,
+    citation_out,
 )
 
 router = APIRouter()
@@ -83,7 +83,7 @@ def _check(platform: Platform, who: Principal, citation_id: str) -> CitationChec
     return CitationCheckOut(
         citation_id=citation_id,
         status=status,
-        citation=CitationOut(**citation.to_dict()),  # type: ignore[arg-type]
+        citation=citation_out(citation),
     )
 
 

@@ -5,7 +5,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from groundwork.citations import Citation
 from groundwork.ports import SearchFilters
 from groundwork.reading import fence_untrusted
 from groundwork.services import retrieval
@@ -13,7 +12,6 @@ from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     BrowseOut,
-    CitationOut,
     ContextBody,
     ContextItemOut,
     ContextOut,
@@ -24,6 +22,7 @@ from retrieval_api.schemas import (
     SourceListing,
     SummariesOut,
     SummaryOut,
+    citation_out,
 )
 
 router = APIRouter()
@@ -39,10 +38,6 @@ def to_filters(body: Filters | None) -> SearchFilters | None:
         date_from=body.date_from,
         date_to=body.date_to,
     )
-
-
-def citation_out(citation: Citation) -> CitationOut:
-    return CitationOut(**citation.to_dict())  # type: ignore[arg-type]
 
 
 def hit_out(issued: IssuedHit) -> HitOut:
@@ -128,7 +123,7 @@ def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Cont
     return ContextOut(
         outcome=result.outcome,  # type: ignore[arg-type]
         message=result.message,
-        context="\n\n".join(parts),
+        untrusted_context="\n\n".join(parts),
         items=[
             ContextItemOut(
                 marker=item.marker,

@@ -136,16 +136,16 @@ def read_source(
             BlockOut(
                 index=result.start_block + i,
                 kind=b.kind.value,
-                text=b.text,
+                untrusted_text=b.text,
                 level=b.level,
                 location=b.location.to_dict(),
                 location_label=b.location.label(),
                 confidence=b.confidence,
-                table=[list(r) for r in b.table.rows] if b.table else None,
+                untrusted_table=[list(r) for r in b.table.rows] if b.table else None,
             )
             for i, b in enumerate(result.blocks)
         ],
-        content=fence_untrusted(result.markdown(), source_id),
+        untrusted_content=fence_untrusted(result.markdown(), source_id),
     )
 
 
@@ -167,7 +167,7 @@ def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> T
         version_id=version_id,
         tables=[
             TableOut(
-                rows=[list(r) for r in t.table.rows],
+                untrusted_rows=[list(r) for r in t.table.rows],
                 header_rows=t.table.header_rows,
                 location=t.location.to_dict(),
                 location_label=t.location.label(),

@@ -75,9 +75,13 @@ def test_context_is_budgeted_fenced_and_citation_ready(
     assert first["marker"] == 1 and first["citation_id"].startswith("cit_")
     assert len(first["chunk_ids"]) >= 1 and first["tokens"] > 0
     assert (
-        body["context"].startswith("[1] Guide") and "<<<UNTRUSTED-DOCUMENT-TEXT" in body["context"]
+        body["untrusted_context"].startswith("[1] Guide")
+        and "<<<UNTRUSTED-DOCUMENT-TEXT" in body["untrusted_context"]
     )
-    assert "25 vacation days" in body["context"] and "Unused days carry over" in body["context"]
+    assert (
+        "25 vacation days" in body["untrusted_context"]
+        and "Unused days carry over" in body["untrusted_context"]
+    )
 
 
 def test_summaries_first_then_verbatim_drill_down(
@@ -119,7 +123,9 @@ def test_citations_resolve_and_verify_with_withheld_counted(
     ).json()
     guide = next(h for h in vacation["hits"] if h["filename"] == "guide.md")
     own = client.get(f"/v1/citations/{plan['citation_id']}", headers=_h(setup["finance"])).json()
-    assert own["status"] == "exists" and own["citation"]["excerpt"].startswith("The hiring budget")
+    assert own["status"] == "exists" and own["citation"]["untrusted_excerpt"].startswith(
+        "The hiring budget"
+    )
     # staff lost (never had) access to the plan: withheld, and counted as such
     resolved = client.post(
         "/v1/citations/resolve",
@@ -154,7 +160,7 @@ def test_a_citation_drifts_when_its_text_changes(
     )
     checked = client.get(f"/v1/citations/{hit['citation_id']}", headers=_h(setup["staff"])).json()
     assert checked["status"] == "drifted"
-    assert "Forge" in checked["citation"]["excerpt"]  # the snapshot is what was cited
+    assert "Forge" in checked["citation"]["untrusted_excerpt"]  # the snapshot is what was cited
 
 
 def test_browse_lists_what_exists_by_type_with_paging(

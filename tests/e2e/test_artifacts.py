@@ -78,7 +78,7 @@ def test_create_gives_a_document_with_files_by_role(
 ) -> None:
     made = _create(client, headers)
     assert made["generation"] == 1 and made["title"] == "Quarterly report"
-    assert made["markdown"] == REPORT and made["path"] == "reports/q3.md"
+    assert made["untrusted_markdown"] == REPORT and made["path"] == "reports/q3.md"
     assert {f["role"] for f in made["files"]} == {"primary", "preview"}  # never `source`
     history = client.get(f"/v1/artifacts/{made['artifact_id']}/history", headers=headers).json()
     assert [h["generation"] for h in history] == [1]
@@ -116,7 +116,7 @@ def test_concurrent_revisions_exactly_one_wins(client: TestClient, headers: dict
         t.join()
     assert sorted(results) == [200, 409]
     now = client.get(f"/v1/artifacts/{made['artifact_id']}", headers=headers).json()
-    assert now["generation"] == 2 and now["markdown"].count("Note from writer") == 1
+    assert now["generation"] == 2 and now["untrusted_markdown"].count("Note from writer") == 1
     stale = _revise(
         client,
         headers,
@@ -168,7 +168,7 @@ def test_destructive_edits_need_an_approval_by_another_scope(
         "'40'" in d for d in body["destroys"]
     )
     unchanged = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()
-    assert unchanged["generation"] == 2 and "Outlook" in unchanged["markdown"]
+    assert unchanged["generation"] == 2 and "Outlook" in unchanged["untrusted_markdown"]
     # the old defect: the token was a hash the proposer could compute and resubmit itself
     digest = proposal_digest(artifact, 2, [edit_from_dict(e) for e in edits])
     for forged in ("0" * 32, digest, body["proposal_token"]):
@@ -177,7 +177,8 @@ def test_destructive_edits_need_an_approval_by_another_scope(
         )
         assert wrong.status_code in (409, 422) and wrong.json()["error"] != "ok", forged
         assert (
-            "Outlook" in client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["markdown"]
+            "Outlook"
+            in client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["untrusted_markdown"]
         )
     # the proposer's own key (no artifacts:approve) cannot approve
     approve_url = f"/v1/artifacts/{artifact}/approve"
@@ -206,7 +207,7 @@ def test_destructive_edits_need_an_approval_by_another_scope(
         approval_token=token,
     )
     assert approved.status_code == 200, approved.text
-    after = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["markdown"]
+    after = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()["untrusted_markdown"]
     assert "Outlook" not in after and "| North | 41 | 12% |" in after and "## Risks" in after
     assert after.index("## Risks") > after.index("## Regions")
 
@@ -251,7 +252,7 @@ def test_restore_creates_a_new_version_by_reference(
     ).json()
     assert restored["generation"] == 3
     manifest = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()
-    assert manifest["markdown"] == REPORT
+    assert manifest["untrusted_markdown"] == REPORT
     history = client.get(f"/v1/artifacts/{artifact}/history", headers=headers).json()
     assert [h["generation"] for h in history] == [1, 2, 3] and history[2]["restored_from"] == 1
     versions = {
@@ -438,7 +439,9 @@ def test_the_ordinary_write_path_cannot_edit_an_artifact(
     )
     assert refused.status_code == 422 and "revise" in refused.json()["message"]
     assert (
-        client.get(f"/v1/artifacts/{made['artifact_id']}", headers=headers).json()["markdown"]
+        client.get(f"/v1/artifacts/{made['artifact_id']}", headers=headers).json()[
+            "untrusted_markdown"
+        ]
         == REPORT
     )
 

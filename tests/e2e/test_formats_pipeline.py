@@ -84,7 +84,7 @@ def test_failures_are_recorded_and_readable_through_the_api(
     window = client.get(f"/v1/sources/{found.chunk.source_id}/read", headers=headers).json()
     assert window["outcome"] == "window" and window["total_blocks"] >= 8
     assert window["blocks"][0]["location_label"] == "p. 1"
-    assert window["content"].startswith("<<<UNTRUSTED-DOCUMENT-TEXT")
+    assert window["untrusted_content"].startswith("<<<UNTRUSTED-DOCUMENT-TEXT")
     # the encrypted PDF: a failure value with its sentence, and search never returns it
     with platform.pool.connection() as conn:
         row = conn.execute(
@@ -111,4 +111,6 @@ def test_tables_on_their_own_with_locations(platform: Platform, formats_tenant: 
     assert any(label.startswith("Revenue!A1:") for label in labels)
     assert any(label.startswith("Headcount!A1:") for label in labels)
     headcount = next(t for t in body["tables"] if t["location_label"].startswith("Headcount"))
-    assert headcount["rows"][0] == ["Team", "People"] and headcount["heading_path"] == ["Headcount"]
+    assert headcount["untrusted_rows"][0] == ["Team", "People"] and headcount["heading_path"] == [
+        "Headcount"
+    ]

@@ -102,7 +102,7 @@ def test_delete_is_invisible_at_once_then_purged_with_proof(
     assert proof.tombstoned >= 1 and proof.clean
     # the citation snapshot survives and reports the source removed
     checked = client.get(f"/v1/citations/{hit['citation_id']}", headers=headers).json()
-    assert checked["status"] == "removed" and "ERR-4021" in checked["citation"]["excerpt"]
+    assert checked["status"] == "removed" and "ERR-4021" in checked["citation"]["untrusted_excerpt"]
     assert client.get(f"/v1/sources/{source_id}/status", headers=headers).status_code == 404
 
 
