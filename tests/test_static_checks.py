@@ -50,3 +50,15 @@ def test_layer_contracts() -> None:
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "BROKEN" not in result.stdout and "KEPT" in result.stdout
+
+
+def test_the_access_predicate_is_written_once() -> None:
+    """Every query that reads tenant content calls groundwork_readable (migration
+    0015) instead of spelling out the subject overlap again."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in (ROOT / "resources").rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), start=1)
+        if "subjects &&" in line
+    ]
+    assert offenders == []

@@ -23,7 +23,7 @@ from groundwork.ports import AccessScope
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
-_VISIBLE = "a.tenant_id = %s AND s.subjects && %s AND s.state = 'active'"
+_VISIBLE = "a.tenant_id = %s AND groundwork_readable(s.subjects, %s) AND s.state = 'active'"
 
 
 class PostgresArtifacts:

@@ -23,7 +23,7 @@ _COLUMNS = (
     "v.failure_reason, v.low_confidence, (s.current_version_id = v.version_id) AS is_current, "
     "v.created_at"
 )
-_VISIBLE = "s.tenant_id = %s AND s.subjects && %s AND s.state = 'active' AND v.state <> 'deleted'"
+_VISIBLE = "s.tenant_id = %s AND groundwork_readable(s.subjects, %s) AND s.state = 'active' AND v.state <> 'deleted'"
 
 
 def _info(row: dict[str, Any]) -> FileVersionInfo:
@@ -81,7 +81,7 @@ class PostgresFileMetadata:
         with translated_errors("finding a source"), self.pool.connection() as conn:
             row = conn.execute(
                 "SELECT origin, filename FROM sources WHERE source_id = %s AND tenant_id = %s "
-                "AND subjects && %s AND state = 'active'",
+                "AND groundwork_readable(subjects, %s) AND state = 'active'",
                 (source_id, scope.tenant_id, list(scope.subjects)),
             ).fetchone()
         return (row[0], row[1]) if row else None

@@ -87,7 +87,7 @@ class PostgresKeywordIndex(ChunkRowTable):
         conditions = [
             sql.SQL("tenant_id = %s"),
             sql.SQL("live"),
-            sql.SQL("subjects && %s"),
+            sql.SQL("groundwork_readable(subjects, %s)"),
             sql.SQL("tsv @@ q"),
             *extra,
         ]

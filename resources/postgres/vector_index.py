@@ -107,7 +107,12 @@ class PgVectorIndex(ChunkRowTable):
         if not scope.subjects or limit <= 0:
             return []
         extra, extra_params = filter_conditions(filters)
-        conditions = [sql.SQL("tenant_id = %s"), sql.SQL("live"), sql.SQL("subjects && %s"), *extra]
+        conditions = [
+            sql.SQL("tenant_id = %s"),
+            sql.SQL("live"),
+            sql.SQL("groundwork_readable(subjects, %s)"),
+            *extra,
+        ]
         params: list[object] = [scope.tenant_id, list(scope.subjects), *extra_params]
         query_vector = np.asarray(vector, dtype=np.float32)
         query = sql.SQL(

@@ -25,7 +25,7 @@ class Reading(StoreBase):
             return False
         with translated_errors("checking access"), self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT 1 FROM sources WHERE tenant_id = %s AND state = 'active' AND subjects && %s LIMIT 1",
+                "SELECT 1 FROM sources WHERE tenant_id = %s AND state = 'active' AND groundwork_readable(subjects, %s) LIMIT 1",
                 (scope.tenant_id, list(scope.subjects)),
             ).fetchone()
         return row is not None
@@ -49,7 +49,7 @@ class Reading(StoreBase):
                 "JOIN published_versions p ON p.source_id = c.source_id "
                 "AND p.version_id = c.version_id AND p.model_key = coalesce(%s, t.active_model) "
                 "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
-                "AND s.state = 'active' AND s.subjects && %s",
+                "AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
                 (
                     model_key,
                     list(chunk_ids),
@@ -91,7 +91,7 @@ class Reading(StoreBase):
                     "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
                     "JOIN tenants t ON t.tenant_id = s.tenant_id "
                     "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = t.active_model "
-                    "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                    "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
                     (source_id, scope.tenant_id, list(scope.subjects)),
                 )
                 .fetchone()
@@ -128,7 +128,7 @@ class Reading(StoreBase):
                 "SELECT v.version_id, v.processing_state, v.failure_reason, v.failure_detail, d.document "
                 f"FROM sources s JOIN source_versions v ON {which} "
                 "LEFT JOIN extracted_documents d ON d.version_id = v.version_id "
-                "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s",
+                "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
                 params,
             ).fetchone()
         if row is None:
@@ -250,7 +250,7 @@ class Reading(StoreBase):
                     "SELECT s.source_id, s.filename, coalesce(v.title, s.filename) AS title, v.media_type, "
                     "v.processing_state, v.low_confidence, v.created_at "
                     "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
-                    "WHERE s.tenant_id = %s AND s.state = 'active' AND s.subjects && %s "
+                    "WHERE s.tenant_id = %s AND s.state = 'active' AND groundwork_readable(s.subjects, %s) "
                     "AND (%s::text IS NULL OR v.media_type = %s) AND (%s::text IS NULL OR s.source_id > %s) "
                     "ORDER BY s.source_id LIMIT %s",
                     (
@@ -274,7 +274,7 @@ class Reading(StoreBase):
             rows = conn.execute(
                 "SELECT v.media_type, count(*) FROM sources s JOIN source_versions v "
                 "ON v.version_id = s.current_version_id WHERE s.tenant_id = %s AND s.state = 'active' "
-                "AND s.subjects && %s GROUP BY v.media_type ORDER BY count(*) DESC",
+                "AND groundwork_readable(s.subjects, %s) GROUP BY v.media_type ORDER BY count(*) DESC",
                 (scope.tenant_id, list(scope.subjects)),
             ).fetchall()
         return {r[0]: int(r[1]) for r in rows}
