@@ -6,11 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound
 from groundwork.pipeline import IncomingFile, register_path
-from groundwork.uploads import MAX_UPLOAD_BYTES, check_content, check_declared
+from groundwork.services.uploads import open_session, owned_session
+from groundwork.uploads import check_content
 from resources.platform import Platform
 from resources.sniffing import sniff_path
 from resources.upload_staging import UploadStaging
@@ -38,41 +40,24 @@ def _out(row: dict[str, object]) -> UploadOut:
 
 
 @router.post("/v1/uploads", response_model=UploadOut, status_code=201)
-def create_upload(
-    body: UploadCreate, who: PrincipalDep, platform: PlatformDep
-) -> UploadOut | JSONResponse:
-    refused = check_declared(body.filename, body.size, MAX_UPLOAD_BYTES)
-    if refused is not None:
-        return error_response(
-            413 if refused.reason == "too-large" else 415, refused.reason, refused.message
+def create_upload(body: UploadCreate, who: PrincipalDep, platform: PlatformDep) -> UploadOut:
+    return _out(
+        open_session(
+            platform,
+            platform.catalog,
+            who,
+            filename=body.filename,
+            size=body.size,
+            declared_type=body.media_type,
+            subjects=body.subjects,
+            target_source_id=body.source_id,
         )
-    subjects = tuple(body.subjects) if body.subjects else who.subjects
-    if not set(subjects) & set(who.subjects):
-        return error_response(
-            422, "invalid_request", "subjects must include at least one of the caller's own"
-        )
-    if body.source_id is not None and platform.files.origin_of(who.scope, body.source_id) is None:
-        raise NotFound(f"no source {body.source_id} is visible to this key")
-    upload_id = platform.catalog.create_upload(
-        who.scope,
-        who.key_id,
-        body.filename,
-        body.size,
-        body.media_type,
-        subjects,
-        target_source_id=body.source_id,
     )
-    row = platform.catalog.upload(who.tenant_id, upload_id)
-    assert row is not None
-    return _out(row)
 
 
 @router.get("/v1/uploads/{upload_id}", response_model=UploadOut)
 def upload_progress(upload_id: str, who: PrincipalDep, platform: PlatformDep) -> UploadOut:
-    row = platform.catalog.upload(who.tenant_id, upload_id)
-    if row is None:
-        raise NotFound(f"no upload {upload_id}")
-    return _out(row)
+    return _out(owned_session(platform.catalog, who, upload_id))
 
 
 @router.put("/v1/uploads/{upload_id}", response_model=UploadOut)
@@ -86,9 +71,7 @@ async def upload_part(
     """Bytes from `offset` (the acknowledged offset: resume from GET's `received`).
     The part is capped at the declared size while it streams: exceeding it stops
     the sender with 413 instead of draining the rest."""
-    row = platform.catalog.upload(who.tenant_id, upload_id)
-    if row is None:
-        raise NotFound(f"no upload {upload_id}")
+    row = await run_in_threadpool(owned_session, platform.catalog, who, upload_id)
     if row["state"] != "open":
         return error_response(409, "not-open", f"the upload is {row['state']}")
     if offset != row["received"]:
@@ -138,9 +121,7 @@ def complete_upload(
     upload is never held in memory). Adding a version to a source that has
     other content needs `replace_existing: true`; the previous version stays
     readable."""
-    row = platform.catalog.upload(who.tenant_id, upload_id)
-    if row is None:
-        raise NotFound(f"no upload {upload_id}")
+    row = owned_session(platform.catalog, who, upload_id)
     if row["state"] == "completed":
         return _out(row)
     if row["state"] != "open":

@@ -289,3 +289,32 @@ def test_direct_registration_follows_the_same_policy(
         headers=headers,
     )
     assert approved.status_code == 201 and approved.json()["source_id"] == first.json()["source_id"]
+
+
+def test_an_upload_session_belongs_to_the_key_that_opened_it(
+    client: TestClient, platform: Platform
+) -> None:
+    """The defect: sessions were checked by tenant only, so another key of the
+    same tenant (other subjects) could read, write into and complete someone
+    else's session and see its filename and resulting source id."""
+    tenant = f"u-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _, owner = platform.catalog.create_api_key(tenant, ["team:hr"], "owner")
+    _, peer = platform.catalog.create_api_key(tenant, ["team:sales"], "peer")
+    _, admin = platform.catalog.create_api_key(
+        tenant, ["team:sales"], "admin", ["files:read", "files:write", "sources:admin"]
+    )
+    mine, theirs, boss = ({"Authorization": f"Bearer {k}"} for k in (owner, peer, admin))
+    data = b"# Salaries\n\nconfidential\n"
+    upload = _create(client, mine, "salaries.md", len(data))["upload_id"]
+    url = f"/v1/uploads/{upload}"
+    assert client.get(url, headers=theirs).status_code == 404
+    assert client.put(url, params={"offset": 0}, content=data, headers=theirs).status_code == 404
+    assert client.post(f"{url}/complete", headers=theirs).status_code == 404
+    assert client.get(url, headers=mine).json()["received"] == 0  # nothing was written
+    assert client.put(url, params={"offset": 0}, content=data, headers=mine).status_code == 200
+    done = client.post(f"{url}/complete", headers=mine)
+    assert done.status_code == 200 and done.json()["source_id"]
+    seen = client.get(url, headers=theirs)
+    assert seen.status_code == 404 and "salaries" not in seen.text
+    assert client.get(url, headers=boss).status_code == 200  # an administrator may look
