@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI
 from resources.platform import Platform
 from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers
+from retrieval_api.hygiene import RequestHygiene
 from retrieval_api.routes import (
     artifacts,
     chunks,
@@ -58,4 +59,5 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.include_router(artifacts.router)
     app.include_router(documents.router)
     app.include_router(tools.router)
+    app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
     return app

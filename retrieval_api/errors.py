@@ -7,6 +7,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from groundwork.errors import (
     CapabilityUnavailable,
@@ -51,6 +52,14 @@ REFUSAL_STATUS = {
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(StarletteHTTPException)
+    def _framework(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Unknown routes, wrong methods and the like, in the project's shape."""
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "too-large"}
+        return error_response(
+            exc.status_code, codes.get(exc.status_code, "invalid_request"), str(exc.detail)
+        )
+
     @app.exception_handler(Unauthorized)
     def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
         return error_response(401, "unauthorized", str(exc))

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from groundwork.errors import CapabilityUnavailable, InvalidRequest, NotFound, Refused
 from groundwork.ports import Principal
+from groundwork.services.hygiene import check_value
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.scopes import require_scope
 from groundwork.services.tool_handlers import HANDLERS, Handler, TurnLedger, get_chunks
@@ -80,6 +81,10 @@ class ToolDispatcher:
         except Refused as exc:
             return self._refused(ToolRefusal(exc.code, exc.message, exc.alternative))
         args = arguments or {}
+        try:
+            check_value(args, "")
+        except Refused as exc:
+            return self._refused(ToolRefusal(exc.code, exc.message, exc.alternative))
         errors = sorted(self._inputs[name].iter_errors(args), key=lambda e: list(e.path))
         if errors:
             where = "/".join(str(p) for p in errors[0].path) or "arguments"

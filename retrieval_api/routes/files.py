@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from groundwork.errors import NotFound
 from groundwork.files import MAX_PAGE, stored_version
+from groundwork.services.hygiene import content_disposition
 from groundwork.signing import MAX_LIFETIME, Refused, sign, verify
 from resources.signing_key import signing_secret
 from retrieval_api.deps import PlatformDep, PrincipalDep, WholePlatformDep
@@ -39,7 +40,8 @@ def create_reference(
         who.tenant_id,
         source_id,
         chosen.version_id,
-        timedelta(seconds=ttl_seconds),
+        # clamped before any arithmetic: 10**14 seconds would overflow timedelta
+        timedelta(seconds=min(ttl_seconds, int(MAX_LIFETIME.total_seconds()))),
         datetime.now(UTC),
     )
     return ReferenceOut(url=f"/v1/files/{token}", expires_at=expires_at.isoformat())
@@ -89,5 +91,5 @@ def read_reference(token: str, whole: WholePlatformDep) -> Response | JSONRespon
     return StreamingResponse(
         platform.blobs.read_chunks(blob_key),
         media_type=media_type,
-        headers={"Content-Disposition": f'attachment; filename="{filename.rsplit("/", 1)[-1]}"'},
+        headers={"Content-Disposition": content_disposition(filename)},
     )
