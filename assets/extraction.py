@@ -33,4 +33,6 @@ def extracted_documents(
     metadata: dict[str, object] = dict(report.as_metadata())
     if report.failures:
         metadata["failures"] = dg.MetadataValue.json(report.failures)
+        for reason in sorted(set(report.failures.values())):
+            metadata[f"failed_{reason}"] = sum(1 for r in report.failures.values() if r == reason)
     return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]

@@ -14,6 +14,9 @@ from groundwork.pipeline import publish_ready, store_agreement
 from resources.dagster_resources import GroundworkResource
 
 STORES_AGREE = "stores_agree"
+FRESH = "fresh_enough"
+#: the product's promise: a stored version is searchable within a minute
+STALENESS_LIMIT_SECONDS = 60.0
 #: upload -> searchable target on this machine (the product commits to 60 s)
 FRESHNESS_TARGET_SECONDS = 10.0
 
@@ -29,7 +32,13 @@ FRESHNESS_TARGET_SECONDS = 10.0
             STORES_AGREE,
             asset="published_index",
             description="Postgres/pgvector and the keyword index hold exactly the published chunks.",
-        )
+        ),
+        dg.AssetCheckSpec(
+            FRESH,
+            asset="published_index",
+            description=f"No stored version has waited more than {STALENESS_LIMIT_SECONDS:.0f} s "
+            "to become searchable for this model.",
+        ),
     ],
     description="Publishes versions held by both stores; checks the stores agree.",
 )
@@ -62,6 +71,16 @@ def published_index(
             ),
         },
     )
+    waiting = platform.catalog.oldest_unpublished_seconds(tenant_id, model_key)
+    fresh = dg.AssetCheckResult(
+        check_name=FRESH,
+        passed=waiting <= STALENESS_LIMIT_SECONDS,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "oldest_unpublished_seconds": round(waiting, 1),
+            "limit_seconds": STALENESS_LIMIT_SECONDS,
+        },
+    )
     tenant = platform.catalog.get_tenant(tenant_id)
     # Freshness: registration -> searchable, for versions published in the last run window.
     latencies = sorted(
@@ -84,5 +103,5 @@ def published_index(
             "serving_model": tenant.active_model if tenant else "",
             "is_serving_model": bool(tenant and tenant.active_model == model_key),
         },
-        check_results=[check],
+        check_results=[check, fresh],
     )

@@ -24,6 +24,13 @@ def source_registrations(
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
     tenant_id = context.partition_key
+    if (
+        platform.catalog.get_tenant(tenant_id) is None
+        and not (platform.settings.inbox_dir / tenant_id).is_dir()
+    ):
+        # An erased tenant (or a stale partition) is never brought back by a
+        # rescan: only an inbox folder or the API creates a tenant.
+        return dg.MaterializeResult(metadata={"skipped": "no such tenant and no inbox folder"})
     platform.catalog.ensure_tenant(tenant_id, tenant_id, platform.settings.default_model_key)
     started = time.monotonic()
     report = sync_inbox(
@@ -43,6 +50,7 @@ def source_registrations(
     return dg.MaterializeResult(
         metadata={
             "removed": report.removed,
+            "rescoped": report.rescoped,
             "new_versions": report.created,
             "unchanged": report.unchanged,
             "refused_oversize": len(report.refused),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from groundwork.catalog import Catalog
 from groundwork.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
-from groundwork.lifecycle import Indexes, request_deletion
+from groundwork.lifecycle import Indexes, change_subjects, request_deletion
 from groundwork.pipeline import register_file
 from groundwork.ports import BlobStore, MalwareScanner
 
@@ -26,6 +26,7 @@ class SyncReport:
     created: int = 0
     unchanged: int = 0
     removed: int = 0
+    rescoped: int = 0
     refused: list[str] = field(default_factory=list)  # "path: reason"
     quarantined: list[str] = field(default_factory=list)  # "path: signature"
 
@@ -43,6 +44,7 @@ def sync_inbox(
     report = SyncReport()
     seen: set[str] = set()
     scanned = 0
+    known = catalog.inbox_sources(tenant_id)
     for item in scan_tenant_inbox(root, tenant_id):
         scanned += 1
         origin = f"inbox:{item.relative}"
@@ -66,12 +68,19 @@ def sync_inbox(
         )
         if registration.quarantined is not None:
             report.quarantined.append(f"{item.relative}: {registration.quarantined}")
-        elif registration.created:
+            continue
+        if registration.created:
             report.created += 1
         else:
             report.unchanged += 1
+        # A `.subjects` edit changes who may read the files below it even when
+        # their bytes did not change: the catalog and both indexes move together.
+        before = known.get(origin)
+        if before is not None and tuple(sorted(before[1])) != tuple(sorted(item.subjects)):
+            change_subjects(catalog, indexes, tenant_id, registration.source_id, item.subjects)
+            report.rescoped += 1
     if scanned < MAX_FILES_PER_SCAN:
-        for origin, source_id in catalog.inbox_origins(tenant_id).items():
+        for origin, (source_id, _) in known.items():
             if origin not in seen:
                 request_deletion(catalog, indexes, tenant_id, source_id)
                 report.removed += 1

@@ -14,9 +14,11 @@ Order is the design:
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from groundwork.catalog import Catalog
 from groundwork.errors import NotFound
@@ -106,8 +108,15 @@ def change_subjects(
 
 
 def erase_tenant(
-    catalog: Catalog, indexes: Indexes, blobs: BlobStore, tenant_id: str
+    catalog: Catalog,
+    indexes: Indexes,
+    blobs: BlobStore,
+    tenant_id: str,
+    inbox_root: Path | None = None,
 ) -> dict[str, int]:
+    """Every copy goes: index rows, bytes, catalog rows, and the tenant's inbox
+    folder (the originals it was fed from; left behind, the next rescan would
+    ingest them again and bring the tenant back)."""
     removed = {"keyword": indexes.keywords.delete_tenant(tenant_id)}
     for vectors in indexes.vectors:
         removed[f"vector:{vectors.model.key}"] = vectors.delete_tenant(tenant_id)
@@ -116,6 +125,11 @@ def erase_tenant(
         blobs.delete(key)
     removed["blob"] = len(keys)
     catalog.erase_tenant_rows(tenant_id)
+    if inbox_root is not None:
+        folder = inbox_root / tenant_id
+        if folder.is_dir() and folder.resolve().parent == inbox_root.resolve():
+            removed["inbox_files"] = sum(1 for p in folder.rglob("*") if p.is_file())
+            shutil.rmtree(folder)
     return removed
 
 

@@ -197,7 +197,11 @@ def cmd_tenant(args: argparse.Namespace) -> int:
                 console.print(f"[red]no tenant {args.tenant_id}[/]")
                 return 1
             removed = erase_tenant(
-                platform.catalog, platform.indexes(), platform.blobs, args.tenant_id
+                platform.catalog,
+                platform.indexes(),
+                platform.blobs,
+                args.tenant_id,
+                inbox_root=settings.inbox_dir,
             )
             console.print(f"erased {args.tenant_id}: {removed}")
             return 0

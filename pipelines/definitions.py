@@ -28,6 +28,7 @@ from pipelines.sensors import (
     pending_work_sensor,
     publish_after_ingest,
     reconciliation_schedule,
+    tenant_partitions_sensor,
 )
 from resources.dagster_resources import GroundworkResource
 
@@ -60,6 +61,7 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
             deletion_sensor,
             publish_after_ingest,
             evaluate_after_publish,
+            tenant_partitions_sensor,
         ],
         schedules=[inbox_rescan_schedule, reconciliation_schedule],
         resources={"groundwork": groundwork or GroundworkResource()},

@@ -25,7 +25,8 @@ from pipelines.jobs import (
     reconciliation_job,
     tenant_ingest_job,
 )
-from resources.dagster_resources import GroundworkResource
+from resources.dagster_resources import EnginesNotRunning, GroundworkResource
+from resources.platform import Platform
 
 TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 TENANT_STAGES = ("extract", "chunk", "keyword_index")
@@ -35,6 +36,13 @@ ACTIVE_RUN_STATUSES = [
     dg.DagsterRunStatus.STARTING,
     dg.DagsterRunStatus.STARTED,
 ]
+
+
+def _platform_or_skip(groundwork: GroundworkResource) -> Platform | dg.SkipReason:
+    try:
+        return groundwork.running_platform()
+    except EnginesNotRunning as exc:
+        return dg.SkipReason(str(exc))
 
 
 def busy_partitions(instance: dg.DagsterInstance) -> set[tuple[str, str]]:
@@ -55,8 +63,11 @@ MODEL_STAGES = ("embed", "publish")
 )
 def inbox_sensor(
     context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult:
-    settings = groundwork.platform().settings
+) -> dg.SensorResult | dg.SkipReason:
+    platform = _platform_or_skip(groundwork)
+    if isinstance(platform, dg.SkipReason):
+        return platform
+    settings = platform.settings
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions("tenant"))
     busy = busy_partitions(context.instance)
@@ -98,8 +109,10 @@ def inbox_sensor(
 )
 def pending_work_sensor(
     context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult:
-    platform = groundwork.platform()
+) -> dg.SensorResult | dg.SkipReason:
+    platform = _platform_or_skip(groundwork)
+    if isinstance(platform, dg.SkipReason):
+        return platform
     known = set(context.instance.get_dynamic_partitions("tenant"))
     busy = busy_partitions(context.instance)
     new_partitions: list[str] = []
@@ -162,8 +175,10 @@ def inbox_rescan_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunR
 )
 def deletion_sensor(
     context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult:
-    platform = groundwork.platform()
+) -> dg.SensorResult | dg.SkipReason:
+    platform = _platform_or_skip(groundwork)
+    if isinstance(platform, dg.SkipReason):
+        return platform
     busy = busy_partitions(context.instance)
     pending: dict[str, list[str]] = {}
     for tenant_id, source_id in platform.catalog.sources_marked_for_deletion():
@@ -192,8 +207,10 @@ def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
     tenant_id = context.dagster_run.tags.get("dagster/partition")
     if not tenant_id:
         return dg.SkipReason("the ingest run had no tenant partition")
-    groundwork = GroundworkResource()
-    tenant = groundwork.platform().catalog.get_tenant(tenant_id)
+    try:
+        tenant = GroundworkResource().running_platform().catalog.get_tenant(tenant_id)
+    except EnginesNotRunning as exc:
+        return dg.SkipReason(str(exc))
     if tenant is None:
         return dg.SkipReason(f"no tenant {tenant_id}")
     return dg.RunRequest(
@@ -220,7 +237,9 @@ def evaluate_after_publish(
     tenant_id = context.dagster_run.tags.get("dagster/partition/tenant")
     if not key or not tenant_id:
         return dg.SkipReason("the publication run had no tenant x model partition")
-    platform = groundwork.platform()
+    platform = _platform_or_skip(groundwork)
+    if isinstance(platform, dg.SkipReason):
+        return platform
     if PostgresEvalRuns(platform.pool).suite(tenant_id) is None:
         return dg.SkipReason(f"{tenant_id} has no eval suite")
     model_key = context.dagster_run.tags.get("dagster/partition/embedding_model", "")
@@ -237,3 +256,28 @@ reconciliation_schedule = dg.ScheduleDefinition(
     default_status=dg.DefaultScheduleStatus.RUNNING,
     description="Nightly: rows without bytes and bytes without rows.",
 )
+
+
+@dg.sensor(
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Keeps the tenant partitions equal to the tenants that exist (the catalog's "
+    "tenants and the inbox folders): adds the missing, deletes the erased.",
+)
+def tenant_partitions_sensor(
+    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
+) -> dg.SensorResult | dg.SkipReason:
+    try:
+        platform = groundwork.running_platform()
+    except EnginesNotRunning as exc:
+        return dg.SkipReason(str(exc))
+    wanted = {t.tenant_id for t in platform.catalog.list_tenants()} | {
+        t for t in inbox_tenants(platform.settings.inbox_dir) if TENANT_ID.match(t)
+    }
+    known = set(context.instance.get_dynamic_partitions("tenant"))
+    requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
+    if wanted - known:
+        requests.append(dg.AddDynamicPartitionsRequest("tenant", sorted(wanted - known)))
+    if known - wanted:
+        requests.append(dg.DeleteDynamicPartitionsRequest("tenant", sorted(known - wanted)))
+    return dg.SensorResult(dynamic_partitions_requests=requests)

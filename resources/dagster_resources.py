@@ -37,6 +37,26 @@ def cached_platform(database: str, index_prefix: str, keyword_backend: str) -> P
         return _PLATFORMS[key]
 
 
+class EnginesNotRunning(Exception):
+    """A sensor tick found the engines stopped; it skips instead of starting them."""
+
+
+def engines_running(settings: GroundworkSettings) -> str | None:
+    """None when every engine this process needs is up; else which one is not."""
+    from resources.engines.postgres import EmbeddedPostgres
+    from resources.platform import embedded_opensearch
+
+    if not settings.database_url and not EmbeddedPostgres(settings.pgdata).is_running():
+        return "PostgreSQL"
+    if (
+        settings.keyword_backend == "opensearch"
+        and not settings.opensearch_url
+        and not embedded_opensearch(settings).is_running()
+    ):
+        return "OpenSearch"
+    return None
+
+
 class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
     """The platform's stores and models for assets, sensors and checks."""
 
@@ -46,3 +66,20 @@ class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
 
     def platform(self) -> Platform:
         return cached_platform(self.database, self.index_prefix, self.keyword_backend)
+
+    def running_platform(self) -> Platform:
+        """For sensor ticks: never starts a JVM or a database (a tick is seconds
+        apart and must stay cheap); raises EnginesNotRunning instead."""
+        key = (self.database, self.index_prefix, self.keyword_backend)
+        with _LOCK:
+            if key in _PLATFORMS:
+                return _PLATFORMS[key]
+        settings = GroundworkSettings.from_env()
+        if self.keyword_backend:
+            from dataclasses import replace
+
+            settings = replace(settings, keyword_backend=self.keyword_backend)
+        missing = engines_running(settings)
+        if missing is not None:
+            raise EnginesNotRunning(f"{missing} is not running; the sensor waits for it")
+        return self.platform()

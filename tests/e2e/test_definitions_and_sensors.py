@@ -26,6 +26,7 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "deletion_sensor",
         "publish_after_ingest",
         "evaluate_after_publish",
+        "tenant_partitions_sensor",
     }
     graph = repository.asset_graph
     assert (
@@ -169,3 +170,106 @@ def test_evaluation_follows_publication_only_for_tenants_with_a_suite(
                 assert isinstance(result, dg.SkipReason) and "no eval suite" in str(
                     result.skip_message
                 )
+
+
+def test_an_erased_tenant_stays_erased_and_its_partition_goes(
+    platform: Platform, index_prefix: str
+) -> None:
+    """The defect: `ensure_tenant` in the registration asset brought an erased
+    tenant back on the hourly rescan. Erasure removes the inbox copy too, the
+    rescan creates nothing, and the reconciling sensor deletes the partition."""
+    from assets.registration import source_registrations
+    from groundwork.lifecycle import erase_tenant
+    from pipelines.definitions import ALL_ASSETS
+    from pipelines.sensors import tenant_partitions_sensor
+
+    tenant = f"e-{uuid.uuid4().hex[:8]}"
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("tenant", [tenant])
+        dg.materialize(
+            ALL_ASSETS,
+            selection=[source_registrations],
+            partition_key=tenant,
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert platform.catalog.get_tenant(tenant) is not None
+        erase_tenant(
+            platform.catalog,
+            platform.indexes(),
+            platform.blobs,
+            tenant,
+            inbox_root=platform.settings.inbox_dir,
+        )
+        assert not (platform.settings.inbox_dir / tenant).exists()
+        rescan = dg.materialize(
+            ALL_ASSETS,
+            selection=[source_registrations],
+            partition_key=tenant,
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert rescan.success
+        assert platform.catalog.get_tenant(tenant) is None
+        result = tenant_partitions_sensor(
+            dg.build_sensor_context(
+                instance=instance, resources={"groundwork": resource(index_prefix)}
+            )
+        )
+        deleted = [
+            p
+            for req in result.dynamic_partitions_requests or []
+            if isinstance(req, dg.DeleteDynamicPartitionsRequest)
+            for p in req.partition_keys
+        ]
+        assert tenant in deleted
+        # a tenant the catalog knows (created through the API) gets its partition
+        api_tenant = _tenant_with_an_upload(platform)
+        result = tenant_partitions_sensor(
+            dg.build_sensor_context(
+                instance=instance, resources={"groundwork": resource(index_prefix)}
+            )
+        )
+        added = [
+            p
+            for req in result.dynamic_partitions_requests or []
+            if isinstance(req, dg.AddDynamicPartitionsRequest)
+            for p in req.partition_keys
+        ]
+        assert api_tenant in added and tenant not in added
+
+
+def test_a_skipped_gate_is_never_green_and_freshness_is_a_check(
+    platform: Platform, index_prefix: str
+) -> None:
+    """The defect: a tenant without an eval suite got relevance_gate passed=True,
+    which the UI shows green although nothing was measured."""
+    from assets.evals import retrieval_quality
+    from assets.partitions import tenant_model_key
+    from pipelines.definitions import ALL_ASSETS
+    from tests.e2e.helpers import run_pipeline
+
+    tenant = f"g-{uuid.uuid4().hex[:8]}"
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\nfresh text\n"})
+    model = platform.settings.default_model_key
+    with dg.instance_for_test() as instance:
+        runs = run_pipeline(instance, tenant, model, resource(index_prefix))
+        fresh = [
+            c
+            for c in runs[1].get_asset_check_evaluations()
+            if c.asset_check_key.name == "fresh_enough"
+        ]
+        assert len(fresh) == 1 and fresh[0].passed
+        assert fresh[0].metadata["oldest_unpublished_seconds"].value == 0
+        gated = dg.materialize(
+            ALL_ASSETS,
+            selection=[retrieval_quality],
+            partition_key=tenant_model_key(tenant, model),
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert gated.success  # a tenant without a suite does not fail its run
+        (gate,) = gated.get_asset_check_evaluations()
+        assert gate.passed is False and gate.severity == dg.AssetCheckSeverity.WARN
+        assert "skipped" in gate.metadata["status"].value

@@ -224,3 +224,47 @@ def test_erasing_a_tenant_removes_everything_it_owns_and_keeps_shared_bytes(
         assert vectors.chunk_ids(tenant_id, live_only=False) == set()
     assert platform.blobs.exists(shared_key)  # still referenced by the other tenant
     assert _sources(platform, other, "identical text in two tenants") == {"shared.md"}
+
+
+def test_editing_a_subjects_file_rescopes_the_sources_below_it(
+    platform: Platform, index_prefix: str
+) -> None:
+    """The defect: the fingerprint changed but the folder connector answered
+    Unchanged and the subjects never moved."""
+    tenant_id = f"z-{uuid.uuid4().hex[:8]}"
+    write_inbox(
+        platform.settings.inbox_dir,
+        tenant_id,
+        {"finance/.subjects": "group:finance\n", "finance/plan.md": "# Plan\n\nBudget BX-7731.\n"},
+    )
+    instance = dg.DagsterInstance.ephemeral()
+    model = platform.settings.default_model_key
+    run_pipeline(instance, tenant_id, model, resource(index_prefix))
+    finance = AccessScope(tenant_id, ("group:finance",))
+    hr = AccessScope(tenant_id, ("group:hr",))
+    engines = platform.search_engines(model)
+
+    def visible(scope: AccessScope) -> dict[str, bool]:
+        return {
+            mode.value: isinstance(
+                hybrid_search(scope, SearchRequest("Budget BX-7731", mode=mode), engines), Found
+            )
+            for mode in (SearchMode.KEYWORD, SearchMode.VECTOR)
+        }
+
+    assert visible(finance) == {"keyword": True, "vector": True}
+    assert visible(hr) == {"keyword": False, "vector": False}
+    write_inbox(platform.settings.inbox_dir, tenant_id, {"finance/.subjects": "group:hr\n"})
+    run_pipeline(instance, tenant_id, model, resource(index_prefix))
+    assert visible(finance) == {"keyword": False, "vector": False}
+    assert visible(hr) == {"keyword": True, "vector": True}
+    # both stores hold the new subjects, not only the catalog's re-check
+    source_id = _source_id(platform, tenant_id, "finance/plan.md")
+    with platform.pool.connection() as conn:
+        rows = conn.execute(
+            f"SELECT DISTINCT subjects FROM embeddings_{model} WHERE source_id = %s",
+            (source_id,),
+        ).fetchall()
+    assert [r[0] for r in rows] == [["group:hr"]]
+    hits = platform.keywords.search(hr, "BX-7731", 5)
+    assert [h.source_id for h in hits] == [source_id]

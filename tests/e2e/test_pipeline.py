@@ -157,7 +157,10 @@ def test_rematerializing_changes_nothing(
     assert registrations.metadata["new_versions"].value == 0
     assert registrations.metadata["unchanged"].value == 4
     checks = results[1].get_asset_check_evaluations()
-    assert [(c.check_name, c.passed) for c in checks] == [("stores_agree", True)]
+    assert [(c.check_name, c.passed) for c in checks] == [
+        ("stores_agree", True),
+        ("fresh_enough", True),
+    ]
 
 
 def test_a_changed_file_becomes_a_new_version_and_old_text_is_gone(

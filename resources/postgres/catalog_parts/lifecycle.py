@@ -142,15 +142,16 @@ class Lifecycle(StoreBase):
             ).fetchone()
         return tuple(row[0]) if row else None
 
-    def inbox_origins(self, tenant_id: str) -> dict[str, str]:
-        """origin -> source id for the tenant's live inbox sources (the folder connector's mirror)."""
+    def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """origin -> (source id, subjects) for the tenant's live inbox sources
+        (the folder connector's mirror)."""
         with translated_errors("listing inbox sources"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT origin, source_id FROM sources WHERE tenant_id = %s AND state = 'active' "
-                "AND origin LIKE 'inbox:%%'",
+                "SELECT origin, source_id, subjects FROM sources WHERE tenant_id = %s "
+                "AND state = 'active' AND origin LIKE 'inbox:%%'",
                 (tenant_id,),
             ).fetchall()
-        return {r[0]: r[1] for r in rows}
+        return {r[0]: (r[1], tuple(r[2])) for r in rows}
 
     def erase_tenant_rows(self, tenant_id: str) -> None:
         with translated_errors("erasing a tenant"), self.pool.connection() as conn:
@@ -196,6 +197,21 @@ class Lifecycle(StoreBase):
                 (tenant_id, model_key, since_seconds),
             ).fetchall()
         return [float(r[0]) for r in rows]
+
+    def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:
+        """How long the oldest current, stored, processable version has waited
+        without being published for `model_key` (0 when nothing waits): the
+        staleness a searcher can observe. Failed versions are not waiting."""
+        with translated_errors("reading staleness"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT coalesce(max(extract(epoch FROM now() - v.created_at)), 0) "
+                "FROM source_versions v JOIN sources s ON s.current_version_id = v.version_id "
+                "WHERE v.tenant_id = %s AND s.state = 'active' AND v.state = 'stored' "
+                "AND v.processing_state <> 'failed' AND NOT EXISTS (SELECT 1 FROM "
+                "published_versions p WHERE p.version_id = v.version_id AND p.model_key = %s)",
+                (tenant_id, model_key),
+            ).fetchone()
+        return float(row[0]) if row else 0.0
 
     def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]:
         """The model a tenant switched away from, once the rollback grace period is over."""
