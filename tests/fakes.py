@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from groundwork.chunking import Chunk
 from groundwork.errors import DimensionMismatch, NotFound
 from groundwork.models import EmbeddingModelRef, Pooling
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, VectorRecord
@@ -288,21 +289,49 @@ class InMemoryKeywordIndex(_RowStore):
 
 
 class InMemoryChunkReader:
-    """ChunkReader over a list of chunk views with per-source subjects and liveness."""
+    """ChunkReader over chunk views with per-source subjects, deletion and a
+    publication pointer per source (passes tests/conformance/test_chunk_reader.py)."""
 
     def __init__(self) -> None:
-        self.views: dict[str, tuple[str, ChunkView]] = {}  # chunk id -> (tenant, view)
+        self.views: dict[str, tuple[str, ChunkView, int]] = {}  # id -> (tenant, view, position)
         self.subjects: dict[str, tuple[str, ...]] = {}  # source id -> subjects
         self.deleted: set[str] = set()
+        self.published: dict[str, str] = {}  # source id -> version id
 
     def add(self, tenant_id: str, view: ChunkView, subjects: Sequence[str]) -> None:
-        self.views[view.chunk_id] = (tenant_id, view)
+        """A chunk of a version that is published at once (the kernel tests' shortcut)."""
+        self.views[view.chunk_id] = (tenant_id, view, len(self.views))
         self.subjects[view.source_id] = tuple(subjects)
+        self.published[view.source_id] = view.version_id
+
+    def add_version(self, tenant_id: str, chunks: Sequence[Chunk], subjects: Sequence[str]) -> None:
+        for chunk in chunks:
+            view = ChunkView(
+                chunk_id=chunk.chunk_id,
+                source_id=chunk.source_id,
+                version_id=chunk.version_id,
+                title="",
+                filename="",
+                media_type="text/markdown",
+                heading_path=chunk.heading_path,
+                body=chunk.body,
+                location=chunk.location,
+                content_hash=chunk.content_hash,
+                low_confidence=chunk.low_confidence,
+            )
+            self.views[chunk.chunk_id] = (tenant_id, view, chunk.position)
+            self.subjects[chunk.source_id] = tuple(subjects)
+
+    def publish(self, version_id: str) -> None:
+        for _, view, _ in self.views.values():
+            if view.version_id == version_id:
+                self.published[view.source_id] = version_id
 
     def _allowed(self, tenant_id: str, view: ChunkView, scope: AccessScope) -> bool:
         return (
             tenant_id == scope.tenant_id
             and view.source_id not in self.deleted
+            and self.published.get(view.source_id) == view.version_id
             and bool(set(self.subjects.get(view.source_id, ())) & set(scope.subjects))
         )
 
@@ -315,26 +344,25 @@ class InMemoryChunkReader:
         return out
 
     def has_accessible_sources(self, scope: AccessScope) -> bool:
-        return any(self._allowed(t, v, scope) for t, v in self.views.values())
+        return any(self._allowed(t, v, scope) for t, v, _ in self.views.values())
 
     def section(self, scope: AccessScope, chunk_id: str) -> list[ChunkView]:
         found = self.views.get(chunk_id)
         if found is None or not self._allowed(found[0], found[1], scope):
-            raise NotFound(chunk_id)
+            return []
         view = found[1]
-        return sorted(
-            (
-                v
-                for t, v in self.views.values()
-                if v.source_id == view.source_id
-                and v.heading_path == view.heading_path
-                and self._allowed(t, v, scope)
-            ),
-            key=lambda v: v.chunk_id,
-        )
+        siblings = [
+            (position, v)
+            for t, v, position in self.views.values()
+            if v.source_id == view.source_id
+            and v.version_id == view.version_id
+            and v.heading_path == view.heading_path
+            and self._allowed(t, v, scope)
+        ]
+        return [v for _, v in sorted(siblings, key=lambda item: item[0])]
 
     def __iter__(self) -> Iterator[ChunkView]:
-        return iter(v for _, v in self.views.values())
+        return iter(v for _, v, _ in self.views.values())
 
 
 class InMemoryBlobStore:
