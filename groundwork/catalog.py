@@ -173,8 +173,11 @@ class Catalog(Protocol):
         published for `model_key` (any model when None): their index rows may go."""
         ...
 
-    def drop_version_chunks(self, tenant_id: str, version_ids: Sequence[str]) -> int:
-        """Delete these versions' chunk rows (after their index rows are gone)."""
+    def drop_version_chunks(
+        self, tenant_id: str, version_ids: Sequence[str], grace_seconds: float
+    ) -> int:
+        """Delete these versions' chunk rows (after their index rows are gone),
+        except a version a pointer left less than `grace_seconds` ago."""
         ...
 
     def live_chunk_ids(self, tenant_id: str, model_key: str | None) -> set[str]:

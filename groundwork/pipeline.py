@@ -357,16 +357,26 @@ def publish_ready(
     return report
 
 
+#: How long a version a pointer just left keeps its chunk rows. A search reads
+#: its legs (the indexes) and then re-checks chunk rows against the pointers;
+#: one whose legs ran just before a switch re-checks just after it and is
+#: answered from the previous version (see the catalog's load_chunks) instead
+#: of coming back empty. Searches take well under a second; 30 s is margin.
+RETIRE_GRACE_SECONDS = 30.0
+
+
 def retire_superseded(
     catalog: Catalog,
     vectors: VectorIndex,
     keywords: KeywordIndex,
     tenant_id: str,
     other_vectors: Sequence[VectorIndex] = (),
+    grace_seconds: float = RETIRE_GRACE_SECONDS,
 ) -> int:
     """Remove what no published pointer or current version needs any more:
     this model's vectors of versions it no longer serves, then (for versions no
-    model serves) every store's rows, chunk rows last."""
+    model serves) every store's rows, chunk rows last (after the grace window;
+    a later run finishes them)."""
     stale_here = catalog.superseded_versions(tenant_id, vectors.model.key)
     vectors.delete_versions(tenant_id, stale_here)
     unused = catalog.superseded_versions(tenant_id, None)
@@ -374,7 +384,7 @@ def retire_superseded(
         keywords.delete_versions(tenant_id, unused)
         for index in other_vectors:
             index.delete_versions(tenant_id, unused)
-        catalog.drop_version_chunks(tenant_id, unused)
+        catalog.drop_version_chunks(tenant_id, unused, grace_seconds)
     return len(unused)
 
 

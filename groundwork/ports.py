@@ -244,7 +244,11 @@ class Principal:
 class ChunkReader(Protocol):
     """Reads chunks back for hits, re-checking at result time that each source
     is still live and readable by the scope (a permission change or deletion
-    that has not reached an index yet must not leak through it)."""
+    that has not reached an index yet must not leak through it), and that each
+    chunk is of the version its source publishes. One version per source per
+    call: when the published version's chunks are asked for, only those; when
+    only the version the pointer left within the last RETIRE_GRACE_SECONDS is
+    asked for (a search whose legs ran just before a switch), that one."""
 
     def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]: ...
 

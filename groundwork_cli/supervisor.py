@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -35,6 +36,9 @@ class Supervisor:
     endpoints: EngineEndpoints | None = None
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    commands: dict[str, tuple[list[str], str]] = field(default_factory=dict)
+    restarts: dict[str, int] = field(default_factory=dict)
+    clamd: Any = None
 
     @property
     def lock_file(self) -> Path:
@@ -95,9 +99,40 @@ class Supervisor:
         )
         write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
         os.environ["DAGSTER_HOME"] = str(self.settings.dagster_home)
+        orphaned = self._watch_runs(at_startup=True)
+        if orphaned:
+            console.print(
+                f"[yellow]marked {len(orphaned)} unfinished run(s) of an earlier session failed[/]"
+            )
+        self._start_clamd()
         return self.endpoints
 
+    def _start_clamd(self) -> None:
+        """clamd belongs to the supervisor (not to the first upload that needs it),
+        so it is stopped with everything else."""
+        if self.settings.malware_scan != "clamd" or self.settings.clamd_socket is not None:
+            return
+        from resources.engines.clamd import EmbeddedClamd
+
+        self.clamd = EmbeddedClamd(self.settings.home / "clamd", self.settings.clamd_database)
+        with console.status("Starting clamd ..."):
+            self.clamd.start()
+        console.print("[green]ready[/] clamd")
+
+    def _watch_runs(self, at_startup: bool = False) -> list[str]:
+        try:
+            import dagster as dg
+
+            from groundwork_cli.run_watchdog import fail_runs_with_dead_workers
+
+            with dg.DagsterInstance.get() as instance:
+                return fail_runs_with_dead_workers(instance, at_startup=at_startup)
+        except Exception as exc:  # the watchdog must never take the platform down
+            console.print(f"[yellow]run watchdog: {exc}[/]")
+            return []
+
     def _spawn(self, name: str, command: list[str], log_name: str) -> None:
+        self.commands[name] = (command, log_name)
         log_dir = self.settings.home / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         log = open(log_dir / log_name, "ab")  # noqa: SIM115 - lives as long as the process
@@ -194,6 +229,9 @@ class Supervisor:
                 process.wait(timeout=10)
             _stop_group_leftovers(process.pid)
             console.print(f"[dim]stopped {name}[/]")
+        if self.clamd is not None:
+            self.clamd.stop()
+            console.print("[dim]stopped clamd[/]")
         if self.endpoints is not None:
             if self.endpoints.opensearch is not None:
                 self.endpoints.opensearch.stop()
@@ -204,17 +242,56 @@ class Supervisor:
         self.lock_file.unlink(missing_ok=True)
 
     def wait_for_interrupt(self) -> None:
+        """Keep everything running until Ctrl-C: a child that exits is restarted
+        with backoff (1 s doubling to 30 s) and the crash logged; an engine that
+        stopped is started again; runs whose worker died are failed."""
         console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
         _install_interrupt_handlers()
+        next_watch = time.monotonic() + 10
         try:
             while True:
-                for name, process in self.processes.items():
-                    if process.poll() is not None:
-                        console.print(f"[red]{name} exited with {process.returncode}[/]")
-                        return
+                for name in list(self.processes):
+                    if self.processes[name].poll() is not None:
+                        self._restart(name)
+                self._heal_engines()
+                if time.monotonic() >= next_watch:
+                    failed = self._watch_runs()
+                    if failed:
+                        console.print(f"[yellow]failed {len(failed)} run(s) whose worker died[/]")
+                    next_watch = time.monotonic() + 10
                 time.sleep(1)
         except KeyboardInterrupt:
             console.print("\nStopping ...")
+
+    def _restart(self, name: str) -> None:
+        process = self.processes[name]
+        count = self.restarts.get(name, 0) + 1
+        self.restarts[name] = count
+        delay = min(30.0, 2.0 ** (count - 1))
+        message = f"{name} exited with {process.returncode}; restart {count} in {delay:.0f} s"
+        console.print(f"[red]{message}[/]")
+        with (self.settings.home / "logs" / "supervisor.log").open("a") as log:
+            log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
+        _stop_group_leftovers(process.pid, timeout=5)
+        time.sleep(delay)
+        command, log_name = self.commands[name]
+        self._spawn(name, command, log_name)
+
+    def _heal_engines(self) -> None:
+        endpoints = self.endpoints
+        if endpoints is None:
+            return
+        down = [
+            engine
+            for engine in (endpoints.postgres, endpoints.opensearch, self.clamd)
+            if engine is not None and not engine.is_running()
+        ]
+        for engine in down:
+            name = type(engine).__name__
+            console.print(f"[red]{name} is not running; starting it again[/]")
+            with (self.settings.home / "logs" / "supervisor.log").open("a") as log:
+                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} down; restarted\n")
+            engine.start()
 
 
 def _stop_group_leftovers(pgid: int, timeout: float = 10.0) -> None:

@@ -32,6 +32,16 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
             "class": "QueuedRunCoordinator",
             "config": {"dequeue_interval_seconds": 1},
         },
+        # Runs stuck starting, cancelling or running past an hour are failed by
+        # the daemon; a run whose worker died is failed by the supervisor's
+        # watchdog (the default launcher cannot check worker health).
+        "run_monitoring": {
+            "enabled": True,
+            "start_timeout_seconds": 120,
+            "cancel_timeout_seconds": 120,
+            "max_runtime_seconds": 3600,
+            "poll_interval_seconds": 30,
+        },
         "concurrency": {
             "runs": {"max_concurrent_runs": 4},
             # One slot per pool: extraction (CPU-bound) and embedding each have

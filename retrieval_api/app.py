@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse
 
+from groundwork.errors import GroundworkError
+from groundwork.ports import AccessScope
 from resources.platform import Platform
 from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers
@@ -27,6 +30,8 @@ from retrieval_api.routes import (
 )
 from retrieval_api.schemas import ErrorOut
 from retrieval_api.scopes import enforce_route_scope
+
+HEALTH_SCOPE = AccessScope("health-probe", ("health-probe",))
 
 
 def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
@@ -46,10 +51,31 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.state.platform_factory = platform_factory
     install_error_handlers(app)
 
-    @app.get("/v1/health")
-    def health(platform: WholePlatformDep) -> dict[str, str]:
-        platform.catalog.list_tenants()
-        return {"status": "ok"}
+    @app.get("/v1/health", response_model=None)
+    def health(platform: WholePlatformDep) -> dict[str, object] | JSONResponse:
+        """ok, or 503 degraded naming the engine that does not answer (the
+        supervisor restarts it; clients retry)."""
+        engines: dict[str, str] = {}
+        for name, probe in (
+            ("postgresql", platform.catalog.list_tenants),
+            ("keyword_index", lambda: platform.keywords.search(HEALTH_SCOPE, "health", 1)),
+        ):
+            try:
+                probe()
+                engines[name] = "ok"
+            except GroundworkError as exc:
+                engines[name] = f"unavailable: {str(exc)[:200]}"
+        if all(state == "ok" for state in engines.values()):
+            return {"status": "ok", "engines": engines}
+        return JSONResponse(
+            status_code=503,
+            content={
+                "error": "degraded",
+                "message": "an engine is not answering; it is being restarted",
+                "engines": engines,
+            },
+            headers={"Retry-After": "5"},
+        )
 
     app.include_router(search.router)
     app.include_router(sources.router)

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import math
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from groundwork.chunking import Chunk
 from groundwork.errors import DimensionMismatch, NotFound
 from groundwork.models import EmbeddingModelRef, Pooling
+from groundwork.pipeline import RETIRE_GRACE_SECONDS
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, VectorRecord
 from groundwork.retrieval.outcome import ChunkView
 
@@ -297,6 +299,7 @@ class InMemoryChunkReader:
         self.subjects: dict[str, tuple[str, ...]] = {}  # source id -> subjects
         self.deleted: set[str] = set()
         self.published: dict[str, str] = {}  # source id -> version id
+        self.previous: dict[str, tuple[str, float]] = {}  # source id -> (version, switched at)
 
     def add(self, tenant_id: str, view: ChunkView, subjects: Sequence[str]) -> None:
         """A chunk of a version that is published at once (the kernel tests' shortcut)."""
@@ -325,23 +328,41 @@ class InMemoryChunkReader:
     def publish(self, version_id: str) -> None:
         for _, view, _ in self.views.values():
             if view.version_id == version_id:
+                before = self.published.get(view.source_id)
+                if before is not None and before != version_id:
+                    self.previous[view.source_id] = (before, time.monotonic())
                 self.published[view.source_id] = version_id
 
-    def _allowed(self, tenant_id: str, view: ChunkView, scope: AccessScope) -> bool:
+    def _allowed(
+        self, tenant_id: str, view: ChunkView, scope: AccessScope, previous: bool = False
+    ) -> bool:
+        left = self.previous.get(view.source_id)
         return (
             tenant_id == scope.tenant_id
             and view.source_id not in self.deleted
-            and self.published.get(view.source_id) == view.version_id
+            and (
+                self.published.get(view.source_id) == view.version_id
+                or (
+                    previous
+                    and left is not None
+                    and left[0] == view.version_id
+                    and time.monotonic() - left[1] < RETIRE_GRACE_SECONDS
+                )
+            )
             and bool(set(self.subjects.get(view.source_id, ())) & set(scope.subjects))
         )
 
     def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
-        out: dict[str, ChunkView] = {}
-        for chunk_id in chunk_ids:
-            found = self.views.get(chunk_id)
-            if found and self._allowed(found[0], found[1], scope):
-                out[chunk_id] = found[1]
-        return out
+        found = [self.views[c] for c in chunk_ids if c in self.views]
+        allowed = [(t, v) for t, v, _ in found if self._allowed(t, v, scope, previous=True)]
+        current = {
+            v.source_id for _, v in allowed if self.published.get(v.source_id) == v.version_id
+        }
+        return {
+            v.chunk_id: v
+            for _, v in allowed
+            if v.source_id not in current or self.published.get(v.source_id) == v.version_id
+        }
 
     def has_accessible_sources(self, scope: AccessScope) -> bool:
         return any(self._allowed(t, v, scope) for t, v, _ in self.views.values())

@@ -37,6 +37,9 @@ class EmbeddedClamd:
     def scanner(self) -> ClamdScanner:
         return ClamdScanner(self.socket_path)
 
+    def is_running(self) -> bool:
+        return self.scanner().ping()
+
     def start(self, timeout: float = 60.0) -> Path:
         """Start clamd, or reuse ours if it answers; return its socket path."""
         if self.scanner().ping():

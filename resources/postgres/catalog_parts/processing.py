@@ -249,6 +249,8 @@ class Processing(StoreBase):
                     "SELECT v.tenant_id, v.source_id, %s, v.version_id FROM source_versions v "
                     "WHERE v.version_id = ANY(%s) ORDER BY v.source_id "
                     "ON CONFLICT (source_id, model_key) DO UPDATE SET version_id = excluded.version_id, "
+                    "previous_version_id = CASE WHEN published_versions.version_id = excluded.version_id "
+                    "THEN published_versions.previous_version_id ELSE published_versions.version_id END, "
                     "published_at = now() WHERE (SELECT version_no FROM source_versions "
                     "WHERE version_id = published_versions.version_id) <= (SELECT version_no "
                     "FROM source_versions WHERE version_id = excluded.version_id)",
@@ -275,15 +277,22 @@ class Processing(StoreBase):
             ).fetchall()
         return [r[0] for r in rows]
 
-    def drop_version_chunks(self, tenant_id: str, version_ids: Sequence[str]) -> int:
+    def drop_version_chunks(
+        self, tenant_id: str, version_ids: Sequence[str], grace_seconds: float
+    ) -> int:
         """Chunk rows go last, after the indexes: they are what marks a version
-        as still to be swept, so a crash in between is finished by the next run."""
+        as still to be swept, so a crash in between is finished by the next run.
+        A version a pointer left less than `grace_seconds` ago keeps its rows
+        (searches in flight at the switch re-check against them)."""
         if not version_ids:
             return 0
         with translated_errors("dropping superseded chunks"), self.pool.connection() as conn:
             return conn.execute(
-                "DELETE FROM chunks WHERE tenant_id = %s AND version_id = ANY(%s)",
-                (tenant_id, sorted(version_ids)),
+                "DELETE FROM chunks c WHERE c.tenant_id = %s AND c.version_id = ANY(%s) "
+                "AND NOT EXISTS (SELECT 1 FROM published_versions p WHERE "
+                "p.previous_version_id = c.version_id "
+                "AND p.published_at > now() - make_interval(secs => %s))",
+                (tenant_id, sorted(version_ids), grace_seconds),
             ).rowcount
 
     def live_chunk_ids(self, tenant_id: str, model_key: str | None) -> set[str]:

@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 
 from groundwork.citations import Citation
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason, Location
+from groundwork.pipeline import RETIRE_GRACE_SECONDS
 from groundwork.ports import AccessScope
 from groundwork.retrieval.outcome import ChunkView
 from resources.postgres.catalog_parts.common import StoreBase
@@ -36,28 +37,38 @@ class Reading(StoreBase):
         """Only chunks of the version each source publishes for `model_key` (the
         tenant's serving model when None): the publication pointer is joined
         here, at result time, so a search never returns an unpublished version's
-        text nor a mix of two versions, whatever the indexes held a moment ago."""
+        text nor a mix of two versions, whatever the indexes held a moment ago.
+        A search whose legs read the indexes just before a switch holds only the
+        previous version's ids; for a short grace window those are answered from
+        the previous version, one version per source, so it is never empty."""
         if not chunk_ids or not scope.subjects:
             return {}
         with translated_errors("reading chunks"), self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
-                "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence "
+                "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence, "
+                "c.version_id = p.version_id AS current "
                 "FROM chunks c JOIN sources s USING (source_id) "
                 "JOIN source_versions v ON v.version_id = c.version_id "
                 "JOIN tenants t ON t.tenant_id = s.tenant_id "
                 "JOIN published_versions p ON p.source_id = c.source_id "
-                "AND p.version_id = c.version_id AND p.model_key = coalesce(%s, t.active_model) "
+                "AND p.model_key = coalesce(%s, t.active_model) "
+                "AND (p.version_id = c.version_id OR (p.previous_version_id = c.version_id "
+                "     AND p.published_at > now() - make_interval(secs => %s))) "
                 "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
                 "AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
                 (
                     model_key,
+                    RETIRE_GRACE_SECONDS,
                     list(chunk_ids),
                     scope.tenant_id,
                     scope.tenant_id,
                     list(scope.subjects),
                 ),
             ).fetchall()
+        # one version per source: the published one when any of its chunks is asked for
+        current_sources = {r[1] for r in rows if r[11]}
+        rows = [r for r in rows if r[11] or r[1] not in current_sources]
         views: dict[str, ChunkView] = {}
         for r in rows:
             location = r[8] if isinstance(r[8], dict) else json.loads(r[8])
