@@ -37,14 +37,24 @@ def with_database(url: str, database: str) -> str:
 
 
 def ensure_database(server_url: str, database: str) -> str:
-    """Create `database` if missing; return its URL."""
+    """Create `database` if missing; return its URL.
+
+    Idempotent under concurrency: on a fresh home the API, the Dagster code
+    server and a CLI command can all find the database missing at once, and
+    PostgreSQL has no CREATE DATABASE IF NOT EXISTS. The losers of that race see
+    duplicate_database (or, when both pass the catalog check together, a unique
+    violation on pg_database's name index); either means the database exists."""
     with translated_errors(f"creating database {database}"):
         with psycopg.connect(server_url, autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
             ).fetchone()
             if not exists:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+                # another caller may have created it first
+                with contextlib.suppress(
+                    psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+                ):
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     return with_database(server_url, database)
 
 
