@@ -68,7 +68,8 @@ class PostgresKeywordIndex(ChunkRowTable):
                             list(c.tags),
                             c.source_date,
                         )
-                        for c in chunks
+                        # one lock order for every writer: concurrent upserts never deadlock
+                        for c in sorted(chunks, key=lambda c: c.chunk_id)
                     ],
                 )
         return len(chunks)

@@ -91,7 +91,8 @@ class PgVectorIndex(ChunkRowTable):
                             list(r.chunk.tags),
                             r.chunk.source_date,
                         )
-                        for r in records
+                        # one lock order for every writer: concurrent upserts never deadlock
+                        for r in sorted(records, key=lambda r: r.chunk.chunk_id)
                     ],
                 )
         return len(records)

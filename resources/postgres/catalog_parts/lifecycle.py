@@ -77,7 +77,11 @@ class Lifecycle(StoreBase):
                 cur.executemany(
                     "INSERT INTO tombstones (tenant_id, source_id, chunk_id, store) VALUES (%s, %s, %s, %s) "
                     "ON CONFLICT DO NOTHING",
-                    [(tenant_id, source_id, chunk_id, store) for chunk_id, store in tombstones],
+                    # sorted: one lock order for every writer, so concurrent upserts never deadlock
+                    [
+                        (tenant_id, source_id, chunk_id, store)
+                        for chunk_id, store in sorted(tombstones)
+                    ],
                 )
                 cur.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
                 cur.execute(

@@ -121,7 +121,8 @@ class Processing(StoreBase):
                                 c.token_count,
                                 c.low_confidence,
                             )
-                            for c in chunks
+                            # one lock order for every writer: concurrent upserts never deadlock
+                            for c in sorted(chunks, key=lambda c: c.chunk_id)
                         ],
                     )
                 conn.execute(
