@@ -24,6 +24,19 @@ class Tenant:
 
 
 @dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """What an operator may see of a key: never its secret nor the secret's hash."""
+
+    key_id: str
+    tenant_id: str
+    label: str
+    subjects: tuple[str, ...]
+    scopes: tuple[str, ...]
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class VersionRecord:
     version_id: str
     tenant_id: str
@@ -105,7 +118,22 @@ class Catalog(Protocol):
         """Return (key_id, secret). Only a hash of the secret is stored."""
         ...
 
-    def principal_for_key(self, secret: str) -> Principal | None: ...
+    def principal_for_key(self, secret: str) -> Principal | None:
+        """The key's principal; None for an unknown or revoked key."""
+        ...
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]: ...
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
+        """Revoke at once (the next authentication fails); False when the tenant
+        has no such active key."""
+        ...
+
+    def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:
+        """Revoke the key and create one with its subjects, scopes and label in
+        one transaction; return (key_id, secret) of the new key, or None when the
+        tenant has no such active key."""
+        ...
 
     def begin_version(
         self,
