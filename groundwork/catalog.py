@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from groundwork.chunking import Chunk
-from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import AccessScope, IndexedChunk, Principal
 
 
@@ -183,6 +183,11 @@ class Catalog(Protocol):
     def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]: ...
 
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None: ...
+
+    def mark_version_failed(self, version_id: str, reason: FailureReason, detail: str) -> None:
+        """Record a failure found after extraction (a store refused the text):
+        the version leaves every stage's work and shows the reason."""
+        ...
 
     def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]: ...
 

@@ -209,7 +209,8 @@ class ExtractedDocument:
 
 
 class FailureReason(StrEnum):
-    """The closed set of reasons extraction can fail for a document's own sake."""
+    """The closed set of reasons a document can fail for its own sake: in
+    extraction, or when a search store refuses its text."""
 
     UNSUPPORTED_TYPE = "unsupported-type"
     TOO_LARGE = "too-large"
@@ -218,6 +219,8 @@ class FailureReason(StrEnum):
     ENCRYPTED = "encrypted"
     NO_TEXT_LAYER = "no-text-layer"
     MALFORMED = "malformed"
+    # after extraction: a search store refused the document's text
+    UNINDEXABLE = "unindexable"
 
 
 #: The sentence a user sees for each reason: what happened and what to do.
@@ -229,6 +232,7 @@ FAILURE_GUIDANCE: dict[FailureReason, str] = {
     FailureReason.ENCRYPTED: "The document is password-protected; remove the password and upload it again.",
     FailureReason.NO_TEXT_LAYER: "The document has no text layer (a scan); it goes to OCR.",
     FailureReason.MALFORMED: "The file is damaged or not what its type says; re-export it and upload it again.",
+    FailureReason.UNINDEXABLE: "The search index refused this document's text (for example a run of thousands of characters without spaces); upload a copy holding readable text.",
 }
 
 

@@ -16,7 +16,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from groundwork.errors import EngineUnavailable, StoreError
+from groundwork.errors import DocumentRefused, EngineUnavailable, StoreError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
@@ -29,6 +29,17 @@ def translated_errors(action: str) -> Iterator[None]:
         raise EngineUnavailable(f"PostgreSQL unavailable while {action}: {exc}") from exc
     except psycopg.Error as exc:
         raise StoreError(f"PostgreSQL refused {action}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def document_refusals(action: str) -> Iterator[None]:
+    """Around writes of one document's values: a value over an engine limit (a
+    tsvector over 1 MB, a NaN in a vector, a NUL in text) is that document's
+    problem, not the engine's, so the stage can fail it alone."""
+    try:
+        yield
+    except (psycopg.errors.ProgramLimitExceeded, psycopg.DataError) as exc:
+        raise DocumentRefused(f"PostgreSQL refused {action}: {str(exc)[:300]}") from exc
 
 
 def with_database(url: str, database: str) -> str:
