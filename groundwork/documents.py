@@ -219,6 +219,7 @@ class FailureReason(StrEnum):
     ENCRYPTED = "encrypted"
     NO_TEXT_LAYER = "no-text-layer"
     MALFORMED = "malformed"
+    EMPTY = "empty"
     # after extraction: a search store refused the document's text
     UNINDEXABLE = "unindexable"
 
@@ -232,6 +233,7 @@ FAILURE_GUIDANCE: dict[FailureReason, str] = {
     FailureReason.ENCRYPTED: "The document is password-protected; remove the password and upload it again.",
     FailureReason.NO_TEXT_LAYER: "The document has no text layer (a scan); it goes to OCR.",
     FailureReason.MALFORMED: "The file is damaged or not what its type says; re-export it and upload it again.",
+    FailureReason.EMPTY: "The file is empty (0 bytes); upload it again with its content.",
     FailureReason.UNINDEXABLE: "The search index refused this document's text (for example a run of thousands of characters without spaces); upload a copy holding readable text.",
 }
 
