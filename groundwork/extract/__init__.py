@@ -141,7 +141,7 @@ def extract(
         raise
     except MemoryError:
         return ExtractionFailure(
-            FailureReason.TOO_LARGE, "the document needs more memory than allowed"
+            FailureReason.OUT_OF_MEMORY, "the document needs more memory than allowed"
         )
     except RecursionError:
         return ExtractionFailure(
