@@ -116,7 +116,7 @@ def _bulk_refusal(action: str, exc: helpers.BulkIndexError) -> StoreError:
     reasons: list[str] = []
     content_only = True
     for item in exc.errors:
-        result = next(iter(item.values()), {}) if isinstance(item, dict) else {}
+        result: dict[str, Any] = next(iter(item.values()), {}) if isinstance(item, dict) else {}
         status = int(result.get("status", 0) or 0)
         error = result.get("error") or {}
         if not (400 <= status < 500 and status != 429):
