@@ -190,3 +190,62 @@ def test_a_refused_version_fails_alone_and_the_others_are_published(platform: Pl
     published = publish_ready(platform.catalog, vectors, platform.keywords, tenant)
     assert published.processed == 1
     assert registered["normal.md"].source_id in _found_sources(platform, tenant, "sump impeller")
+
+
+class _NaNForMarkedText:
+    """The real embedder, except that a text holding the marker embeds to NaN
+    (as a broken model output would): pgvector refuses that vector."""
+
+    def __init__(self, inner: Any, marker: str) -> None:
+        self.inner = inner
+        self.marker = marker
+        self.model = inner.model
+
+    def count_tokens(self, text: str) -> int:
+        return int(self.inner.count_tokens(text))
+
+    def embed_query(self, text: str) -> tuple[float, ...]:
+        return tuple(self.inner.embed_query(text))
+
+    def embed_documents(self, texts: list[str]) -> list[tuple[float, ...]]:
+        vectors = self.inner.embed_documents(texts)
+        return [
+            tuple(float("nan") for _ in vector) if self.marker in text else tuple(vector)
+            for text, vector in zip(texts, vectors, strict=True)
+        ]
+
+
+def test_a_version_the_vector_store_refuses_fails_alone(platform: Platform) -> None:
+    tenant = f"v-{uuid.uuid4().hex[:8]}"
+    model = platform.settings.default_model_key
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+    marker = f"nanmarker{uuid.uuid4().hex[:8]}"
+    registered = {
+        name: register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=tenant,
+            origin=f"api:{name}",
+            filename=name,
+            data=text.encode(),
+            subjects=[f"tenant:{tenant}"],
+            media_type="text/markdown",
+        )
+        for name, text in {
+            "good.md": "# Fan\n\nThe condenser fan bearing is greased twice a year.\n",
+            "bad.md": f"# Odd\n\nThis text embeds badly: {marker}.\n",
+        }.items()
+    }
+    extract_pending(platform.catalog, platform.blobs, tenant)
+    embedder = _NaNForMarkedText(platform.embedder(model), marker)
+    chunk_pending(platform.catalog, tenant, embedder.count_tokens)
+    keyword_index_pending(platform.catalog, platform.keywords, tenant)
+    vectors = platform.vector_index(model)
+    report = embed_pending(platform.catalog, vectors, embedder, tenant)
+    assert report.processed == 1 and report.failures == {"bad.md": "unindexable"}
+    scope = AccessScope(tenant, (f"tenant:{tenant}",))
+    status = platform.catalog.source_status(scope, registered["bad.md"].source_id)
+    assert status is not None and status["failure_reason"] == "unindexable"
+    assert platform.catalog.pending_work(tenant, model)["embed"] == 0
+    assert publish_ready(platform.catalog, vectors, platform.keywords, tenant).processed == 1
+    assert registered["good.md"].source_id in _found_sources(platform, tenant, "condenser fan")
