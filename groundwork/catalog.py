@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from groundwork.chunking import Chunk
-from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, Principal
 
 
@@ -21,6 +21,19 @@ class Tenant:
     tenant_id: str
     display_name: str
     active_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """What an operator may see of a key: never its secret nor the secret's hash."""
+
+    key_id: str
+    tenant_id: str
+    label: str
+    subjects: tuple[str, ...]
+    scopes: tuple[str, ...]
+    created_at: datetime
+    revoked_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +118,22 @@ class Catalog(Protocol):
         """Return (key_id, secret). Only a hash of the secret is stored."""
         ...
 
-    def principal_for_key(self, secret: str) -> Principal | None: ...
+    def principal_for_key(self, secret: str) -> Principal | None:
+        """The key's principal; None for an unknown or revoked key."""
+        ...
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]: ...
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
+        """Revoke at once (the next authentication fails); False when the tenant
+        has no such active key."""
+        ...
+
+    def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:
+        """Revoke the key and create one with its subjects, scopes and label in
+        one transaction; return (key_id, secret) of the new key, or None when the
+        tenant has no such active key."""
+        ...
 
     def begin_version(
         self,
@@ -156,6 +184,11 @@ class Catalog(Protocol):
     def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]: ...
 
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None: ...
+
+    def mark_version_failed(self, version_id: str, reason: FailureReason, detail: str) -> None:
+        """Record a failure found after extraction (a store refused the text):
+        the version leaves every stage's work and shows the reason."""
+        ...
 
     def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]: ...
 

@@ -5,6 +5,12 @@ context a reader (or a model) needs. So the heading path is prepended to every
 chunk, headings are never chunks on their own, tables stay whole (or are split
 by rows with the header repeated), and sizes are bounded in the embedding
 model's own tokens.
+
+Tokens alone do not bound a chunk: a run of text without whitespace (a base64
+blob, a minified line, a poisoned file) is one "word", and a 20 MB file of one
+token used to become one 20-million-character chunk that OpenSearch refused as
+an immense term. So every chunk is also cut on a hard character bound, at
+whitespace when the window has any, else mid-run.
 """
 
 from __future__ import annotations
@@ -70,6 +76,12 @@ class ChunkingPolicy:
     max_tokens: int = 256
     overlap_blocks: int = 0
     low_confidence_below: float = 0.7
+    # 256 tokens of prose are ~1,200 characters, so ordinary chunks never reach
+    # this; 4,000 characters are at most 16,000 UTF-8 bytes, half of Lucene's
+    # 32,766-byte term limit even if the whole chunk were one term.
+    max_chars: int = 4_000
+    # a heading is repeated in every chunk of its section: a runaway one is cut
+    max_heading_chars: int = 300
 
 
 @dataclass(slots=True)
@@ -105,14 +117,15 @@ def chunk_blocks(
             level = block.level or 1
             while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((level, block.text.strip()))
+            headings.append((level, block.text.strip()[: policy.max_heading_chars]))
         elif block.text.strip() or block.table is not None:
             current.append(block)
     close_section()
 
     pieces_by_section: list[tuple[tuple[str, ...], list[_Piece]]] = []
     for path, section_blocks in sections:
-        pieces_by_section.append((path, _pack_section(path, section_blocks, count_tokens, policy)))
+        packed = _pack_section(path, section_blocks, count_tokens, policy)
+        pieces_by_section.append((path, _bounded_pieces(packed, policy.max_chars)))
 
     chunks: list[Chunk] = []
     for path, pieces in pieces_by_section:
@@ -175,11 +188,14 @@ def _pack_section(
             pieces.extend(_table_pieces(block, block.table, count_tokens, budget, policy))
             continue
         rendered = _render(block)
-        tokens = count_tokens(rendered)
+        # the character test first: the tokenizer never sees megabytes of one run
+        tokens = count_tokens(rendered) if len(rendered) <= policy.max_chars else budget + 1
         if tokens > budget:
             flush()
             group, group_tokens = [], 0
-            for sentence_group in _split_sentences(rendered, count_tokens, budget):
+            for sentence_group in _split_sentences(
+                rendered, count_tokens, budget, policy.max_chars
+            ):
                 pieces.append(
                     _Piece(sentence_group, block.location, "text", _is_low(block, policy))
                 )
@@ -225,14 +241,22 @@ def _table_pieces(
     return pieces
 
 
-def _split_sentences(text: str, count_tokens: TokenCounter, budget: int) -> list[str]:
+def _split_sentences(
+    text: str, count_tokens: TokenCounter, budget: int, max_chars: int
+) -> list[str]:
     """Split an oversized paragraph on sentence ends; a single overlong sentence
-    is split on words as the last resort so the bound always holds."""
+    is split on words as the last resort so the bound always holds, and a
+    sentence over the character bound is cut by characters before any of that."""
     out: list[str] = []
     current: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    sentences = (
+        segment
+        for sentence in _SENTENCE_END.split(text)
+        for segment in bounded_segments(sentence, max_chars)
+    )
+    for sentence in sentences:
         candidate = " ".join([*current, sentence])
-        if current and count_tokens(candidate) > budget:
+        if current and (len(candidate) > max_chars or count_tokens(candidate) > budget):
             out.append(" ".join(current))
             current = []
         if count_tokens(sentence) > budget:
@@ -249,4 +273,46 @@ def _split_sentences(text: str, count_tokens: TokenCounter, budget: int) -> list
         current.append(sentence)
     if current:
         out.append(" ".join(current))
+    return out
+
+
+def bounded_segments(text: str, max_chars: int) -> list[str]:
+    """Cut `text` into segments of at most `max_chars` characters: at the last
+    whitespace in the window's final quarter when there is one (that whitespace
+    is dropped), else hard, mid-run."""
+    if len(text) <= max_chars:
+        return [text]
+    out: list[str] = []
+    start = 0
+    while len(text) - start > max_chars:
+        window_end = start + max_chars
+        cut = -1
+        # only the final quarter: a space near the start would leave tiny segments
+        for index in range(window_end, window_end - max_chars // 4, -1):
+            if text[index].isspace():
+                cut = index
+                break
+        if cut > start:
+            out.append(text[start:cut])
+            start = cut + 1
+        else:
+            out.append(text[start:window_end])
+            start = window_end
+    out.append(text[start:])
+    return [segment for segment in out if segment.strip()]
+
+
+def _bounded_pieces(pieces: list[_Piece], max_chars: int) -> list[_Piece]:
+    """The last guard: any piece still over the bound (a table row holding one
+    huge cell, a group of blocks whose tokens fit but whose characters do not)
+    is cut by characters."""
+    out: list[_Piece] = []
+    for piece in pieces:
+        if len(piece.text) <= max_chars:
+            out.append(piece)
+            continue
+        out.extend(
+            _Piece(segment, piece.location, piece.kind, piece.low_confidence)
+            for segment in bounded_segments(piece.text, max_chars)
+        )
     return out

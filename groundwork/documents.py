@@ -209,7 +209,8 @@ class ExtractedDocument:
 
 
 class FailureReason(StrEnum):
-    """The closed set of reasons extraction can fail for a document's own sake."""
+    """The closed set of reasons a document can fail for its own sake: in
+    extraction, or when a search store refuses its text."""
 
     UNSUPPORTED_TYPE = "unsupported-type"
     TOO_LARGE = "too-large"
@@ -218,6 +219,10 @@ class FailureReason(StrEnum):
     ENCRYPTED = "encrypted"
     NO_TEXT_LAYER = "no-text-layer"
     MALFORMED = "malformed"
+    EMPTY = "empty"
+    OUT_OF_MEMORY = "out-of-memory"
+    # after extraction: a search store refused the document's text
+    UNINDEXABLE = "unindexable"
 
 
 #: The sentence a user sees for each reason: what happened and what to do.
@@ -229,6 +234,9 @@ FAILURE_GUIDANCE: dict[FailureReason, str] = {
     FailureReason.ENCRYPTED: "The document is password-protected; remove the password and upload it again.",
     FailureReason.NO_TEXT_LAYER: "The document has no text layer (a scan); it goes to OCR.",
     FailureReason.MALFORMED: "The file is damaged or not what its type says; re-export it and upload it again.",
+    FailureReason.EMPTY: "The file is empty (0 bytes); upload it again with its content.",
+    FailureReason.OUT_OF_MEMORY: "Reading the file needed more memory than allowed (often compressed content that expands enormously); re-export or print it to a new file, or split it.",
+    FailureReason.UNINDEXABLE: "The search index refused this document's text (for example a run of thousands of characters without spaces); upload a copy holding readable text.",
 }
 
 
@@ -255,4 +263,10 @@ class ExtractionLimits:
     max_blocks: int = 200_000
     timeout_seconds: float = 300.0
     max_media_seconds: float = 4 * 3600.0
+    # PDF streams, inflated: a flate bomb of a few MB expands to gigabytes inside
+    # the parser. The document's total covers scans stored as Flate images (50 MB
+    # at the ~10x such pages compress by is 500 MB); one stream that is not an
+    # image (a page's content, a form, a font) beyond 128 MB is no real page.
+    max_inflated_bytes: int = 2 * 1024 * 1024 * 1024
+    max_stream_inflated_bytes: int = 128 * 1024 * 1024
     extra: dict[str, int] = field(default_factory=dict)

@@ -17,6 +17,16 @@ class StoreError(GroundworkError):
     """A store rejected an operation for a reason other than reachability."""
 
 
+class DocumentRefused(StoreError):
+    """A store refused a document for its own content (an immense term, a value
+    over an engine limit), not for the engine's state. The stage records it on
+    that version and goes on with the others; retrying would fail the same way."""
+
+    def __init__(self, message: str, chunk_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.chunk_ids = chunk_ids
+
+
 class DimensionMismatch(GroundworkError):
     """A vector's length differs from the model's declared dimension."""
 

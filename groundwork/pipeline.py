@@ -22,7 +22,7 @@ from groundwork.documents import (
     ExtractionResult,
     FailureReason,
 )
-from groundwork.errors import DimensionMismatch, NotFound
+from groundwork.errors import DimensionMismatch, DocumentRefused, NotFound
 from groundwork.extract import extract
 from groundwork.ports import (
     BlobStore,
@@ -284,11 +284,35 @@ def keyword_index_pending(
     while items := catalog.batches_to_keyword_index(tenant_id, batch):
         # Written hidden, beside the published version's documents: those stay
         # searchable until publication switches, and leave after it.
-        report.items += keywords.upsert([c for item in items for c in item.chunks])
-        catalog.mark_keyword_indexed_many([item.version.version_id for item in items])
-        report.processed += len(items)
+        try:
+            report.items += keywords.upsert([c for item in items for c in item.chunks])
+            written = list(items)
+        except DocumentRefused:
+            # One version's text must not fail the others: write them one by
+            # one and fail only the versions the index refuses. Anything that is
+            # not a refusal (the engine down, overloaded) still fails the run.
+            written = []
+            for item in items:
+                try:
+                    report.items += keywords.upsert(list(item.chunks))
+                except DocumentRefused as refused:
+                    _fail_version(catalog, item.version, str(refused), report)
+                else:
+                    written.append(item)
+        catalog.mark_keyword_indexed_many([item.version.version_id for item in written])
+        report.processed += len(written)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _fail_version(
+    catalog: Catalog, version: VersionRecord, detail: str, report: StageReport
+) -> None:
+    """A store refused this version's text: record it on the version (it leaves
+    every stage's work) so the rest of the tenant goes on."""
+    catalog.mark_version_failed(version.version_id, FailureReason.UNINDEXABLE, detail)
+    report.failed += 1
+    report.failures[version.filename] = FailureReason.UNINDEXABLE.value
 
 
 def embed_pending(
@@ -311,15 +335,21 @@ def embed_pending(
             hashes = [c.content_hash for c in item.chunks]
             cached = vectors.existing_vectors(tenant_id, hashes)
             missing = [c for c in item.chunks if c.content_hash not in cached]
-            for start in range(0, len(missing), embed_batch):
-                part = missing[start : start + embed_batch]
-                for chunk, vector in zip(
-                    part, embedder.embed_documents([c.content for c in part]), strict=True
-                ):
-                    cached[chunk.content_hash] = vector
-            records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
-            # hidden, beside the published version's vectors (see publish_ready)
-            vectors.upsert(records)
+            records: list[VectorRecord] = []
+            try:
+                for start in range(0, len(missing), embed_batch):
+                    part = missing[start : start + embed_batch]
+                    for chunk, vector in zip(
+                        part, embedder.embed_documents([c.content for c in part]), strict=True
+                    ):
+                        cached[chunk.content_hash] = vector
+                records = [VectorRecord(c, cached[c.content_hash]) for c in item.chunks]
+                # hidden, beside the published version's vectors (see publish_ready)
+                vectors.upsert(records)
+            except DocumentRefused as refused:
+                # this version's own problem: the others are still embedded
+                _fail_version(catalog, item.version, str(refused), report)
+                continue
             catalog.mark_embedded(item.version.version_id, tenant_id, model_key)
             report.processed += 1
             report.items += len(records)

@@ -72,15 +72,28 @@ def check_declared(
     return None
 
 
+#: what content sniffing reports for a file of 0 bytes, whatever its name
+EMPTY_CONTENT = "application/x-empty"
+
+
 def check_content(filename: str, sniffed: str) -> UploadRefused | None:
-    """After the bytes: the sniffed type must be exactly one the extension allows."""
+    """After the bytes: the sniffed type must be exactly one the extension allows.
+    An empty file has a refusal of its own (it is no type at all), and every
+    refusal lists the accepted extensions."""
     allowed = ALLOWED.get(_extension(filename))
     if allowed is None:
         return UploadRefused("unsupported-type", f"accepted extensions: {accepted_summary()}")
+    if sniffed == EMPTY_CONTENT:
+        return UploadRefused(
+            "empty-file",
+            f"{filename!r} is empty (0 bytes); upload the file with its content "
+            f"(accepted extensions: {accepted_summary()})",
+        )
     if sniffed not in allowed:
         return UploadRefused(
             "type-mismatch",
             f"the content is {sniffed}, which a {_extension(filename)} file may not be "
-            f"(accepted: {', '.join(sorted(allowed))})",
+            f"(a {_extension(filename)} file must be {', '.join(sorted(allowed))}; "
+            f"accepted extensions: {accepted_summary()})",
         )
     return None

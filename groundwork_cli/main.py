@@ -215,6 +215,9 @@ def cmd_tenant(args: argparse.Namespace) -> int:
 
 
 def cmd_key(args: argparse.Namespace) -> int:
+    """create prints the secret once; list shows subjects and scopes but never a
+    secret or its hash; revoke holds from the next request; rotate revokes and
+    creates a key with the same subjects, scopes and label in one transaction."""
     from resources.platform import connect
 
     settings = GroundworkSettings.from_env()
@@ -225,6 +228,35 @@ def cmd_key(args: argparse.Namespace) -> int:
                 f"[red]no tenant {args.tenant_id}; create it with `groundwork tenant create`[/]"
             )
             return 1
+        if args.action == "list":
+            # plain tab-separated lines: readable, and safe to pipe into other tools
+            print("key_id\tstate\tlabel\tsubjects\tscopes\tcreated")
+            for info in platform.catalog.list_api_keys(args.tenant_id):
+                state = f"revoked {info.revoked_at:%Y-%m-%d %H:%M}" if info.revoked_at else "active"
+                print(
+                    f"{info.key_id}\t{state}\t{info.label}\t{','.join(info.subjects)}\t"
+                    f"{','.join(info.scopes)}\t{info.created_at:%Y-%m-%d %H:%M}"
+                )
+            return 0
+        if args.action in ("revoke", "rotate"):
+            if not args.key_id:
+                console.print(
+                    f"[red]give the key id: groundwork key {args.action} TENANT KEY_ID[/]"
+                )
+                return 2
+            if args.action == "revoke":
+                if not platform.catalog.revoke_api_key(args.tenant_id, args.key_id):
+                    console.print(f"[red]{args.tenant_id} has no active key {args.key_id}[/]")
+                    return 1
+                console.print(f"revoked {args.key_id}; it no longer authenticates")
+                return 0
+            rotated = platform.catalog.rotate_api_key(args.tenant_id, args.key_id)
+            if rotated is None:
+                console.print(f"[red]{args.tenant_id} has no active key {args.key_id}[/]")
+                return 1
+            console.print(f"revoked {args.key_id}; new key {rotated[0]} (same subjects and scopes)")
+            print(rotated[1])
+            return 0
         subjects = args.subject or [f"tenant:{args.tenant_id}"]
         scopes = args.scope or list(DEFAULT_KEY_SCOPES)
         key_id, secret = platform.catalog.create_api_key(
@@ -496,9 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
     tenant.add_argument("tenant_id")
     tenant.add_argument("--name")
     tenant.set_defaults(func=cmd_tenant)
-    key = sub.add_parser("key", help="create an API key (printed once; only its hash is stored)")
-    key.add_argument("action", choices=["create"])
+    key = sub.add_parser(
+        "key",
+        help="create (printed once; only its hash is stored), list, revoke or rotate API keys",
+    )
+    key.add_argument("action", choices=["create", "list", "revoke", "rotate"])
     key.add_argument("tenant_id")
+    key.add_argument("key_id", nargs="?", help="the key to revoke or rotate")
     key.add_argument("--subject", action="append", help="a subject the key acts as (repeatable)")
     key.add_argument("--label", default="")
     key.add_argument(

@@ -1,7 +1,13 @@
 """Media type from content (libmagic via python-magic), reconciled with the
-extension only where content cannot decide: Markdown, CSV and fragment HTML are
-plain text to libmagic, and an OOXML package whose first entries are not its
-main part reads as a bare ZIP (its entries then decide)."""
+extension only where content cannot decide between text types: Markdown, CSV
+and fragment HTML are plain text to libmagic. An OOXML package whose first
+entries are not its main part reads as a bare ZIP (its entries then decide).
+
+The extension never names a binary type: a ZIP, random bytes or an empty file
+called report.pdf stays what its content is (application/zip,
+application/octet-stream, application/x-empty), so the upload policy refuses it
+with what is accepted instead of handing it to the PDF or Office parser, and an
+empty file is application/x-empty whatever its name (its own refusal)."""
 
 from __future__ import annotations
 
@@ -30,15 +36,7 @@ _OOXML_BY_FOLDER = {
     "ppt/": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 }
 
-#: Claimed by the extension when content gives only a generic answer: a damaged
-#: PDF then reaches the PDF parser and is reported `malformed`, not read as text.
-_BINARY_BY_EXTENSION = {
-    ".pdf": "application/pdf",
-    ".docx": _OOXML_BY_FOLDER["word/"],
-    ".xlsx": _OOXML_BY_FOLDER["xl/"],
-    ".pptx": _OOXML_BY_FOLDER["ppt/"],
-}
-_GENERIC = {"text/plain", "application/octet-stream", "application/x-empty", "application/zip"}
+EMPTY = "application/x-empty"
 
 SNIFF_BYTES = 64 * 1024
 
@@ -70,14 +68,15 @@ def sniff_path(path: Path, filename: str) -> str:
 
 
 def _sniff(head: bytes, filename: str, package: Callable[[], BinaryIO | Path]) -> str:
-    sniffed = magic.from_buffer(head, mime=True) if head else "application/x-empty"
+    if not head:
+        return EMPTY
+    sniffed = magic.from_buffer(head, mime=True)
     extension = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
     if sniffed in ("application/zip", "application/octet-stream") and head[:2] == b"PK":
+        # only the package's own entries make a ZIP an Office document
         sniffed = _ooxml_from_entries(package()) or sniffed
-    if sniffed in _GENERIC and extension in _BINARY_BY_EXTENSION:
-        return _BINARY_BY_EXTENSION[extension]
     by_extension = _TEXT_BY_EXTENSION.get(extension)
-    if by_extension and (sniffed.startswith("text/") or sniffed == "application/x-empty"):
+    if by_extension and sniffed.startswith("text/"):
         if sniffed == "text/html" and by_extension == "text/plain":
             return sniffed
         return by_extension

@@ -44,6 +44,7 @@ REFUSAL_STATUS = {
     "too-large": 413,
     "unsupported-type": 415,
     "type-mismatch": 415,
+    "empty-file": 415,
     "invalid-size": 422,
     "approval-required": 409,
     "malware-found": 422,

@@ -91,6 +91,22 @@ EXTRACTORS: dict[str, FormatExtractor] = {
 
 SUPPORTED_MEDIA_TYPES = frozenset(EXTRACTORS)
 
+#: What content sniffing answers when content names no specific type.
+_GENERIC_CONTENT = frozenset(
+    {"text/plain", "application/octet-stream", "application/zip", "application/x-empty"}
+)
+#: Extensions that claim a binary format. Sniffing never lets them name the type
+#: of generic content, so such a file arrives as text/plain or a bare ZIP; it is
+#: not what its name says, and reading it as text would index a damaged file.
+_BINARY_EXTENSIONS = frozenset(
+    {".pdf", ".docx", ".xlsx", ".pptx", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"}
+)
+
+
+def _claims_binary(filename: str) -> str | None:
+    extension = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
+    return extension if extension in _BINARY_EXTENSIONS else None
+
 
 def extract(
     data: bytes,
@@ -101,9 +117,17 @@ def extract(
     transcriber: TranscriptionProvider | None = None,
 ) -> ExtractionResult:
     limits = limits or ExtractionLimits()
+    if not data:
+        # no type at all: its own reason, not "unsupported type" or "malformed"
+        return ExtractionFailure(FailureReason.EMPTY, "the file has 0 bytes")
     if len(data) > limits.max_bytes:
         return ExtractionFailure(
             FailureReason.TOO_LARGE, f"{len(data)} bytes; the limit is {limits.max_bytes} bytes"
+        )
+    claimed = _claims_binary(filename)
+    if claimed is not None and media_type in _GENERIC_CONTENT:
+        return ExtractionFailure(
+            FailureReason.MALFORMED, f"the content is {media_type}, not a {claimed} file"
         )
     extractor = EXTRACTORS.get(media_type)
     if extractor is None:
@@ -117,7 +141,7 @@ def extract(
         raise
     except MemoryError:
         return ExtractionFailure(
-            FailureReason.TOO_LARGE, "the document needs more memory than allowed"
+            FailureReason.OUT_OF_MEMORY, "the document needs more memory than allowed"
         )
     except RecursionError:
         return ExtractionFailure(

@@ -14,6 +14,12 @@ usable text layer.
 - Type0/CID fonts without a usable ToUnicode map decode to private-use or
   replacement characters: such pages are flagged and, with OCR available,
   recognised from the image instead.
+- Flate bombs: pdfium and pdfminer inflate a stream whole, so a few MB of
+  compressed zeros become gigabytes inside the parser (pdfium aborts the
+  process when its allocation fails). Before either parser sees the bytes,
+  every Flate stream is inflated once in 1 MB pieces that are counted and
+  dropped: over the document's ceiling, or one non-image stream (a page's
+  content) over its own, the PDF is refused as too large in bounded memory.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import io
 import re
 import statistics
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 
@@ -163,7 +170,55 @@ class _Tables:
             self._pdf.close()  # type: ignore[attr-defined]
 
 
+_STREAM_START = re.compile(rb"(?<!end)stream\r?\n")
+_INFLATE_PIECE = 1024 * 1024
+_FEED = 64 * 1024
+
+
+def _inflated_size(stream: memoryview, limit: int) -> int:
+    """Bytes a Flate stream inflates to, counted in pieces and never kept;
+    stops just past `limit`. A stream that is not Flate (an image's DCT, a
+    filter chain) stops at the first invalid byte and counts what it produced."""
+    inflater = zlib.decompressobj()
+    total = 0
+    position = 0
+    try:
+        while position < len(stream) and not inflater.eof and total <= limit:
+            total += len(inflater.decompress(stream[position : position + _FEED], _INFLATE_PIECE))
+            position += _FEED
+            # past the stream's end the leftover input stays in the tail: stop there
+            while inflater.unconsumed_tail and not inflater.eof and total <= limit:
+                total += len(inflater.decompress(inflater.unconsumed_tail, _INFLATE_PIECE))
+    except zlib.error:
+        pass
+    return total
+
+
+def check_inflation(data: bytes, max_total: int, max_stream: int) -> str | None:
+    """Why the PDF's streams inflate beyond the ceilings, or None. Image streams
+    count toward the document's total only (scans are legitimately large)."""
+    view = memoryview(data)
+    total = 0
+    for match in _STREAM_START.finditer(data):
+        dictionary = data[max(0, match.start() - 1024) : match.start()]
+        dictionary = dictionary[dictionary.rfind(b"obj") + 1 :]
+        is_image = b"/Image" in dictionary
+        room = max_total - total
+        size = _inflated_size(view[match.end() :], room if is_image else min(room, max_stream))
+        if not is_image and size > max_stream:
+            return f"a content stream inflates to over {max_stream} bytes"
+        total += size
+        if total > max_total:
+            return f"the streams inflate to over {max_total} bytes"
+    return None
+
+
 def extract_pdf(data: bytes, ctx: ExtractionContext) -> Extracted:
+    bomb = check_inflation(
+        data, ctx.limits.max_inflated_bytes, ctx.limits.max_stream_inflated_bytes
+    )
+    if bomb is not None:
+        raise Refused(FailureReason.TOO_LARGE, bomb)
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:

@@ -9,6 +9,14 @@ by `ensure_schema`. Two analyses of the same text: `content`
 which splits only on whitespace and punctuation that never occurs inside an
 identifier, so ERR-4021 and Q3-2026 stay whole tokens and match exactly.
 No stopword filter on either: stopwords come off queries, never the index.
+
+Both analyzers cap a term at 1,000 characters (`cap_term_length`, at most
+4,000 UTF-8 bytes), so Lucene's 32,766-byte term limit ("immense term") is
+never reached whatever text arrives. Analyzers cannot change on an open index:
+tenant indices created before the cap keep their analyzers (ensure_schema only
+adds fields). Chunking's character bound keeps any new chunk's terms under the
+limit, and a bulk the index still refuses is reported as DocumentRefused, which
+the keyword stage records on the refusing version alone.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, NotFoundError, TransportError
 
-from groundwork.errors import EngineUnavailable, StoreError
+from groundwork.errors import DocumentRefused, EngineUnavailable, StoreError
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
 
 INDEX_SETTINGS: dict[str, Any] = {
@@ -42,17 +50,24 @@ INDEX_SETTINGS: dict[str, Any] = {
                 "replacement": "",
             },
             "non_empty": {"type": "length", "min": 1},
+            "cap_term_length": {"type": "truncate", "length": 1000},
         },
         "analyzer": {
             "groundwork_text": {
                 "type": "custom",
                 "tokenizer": "standard",
-                "filter": ["lowercase", "asciifolding", "porter_stem"],
+                "filter": ["cap_term_length", "lowercase", "asciifolding", "porter_stem"],
             },
             "groundwork_identifier": {
                 "type": "custom",
                 "tokenizer": "identifier_tokenizer",
-                "filter": ["lowercase", "asciifolding", "trim_identifier_edges", "non_empty"],
+                "filter": [
+                    "cap_term_length",
+                    "lowercase",
+                    "asciifolding",
+                    "trim_identifier_edges",
+                    "non_empty",
+                ],
             },
         },
     },
@@ -89,7 +104,32 @@ def _translated(action: str) -> Iterator[None]:
     except TransportError as exc:
         raise StoreError(f"OpenSearch refused {action}: {exc}") from exc
     except helpers.BulkIndexError as exc:
-        raise StoreError(f"OpenSearch refused part of {action}: {exc.errors[:3]}") from exc
+        raise _bulk_refusal(action, exc) from exc
+
+
+def _bulk_refusal(action: str, exc: helpers.BulkIndexError) -> StoreError:
+    """A bulk whose every failed item was refused for its content (4xx other
+    than 429: mapping, immense term) is the documents' problem; anything else
+    (overload, shard failures) is the engine's. The message names the error
+    types and ids, never the documents' text."""
+    refused: list[str] = []
+    reasons: list[str] = []
+    content_only = True
+    for item in exc.errors:
+        result: dict[str, Any] = next(iter(item.values()), {}) if isinstance(item, dict) else {}
+        status = int(result.get("status", 0) or 0)
+        error = result.get("error") or {}
+        if not (400 <= status < 500 and status != 429):
+            content_only = False
+        refused.append(str(result.get("_id", "")))
+        if len(reasons) < 3:
+            detail = error.get("reason", "") if isinstance(error, dict) else str(error)
+            kind = error.get("type", "") if isinstance(error, dict) else ""
+            reasons.append(f"{kind}: {str(detail)[:200]}")
+    message = f"OpenSearch refused {len(exc.errors)} document(s) while {action}: {reasons}"
+    if content_only and refused:
+        return DocumentRefused(message, tuple(refused))
+    return StoreError(message)
 
 
 def client_for(url: str) -> OpenSearch:

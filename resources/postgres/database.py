@@ -16,7 +16,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from groundwork.errors import EngineUnavailable, StoreError
+from groundwork.errors import DocumentRefused, EngineUnavailable, StoreError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
@@ -31,20 +31,41 @@ def translated_errors(action: str) -> Iterator[None]:
         raise StoreError(f"PostgreSQL refused {action}: {exc}") from exc
 
 
+@contextlib.contextmanager
+def document_refusals(action: str) -> Iterator[None]:
+    """Around writes of one document's values: a value over an engine limit (a
+    tsvector over 1 MB, a NaN in a vector, a NUL in text) is that document's
+    problem, not the engine's, so the stage can fail it alone."""
+    try:
+        yield
+    except (psycopg.errors.ProgramLimitExceeded, psycopg.DataError) as exc:
+        raise DocumentRefused(f"PostgreSQL refused {action}: {str(exc)[:300]}") from exc
+
+
 def with_database(url: str, database: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, f"/{database}", parts.query, parts.fragment))
 
 
 def ensure_database(server_url: str, database: str) -> str:
-    """Create `database` if missing; return its URL."""
+    """Create `database` if missing; return its URL.
+
+    Idempotent under concurrency: on a fresh home the API, the Dagster code
+    server and a CLI command can all find the database missing at once, and
+    PostgreSQL has no CREATE DATABASE IF NOT EXISTS. The losers of that race see
+    duplicate_database (or, when both pass the catalog check together, a unique
+    violation on pg_database's name index); either means the database exists."""
     with translated_errors(f"creating database {database}"):
         with psycopg.connect(server_url, autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
             ).fetchone()
             if not exists:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+                # another caller may have created it first
+                with contextlib.suppress(
+                    psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+                ):
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     return with_database(server_url, database)
 
 

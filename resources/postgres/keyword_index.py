@@ -14,7 +14,7 @@ from psycopg import sql
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
-from resources.postgres.database import translated_errors
+from resources.postgres.database import document_refusals, translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
 _TERM = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
@@ -42,7 +42,7 @@ class PostgresKeywordIndex(ChunkRowTable):
         if not chunks:
             return 0
         with translated_errors("writing keyword documents"), self.pool.connection() as conn:
-            with conn.transaction(), conn.cursor() as cur:
+            with document_refusals("a keyword document"), conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO keyword_chunks (chunk_id, tenant_id, source_id, version_id, subjects, "
                     "media_type, title, content, content_hash, live, tags, source_date) "
@@ -68,7 +68,8 @@ class PostgresKeywordIndex(ChunkRowTable):
                             list(c.tags),
                             c.source_date,
                         )
-                        for c in chunks
+                        # one lock order for every writer: concurrent upserts never deadlock
+                        for c in sorted(chunks, key=lambda c: c.chunk_id)
                     ],
                 )
         return len(chunks)

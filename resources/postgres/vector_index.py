@@ -17,7 +17,7 @@ from groundwork.errors import DimensionMismatch, StoreError
 from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
-from resources.postgres.database import translated_errors
+from resources.postgres.database import document_refusals, translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
 
@@ -75,7 +75,7 @@ class PgVectorIndex(ChunkRowTable):
             "live = {}.live AND {}.version_id = excluded.version_id"
         ).format(self.table, self.table, self.table)
         with translated_errors("writing vectors"), self.pool.connection() as conn:
-            with conn.transaction(), conn.cursor() as cur:
+            with document_refusals("a vector"), conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     query,
                     [
@@ -91,7 +91,8 @@ class PgVectorIndex(ChunkRowTable):
                             list(r.chunk.tags),
                             r.chunk.source_date,
                         )
-                        for r in records
+                        # one lock order for every writer: concurrent upserts never deadlock
+                        for r in sorted(records, key=lambda r: r.chunk.chunk_id)
                     ],
                 )
         return len(records)

@@ -100,9 +100,11 @@ def test_delete_is_invisible_at_once_then_purged_with_proof(
     assert hit["chunk_id"] not in platform.vector_index(model).chunk_ids(tenant_id, live_only=False)
     proof = prove_tombstones(platform.catalog, platform.indexes(), tenant_id)
     assert proof.tombstoned >= 1 and proof.clean
-    # the citation snapshot survives and reports the source removed
+    # the citation survives and reports the source removed, without the erased text
     checked = client.get(f"/v1/citations/{hit['citation_id']}", headers=headers).json()
-    assert checked["status"] == "removed" and "ERR-4021" in checked["citation"]["untrusted_excerpt"]
+    assert checked["status"] == "removed" and checked["citation"]["location"]
+    assert checked["citation"]["untrusted_excerpt"] == ""
+    assert checked["citation"]["heading_path"] == []
     assert client.get(f"/v1/sources/{source_id}/status", headers=headers).status_code == 404
 
 

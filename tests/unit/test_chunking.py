@@ -103,3 +103,62 @@ def test_low_confidence_blocks_flag_their_chunk() -> None:
 def test_empty_document_has_no_chunks() -> None:
     assert _chunks("") == []
     assert _chunks("# Only a heading\n") == []
+
+
+def _wordpiece_like(text: str) -> int:
+    """A counter that, like the model's tokenizer, sees a long run without
+    spaces as many tokens (whitespace splitting would call it one word)."""
+    return max(1, sum(1 + len(word) // 4 for word in text.split()))
+
+
+def test_a_run_without_whitespace_is_cut_on_a_hard_character_bound() -> None:
+    token = "".join("abcdefghij"[i % 10] for i in range(40_000))
+    blocks = [
+        Block(BlockKind.HEADING, "Poison", Location(), level=1),
+        Block(BlockKind.PARAGRAPH, token, Location()),
+        Block(BlockKind.PARAGRAPH, "A normal sentence follows.", Location()),
+    ]
+    for counter in (approximate_tokens, _wordpiece_like):
+        chunks = chunk_blocks(
+            blocks, tenant_id="t", source_id="s", version_id="v1", count_tokens=counter
+        )
+        bound = ChunkingPolicy().max_chars
+        assert all(len(c.body) <= bound for c in chunks), [len(c.body) for c in chunks]
+        assert "".join(c.body for c in chunks if "normal" not in c.body) == token
+        assert [c.chunk_id for c in chunks] == [
+            chunk_id_for("t", "v1", n) for n in range(len(chunks))
+        ]
+
+
+def test_a_twenty_megabyte_token_becomes_bounded_chunks() -> None:
+    token = "x" * 20_000_000
+    chunks = chunk_blocks(
+        [Block(BlockKind.PARAGRAPH, token, Location())],
+        tenant_id="t",
+        source_id="s",
+        version_id="v1",
+    )
+    bound = ChunkingPolicy().max_chars
+    assert max(len(c.body) for c in chunks) <= bound
+    assert sum(len(c.body) for c in chunks) == len(token)
+
+
+def test_the_character_bound_prefers_whitespace_and_holds_for_tables_and_headings() -> None:
+    words = " ".join(["word"] * 3_000)  # 15,000 characters, few approximate tokens per block
+    huge_cell = "y" * 9_000
+    blocks = [
+        Block(BlockKind.HEADING, "H" * 5_000, Location(), level=1),
+        Block(BlockKind.PARAGRAPH, words, Location()),
+        Block(
+            BlockKind.TABLE,
+            "",
+            Location(),
+            table=Table(rows=(("a", "b"), (huge_cell, "1"))),
+        ),
+    ]
+    policy = ChunkingPolicy(max_tokens=100_000)
+    chunks = chunk_blocks(blocks, tenant_id="t", source_id="s", version_id="v1", policy=policy)
+    assert all(len(c.content) <= policy.max_chars + policy.max_heading_chars + 4 for c in chunks)
+    text_chunks = [c for c in chunks if c.kind == "text"]
+    # cut between words, not inside one
+    assert all(not c.body.startswith("ord") and c.body.split()[-1] == "word" for c in text_chunks)

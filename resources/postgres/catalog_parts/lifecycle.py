@@ -71,13 +71,24 @@ class Lifecycle(StoreBase):
     ) -> None:
         """Last step: record what was removed where, drop the source's chunks,
         extraction and progress rows, and mark it deleted (the row itself stays,
-        so citations still name their source)."""
+        so citations still name their source).
+
+        Erasure removes every copy of the text: citation snapshots keep their
+        ids, hash and location (a citation still resolves, as `removed`) but lose
+        the excerpt and heading path, and their title becomes the filename (an
+        extracted title is document text); versions lose their extracted title,
+        warnings and failure detail. Eval runs store scores, ids and reason codes,
+        no document text."""
         with translated_errors("finishing a deletion"), self.pool.connection() as conn:
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO tombstones (tenant_id, source_id, chunk_id, store) VALUES (%s, %s, %s, %s) "
                     "ON CONFLICT DO NOTHING",
-                    [(tenant_id, source_id, chunk_id, store) for chunk_id, store in tombstones],
+                    # sorted: one lock order for every writer, so concurrent upserts never deadlock
+                    [
+                        (tenant_id, source_id, chunk_id, store)
+                        for chunk_id, store in sorted(tombstones)
+                    ],
                 )
                 cur.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
                 cur.execute(
@@ -91,7 +102,13 @@ class Lifecycle(StoreBase):
                     (source_id,),
                 )
                 # an artifact's rendered files go with its document (their blobs were
-                # just deleted); its version history rows stay, hidden with the source
+                # just deleted); its version history rows stay, hidden with the source,
+                # without their summaries (text of the document)
+                cur.execute(
+                    "UPDATE artifact_versions SET summary = '{}' WHERE artifact_id IN "
+                    "(SELECT artifact_id FROM artifacts WHERE source_id = %s)",
+                    (source_id,),
+                )
                 cur.execute(
                     "DELETE FROM artifact_exports WHERE artifact_id IN "
                     "(SELECT artifact_id FROM artifacts WHERE source_id = %s)",
@@ -103,7 +120,16 @@ class Lifecycle(StoreBase):
                     (source_id,),
                 )
                 cur.execute(
-                    "UPDATE source_versions SET state = 'deleted' WHERE source_id = %s",
+                    "UPDATE citations c SET snapshot = (c.snapshot - 'excerpt' - 'heading_path' "
+                    "  - 'title') || jsonb_build_object('excerpt', '', 'heading_path', '[]'::jsonb, "
+                    "  'title', s.filename, 'erased', true) "
+                    "FROM sources s WHERE s.source_id = c.source_id "
+                    "AND c.source_id = %s AND c.tenant_id = %s",
+                    (source_id, tenant_id),
+                )
+                cur.execute(
+                    "UPDATE source_versions SET state = 'deleted', title = NULL, warnings = '{}', "
+                    "failure_detail = NULL WHERE source_id = %s",
                     (source_id,),
                 )
                 cur.execute(

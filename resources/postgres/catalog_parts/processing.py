@@ -13,7 +13,7 @@ from groundwork.catalog import (
     VersionRecord,
 )
 from groundwork.chunking import Chunk
-from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import IndexedChunk
 from resources.postgres.catalog_parts.common import VERSION_COLUMNS, StoreBase, version_record
 from resources.postgres.database import translated_errors
@@ -74,6 +74,16 @@ class Processing(StoreBase):
                     (result.title, result.low_confidence, list(result.warnings), version_id),
                 )
 
+    def mark_version_failed(self, version_id: str, reason: FailureReason, detail: str) -> None:
+        """After extraction: a store refused the version's text. It leaves every
+        stage's work list (they all require processing_state = 'extracted')."""
+        with translated_errors("marking a version failed"), self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE source_versions SET processing_state = 'failed', failure_reason = %s, "
+                "failure_detail = %s WHERE version_id = %s",
+                (reason.value, detail[:2000], version_id),
+            )
+
     # chunking ------------------------------------------------------------------------
     def versions_to_chunk(
         self, tenant_id: str, limit: int
@@ -121,7 +131,8 @@ class Processing(StoreBase):
                                 c.token_count,
                                 c.low_confidence,
                             )
-                            for c in chunks
+                            # one lock order for every writer: concurrent upserts never deadlock
+                            for c in sorted(chunks, key=lambda c: c.chunk_id)
                         ],
                     )
                 # Only this version's own rows past its new length (a re-chunk of
@@ -185,6 +196,7 @@ class Processing(StoreBase):
         with translated_errors("listing versions to index"):
             return self._batches(
                 "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
+                "AND v.processing_state = 'extracted' "
                 "AND s.state = 'active' AND s.current_version_id = v.version_id",
                 (tenant_id,),
                 limit,
@@ -201,6 +213,7 @@ class Processing(StoreBase):
         with translated_errors("listing versions to embed"):
             return self._batches(
                 "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND s.state = 'active' "
+                "AND v.processing_state = 'extracted' "
                 "AND s.current_version_id = v.version_id AND NOT EXISTS (SELECT 1 FROM version_models m "
                 "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)",
                 (tenant_id, model_key),
@@ -225,6 +238,7 @@ class Processing(StoreBase):
                     "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
                     "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
                     "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
+                    "AND v.processing_state = 'extracted' "
                     "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
                     (model_key, tenant_id),
                 )
@@ -315,8 +329,10 @@ class Processing(StoreBase):
                 "SELECT "
                 " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
                 " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
-                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL), "
-                " count(*) FILTER (WHERE v.chunked_at IS NOT NULL AND (m.embedded_at IS NULL)), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+                "   AND v.keyword_indexed_at IS NULL), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+                "   AND m.embedded_at IS NULL), "
                 " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL) "
                 "FROM source_versions v JOIN sources s USING (source_id) "
                 "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "

@@ -175,6 +175,9 @@ class Reading(StoreBase):
         if not citations:
             return []
         ids = [f"cit_{uuid.uuid4().hex}" for _ in citations]
+        # rows go in in id order, like every multi-row write here (one lock order
+        # for all writers); the ids are returned in the caller's order
+        rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
@@ -186,12 +189,12 @@ class Reading(StoreBase):
                 (
                     scope.tenant_id,
                     key_id,
-                    ids,
-                    [c.chunk_id for c in citations],
-                    [c.source_id for c in citations],
-                    [c.source_version_id for c in citations],
-                    [c.content_hash for c in citations],
-                    [Jsonb(c.to_dict()) for c in citations],
+                    [i for i, _ in rows],
+                    [c.chunk_id for _, c in rows],
+                    [c.source_id for _, c in rows],
+                    [c.source_version_id for _, c in rows],
+                    [c.content_hash for _, c in rows],
+                    [Jsonb(c.to_dict()) for _, c in rows],
                     scope.tenant_id,
                 ),
             )
@@ -221,13 +224,17 @@ class Reading(StoreBase):
         return dict(row) if row else None
 
     def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None:
+        """Upsert in sorted id order: concurrent searches with one key hand out
+        overlapping ids in different rank orders, and two upserts that lock the
+        same rows in different orders deadlock. One order for every caller cannot."""
         if not chunk_ids or not key_id:
             return
         with translated_errors("recording issued ids"), self.pool.connection() as conn:
             conn.execute(
-                "INSERT INTO issued_chunks (key_id, chunk_id) SELECT %s, unnest(%s::text[]) "
+                "INSERT INTO issued_chunks (key_id, chunk_id) "
+                "SELECT %s, u.chunk_id FROM unnest(%s::text[]) AS u(chunk_id) ORDER BY u.chunk_id "
                 "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
-                (key_id, list(dict.fromkeys(chunk_ids))),
+                (key_id, sorted(set(chunk_ids))),
             )
 
     def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:

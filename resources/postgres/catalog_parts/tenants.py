@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 
 from groundwork.catalog import (
+    ApiKeyInfo,
     Tenant,
 )
 from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
@@ -71,3 +72,55 @@ class TenantsAndKeys(StoreBase):
         return Principal(
             tenant_id=row[1], subjects=tuple(row[2]), key_id=row[0], scopes=tuple(row[3])
         )
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]:
+        # key_hash is deliberately not selected: it never leaves the database
+        with translated_errors("listing API keys"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT key_id, tenant_id, label, subjects, scopes, created_at, revoked_at "
+                "FROM api_keys WHERE tenant_id = %s ORDER BY created_at, key_id",
+                (tenant_id,),
+            ).fetchall()
+        return [
+            ApiKeyInfo(
+                key_id=r[0],
+                tenant_id=r[1],
+                label=r[2],
+                subjects=tuple(r[3]),
+                scopes=tuple(r[4]),
+                created_at=r[5],
+                revoked_at=r[6],
+            )
+            for r in rows
+        ]
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
+        # principal_for_key reads the row on every request (no cache), so the
+        # revocation holds from the next request on
+        with translated_errors("revoking an API key"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE api_keys SET revoked_at = now() "
+                "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL RETURNING 1",
+                (tenant_id, key_id),
+            ).fetchone()
+        return row is not None
+
+    def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:
+        new_id = f"key_{uuid.uuid4().hex[:16]}"
+        secret = f"gw_{secrets.token_urlsafe(32)}"
+        with translated_errors("rotating an API key"), self.pool.connection() as conn:
+            with conn.transaction():
+                old = conn.execute(
+                    "UPDATE api_keys SET revoked_at = now() "
+                    "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL "
+                    "RETURNING subjects, label, scopes",
+                    (tenant_id, key_id),
+                ).fetchone()
+                if old is None:
+                    return None
+                conn.execute(
+                    "INSERT INTO api_keys (key_id, tenant_id, key_hash, subjects, label, scopes) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    (new_id, tenant_id, hash_secret(secret), old[0], old[1], old[2]),
+                )
+        return new_id, secret

@@ -1,0 +1,135 @@
+"""Erasure removes every copy of the text (invariant 12). After a source is
+deleted and swept, or its tenant erased, a phrase that only it held is found in
+no column of any table of the database, in no blob and in no index: citation
+snapshots keep their id, status and location, and lose their excerpt and
+heading text."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import psycopg
+from fastapi.testclient import TestClient
+from psycopg import sql
+
+from groundwork.lifecycle import erase_tenant, purge_deleted
+from groundwork.pipeline import (
+    chunk_pending,
+    embed_pending,
+    extract_pending,
+    keyword_index_pending,
+    publish_ready,
+    register_file,
+)
+from resources.platform import Platform
+from retrieval_api.app import create_app
+
+TEXT_TYPES = ("text", "jsonb", "json", "character varying", "ARRAY")
+
+
+def _places_holding(platform: Platform, phrase: str) -> list[str]:
+    """Every table.column of the database whose text holds the phrase, and every
+    blob file whose bytes do."""
+    found: list[str] = []
+    with psycopg.connect(platform.database_url, autocommit=True) as conn:
+        columns = conn.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns c "
+            "JOIN information_schema.tables t USING (table_schema, table_name) "
+            "WHERE t.table_type = 'BASE TABLE' "
+            "AND table_schema NOT IN ('pg_catalog', 'information_schema') "
+            "AND c.data_type = ANY(%s)",
+            (list(TEXT_TYPES),),
+        ).fetchall()
+        assert len(columns) > 20  # the walk really covers the schema
+        for schema, table, column in columns:
+            hit = conn.execute(
+                sql.SQL("SELECT count(*) FROM {}.{} WHERE {}::text LIKE %s").format(
+                    sql.Identifier(schema), sql.Identifier(table), sql.Identifier(column)
+                ),
+                (f"%{phrase}%",),
+            ).fetchone()
+            if hit and hit[0]:
+                found.append(f"{schema}.{table}.{column}")
+    needle = phrase.encode()
+    for path in Path(platform.settings.blob_dir).rglob("*"):
+        if path.is_file() and needle in path.read_bytes():
+            found.append(str(path))
+    return found
+
+
+def _keyword_hits(platform: Platform, tenant: str, phrase: str) -> int:
+    keywords = platform.keywords
+    client = getattr(keywords, "client", None)
+    if client is None:
+        return 0
+    index = keywords.index_for(tenant)  # type: ignore[attr-defined]
+    if not client.indices.exists(index=index):
+        return 0
+    client.indices.refresh(index=index)
+    body = {"query": {"match": {"content": phrase}}}
+    return int(client.count(index=index, body=body)["count"])
+
+
+def _ingest(platform: Platform, tenant: str, phrase: str) -> str:
+    model = platform.settings.default_model_key
+    text = (
+        f"# Vault {phrase}\n\n"
+        f"The {phrase} procedure opens the vault door after two keys turn.\n\n"
+        "Other words stay ordinary.\n"
+    )
+    registered = register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin="api:vault.md",
+        filename="vault.md",
+        data=text.encode(),
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    )
+    embedder = platform.embedder(model)
+    vectors = platform.vector_index(model)
+    extract_pending(platform.catalog, platform.blobs, tenant)
+    chunk_pending(platform.catalog, tenant, embedder.count_tokens)
+    keyword_index_pending(platform.catalog, platform.keywords, tenant)
+    embed_pending(platform.catalog, vectors, embedder, tenant)
+    publish_ready(platform.catalog, vectors, platform.keywords, tenant)
+    return registered.source_id
+
+
+def _tenant_with_citations(platform: Platform) -> tuple[str, str, str, TestClient, dict]:
+    tenant = f"e-{uuid.uuid4().hex[:8]}"
+    phrase = f"quokkavault{uuid.uuid4().hex[:12]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "eraser")
+    source_id = _ingest(platform, tenant, phrase)
+    client = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+    headers = {"Authorization": f"Bearer {key}"}
+    hits = client.post("/v1/search", json={"query": phrase}, headers=headers).json()["hits"]
+    assert hits and hits[0]["source_id"] == source_id
+    assert phrase in hits[0]["citation"]["untrusted_excerpt"]
+    assert _places_holding(platform, phrase)  # the walk finds the text while it exists
+    return tenant, phrase, source_id, client, headers | {"citation": hits[0]["citation_id"]}
+
+
+def test_a_deleted_and_swept_source_leaves_its_text_nowhere(platform: Platform) -> None:
+    tenant, phrase, source_id, client, headers = _tenant_with_citations(platform)
+    citation_id = headers.pop("citation")
+    assert client.delete(f"/v1/sources/{source_id}", headers=headers).status_code == 202
+    purge_deleted(platform.catalog, platform.indexes(), platform.blobs, tenant)
+
+    assert _places_holding(platform, phrase) == []
+    assert _keyword_hits(platform, tenant, phrase) == 0
+    checked = client.get(f"/v1/citations/{citation_id}", headers=headers).json()
+    assert checked["status"] == "removed"
+    citation = checked["citation"]
+    assert citation["source_id"] == source_id and citation["location"]
+    assert phrase not in str(citation)
+
+
+def test_an_erased_tenant_leaves_its_text_nowhere(platform: Platform) -> None:
+    tenant, phrase, _source_id, _client, _headers = _tenant_with_citations(platform)
+    erase_tenant(platform.catalog, platform.indexes(), platform.blobs, tenant)
+    assert _places_holding(platform, phrase) == []
+    assert _keyword_hits(platform, tenant, phrase) == 0
