@@ -101,7 +101,10 @@ class TenantCounts:
 
 
 @runtime_checkable
-class Catalog(Protocol):
+class TenantDirectory(Protocol):
+    """Tenants and API keys: who exists and who is asking (a key's secret is
+    stored only as a hash)."""
+
     def ensure_tenant(self, tenant_id: str, display_name: str, active_model: str) -> Tenant: ...
 
     def get_tenant(self, tenant_id: str) -> Tenant | None: ...
@@ -135,6 +138,12 @@ class Catalog(Protocol):
         tenant has no such active key."""
         ...
 
+
+@runtime_checkable
+class RegistrationLedger(Protocol):
+    """Versions come into being: `pending` row, bytes, compare-and-set `stored`
+    (or `quarantined`); an existing source's other content needs approval."""
+
     def begin_version(
         self,
         tenant_id: str,
@@ -162,6 +171,12 @@ class Catalog(Protocol):
     def mark_quarantined(self, version_id: str, signature: str) -> bool:
         """Compare-and-set pending -> quarantined: never current, never extracted."""
         ...
+
+
+@runtime_checkable
+class StageProgress(Protocol):
+    """What each stage still has to do, and the record that it did it:
+    extraction, chunking, indexing, embedding, publication and its pointer."""
 
     def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]: ...
 
@@ -231,6 +246,12 @@ class Catalog(Protocol):
 
     def counts(self, tenant_id: str) -> TenantCounts: ...
 
+
+@runtime_checkable
+class SourceReading(Protocol):
+    """A source as a scope may see it: whether anything is visible, its
+    processing state, and what extraction produced (hidden = absent)."""
+
     def has_accessible_sources(self, scope: AccessScope) -> bool: ...
 
     def source_status(self, scope: AccessScope, source_id: str) -> dict[str, object] | None: ...
@@ -240,6 +261,12 @@ class Catalog(Protocol):
     ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
         """(version id, extraction) of the current version, or of `version_no`."""
         ...
+
+
+@runtime_checkable
+class LifecycleLedger(Protocol):
+    """Deletion (mark, purge, tombstones), re-scoping and tags, tenant
+    erasure, model switches, and the folder connector's mirror."""
 
     def mark_source_deleting(self, tenant_id: str, source_id: str) -> bool: ...
 
@@ -280,3 +307,11 @@ class Catalog(Protocol):
     def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         """origin -> (source id, subjects) of the tenant's live inbox sources."""
         ...
+
+
+@runtime_checkable
+class Catalog(
+    TenantDirectory, RegistrationLedger, StageProgress, SourceReading, LifecycleLedger, Protocol
+):
+    """The whole catalog, for the composition root and the pipeline; services
+    and stages should ask for the narrowest part they use."""

@@ -10,12 +10,11 @@ from __future__ import annotations
 import hmac
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from groundwork.catalog import Catalog
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import (
-    BlobStore,
     EmbeddingProvider,
     KeywordIndex,
     MalwareScanner,
@@ -25,6 +24,10 @@ from groundwork.ports import (
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import IdentifierReranker
 from groundwork.summaries import Summarizer
+
+if TYPE_CHECKING:
+    from groundwork.services.platform import PlatformPorts
+    from groundwork.services.tool_dispatch import WalledPlatform
 from resources.blobstore import FilesystemBlobStore
 from resources.embeddings import load_embedding_provider
 from resources.engines.clamd import EmbeddedClamd
@@ -167,14 +170,6 @@ class Platform:
         clamd.start()
         return clamd.scanner()
 
-    @property
-    def catalog_port(self) -> Catalog:
-        return self.catalog
-
-    @property
-    def blob_port(self) -> BlobStore:
-        return self.blobs
-
     def for_tenant(self, tenant_id: str) -> Platform:
         """A view of the platform whose Postgres work runs behind the tenant's
         row-level-security wall (request handling uses it; pipelines do not).
@@ -236,3 +231,12 @@ def connect(
         blobs=FilesystemBlobStore(settings.blob_dir),
         keywords=keywords,
     )
+
+
+if TYPE_CHECKING:
+
+    def _the_composition_root_is_the_ports(platform: Platform) -> None:
+        """mypy proves the services and the tool dispatcher get exactly what
+        their Protocols ask for from this composition root."""
+        _ports: PlatformPorts = platform
+        _walled: WalledPlatform = platform

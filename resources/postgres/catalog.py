@@ -4,6 +4,17 @@ Catalog protocol."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from groundwork.catalog import (
+    LifecycleLedger,
+    RegistrationLedger,
+    SourceReading,
+    StageProgress,
+    TenantDirectory,
+)
+from groundwork.services.platform import ReadingRecords, ServiceCatalog
+from groundwork.services.uploads import UploadSessions
 from resources.postgres.catalog_parts.common import hash_secret
 from resources.postgres.catalog_parts.lifecycle import Lifecycle
 from resources.postgres.catalog_parts.processing import Processing
@@ -11,6 +22,7 @@ from resources.postgres.catalog_parts.reading import Reading
 from resources.postgres.catalog_parts.registration import Registration
 from resources.postgres.catalog_parts.tenants import TenantsAndKeys
 from resources.postgres.catalog_parts.uploads import UploadsAndBlobs
+from resources.postgres.tenant_wall import ConnectionSource
 
 __all__ = ["PostgresCatalog", "hash_secret"]
 
@@ -20,3 +32,18 @@ class PostgresCatalog(
 ):
     """The catalog: tenants and keys, registration, stage progress, reading,
     lifecycle, uploads. Each part shares the pool it was built with."""
+
+
+if TYPE_CHECKING:
+
+    def _each_part_is_its_port(pool: ConnectionSource) -> None:
+        """mypy proves each part satisfies the Protocol of its concern, and the
+        assembled class the whole catalog the services ask for."""
+        _tenants: TenantDirectory = TenantsAndKeys(pool)
+        _registration: RegistrationLedger = Registration(pool)
+        _stages: StageProgress = Processing(pool)
+        _sources: SourceReading = Reading(pool)
+        _records: ReadingRecords = Reading(pool)
+        _lifecycle: LifecycleLedger = Lifecycle(pool)
+        _sessions: UploadSessions = UploadsAndBlobs(pool)
+        _whole: ServiceCatalog = PostgresCatalog(pool)

@@ -211,34 +211,6 @@ class Lifecycle(StoreBase):
             ).fetchone()
         return row[0] if row else None
 
-    def publication_latency(
-        self, tenant_id: str, model_key: str, since_seconds: float = 3600
-    ) -> list[float]:
-        """Seconds from registration to publication, for versions published recently."""
-        with translated_errors("reading freshness"), self.pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT extract(epoch FROM m.published_at - v.created_at) FROM version_models m "
-                "JOIN source_versions v USING (version_id) WHERE m.tenant_id = %s AND m.model_key = %s "
-                "AND m.published_at > now() - make_interval(secs => %s)",
-                (tenant_id, model_key, since_seconds),
-            ).fetchall()
-        return [float(r[0]) for r in rows]
-
-    def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:
-        """How long the oldest current, stored, processable version has waited
-        without being published for `model_key` (0 when nothing waits): the
-        staleness a searcher can observe. Failed versions are not waiting."""
-        with translated_errors("reading staleness"), self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT coalesce(max(extract(epoch FROM now() - v.created_at)), 0) "
-                "FROM source_versions v JOIN sources s ON s.current_version_id = v.version_id "
-                "WHERE v.tenant_id = %s AND s.state = 'active' AND v.state = 'stored' "
-                "AND v.processing_state <> 'failed' AND NOT EXISTS (SELECT 1 FROM "
-                "published_versions p WHERE p.version_id = v.version_id AND p.model_key = %s)",
-                (tenant_id, model_key),
-            ).fetchone()
-        return float(row[0]) if row else 0.0
-
     def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]:
         """The model a tenant switched away from, once the rollback grace period is over."""
         with translated_errors("finding retired models"), self.pool.connection() as conn:

@@ -320,6 +320,19 @@ class Reading(StoreBase):
                 out.setdefault(view.source_id, []).append(view)
         return out
 
+    def readable_version(
+        self, tenant_id: str, source_id: str, version_id: str
+    ) -> tuple[str, str, str] | None:
+        """(blob key, filename, media type) if the version exists and is not deleted."""
+        with translated_errors("reading a version"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT v.blob_key, s.filename, v.media_type FROM source_versions v JOIN sources s USING (source_id) "
+                "WHERE v.version_id = %s AND v.source_id = %s AND v.tenant_id = %s AND v.state = 'stored' "
+                "AND s.state = 'active'",
+                (version_id, source_id, tenant_id),
+            ).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
 
 class PublishedChunkReader:
     """The ChunkReader a search for one model uses: reads only what each source

@@ -89,16 +89,3 @@ class UploadsAndBlobs(StoreBase):
                 .fetchall()
             )
         return [dict(r) for r in rows]
-
-    def readable_version(
-        self, tenant_id: str, source_id: str, version_id: str
-    ) -> tuple[str, str, str] | None:
-        """(blob key, filename, media type) if the version exists and is not deleted."""
-        with translated_errors("reading a version"), self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT v.blob_key, s.filename, v.media_type FROM source_versions v JOIN sources s USING (source_id) "
-                "WHERE v.version_id = %s AND v.source_id = %s AND v.tenant_id = %s AND v.state = 'stored' "
-                "AND s.state = 'active'",
-                (version_id, source_id, tenant_id),
-            ).fetchone()
-        return (row[0], row[1], row[2]) if row else None
