@@ -144,6 +144,25 @@ def main() -> int:
                 f"  items {items.value if items else '-'}"
             )
     print(f"ingest: {ingest_seconds:.1f} s = {len(corpus) / ingest_seconds:.1f} documents/s")
+    # The floor: embedding the same chunk texts with the same model, nothing else
+    # (issue 13's target is register -> publish within 1.3x of this).
+    with platform.pool.connection() as conn:
+        texts = [
+            (" > ".join(r[0]) + "\n\n" + r[1]) if r[0] else r[1]
+            for r in conn.execute(
+                "SELECT heading_path, body FROM chunks WHERE tenant_id = %s ORDER BY chunk_id",
+                (tenant,),
+            ).fetchall()
+        ]
+    embedder = platform.embedder(model)
+    bare_started = time.perf_counter()
+    for start in range(0, len(texts), 32):
+        embedder.embed_documents(texts[start : start + 32])
+    bare = time.perf_counter() - bare_started
+    print(
+        f"bare embedding of the same {len(texts)} chunk texts: {bare:.1f} s; "
+        f"register -> publish / bare embedding = {ingest_seconds / bare:.2f}x"
+    )
 
     if args.beir:
         queries = load_queries(args.beir)

@@ -250,18 +250,27 @@ class Supervisor:
         next_watch = time.monotonic() + 10
         try:
             while True:
-                for name in list(self.processes):
-                    if self.processes[name].poll() is not None:
-                        self._restart(name)
-                self._heal_engines()
+                self.heal_once(watch_runs=time.monotonic() >= next_watch)
                 if time.monotonic() >= next_watch:
-                    failed = self._watch_runs()
-                    if failed:
-                        console.print(f"[yellow]failed {len(failed)} run(s) whose worker died[/]")
                     next_watch = time.monotonic() + 10
                 time.sleep(1)
         except KeyboardInterrupt:
             console.print("\nStopping ...")
+
+    def heal_once(self, watch_runs: bool = True) -> list[str]:
+        """One pass: restart exited children, start stopped engines, fail runs
+        whose worker died. Returns the names of the children restarted."""
+        restarted = []
+        for name in list(self.processes):
+            if self.processes[name].poll() is not None:
+                self._restart(name)
+                restarted.append(name)
+        self._heal_engines()
+        if watch_runs:
+            failed = self._watch_runs()
+            if failed:
+                console.print(f"[yellow]failed {len(failed)} run(s) whose worker died[/]")
+        return restarted
 
     def _restart(self, name: str) -> None:
         process = self.processes[name]
@@ -292,6 +301,20 @@ class Supervisor:
             with (self.settings.home / "logs" / "supervisor.log").open("a") as log:
                 log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} down; restarted\n")
             engine.start()
+        if down and any(e is endpoints.postgres for e in down):
+            # A restarted PostgreSQL may listen on another port: Dagster's
+            # storage URL is rewritten and the services reconnect from scratch.
+            self.endpoints = ensure_engines(self.settings)
+            write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
+            for name, process in list(self.processes.items()):
+                if process.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(timeout=20)
+                    _stop_group_leftovers(process.pid, timeout=5)
+                command, log_name = self.commands[name]
+                self._spawn(name, command, log_name)
 
 
 def _stop_group_leftovers(pgid: int, timeout: float = 10.0) -> None:
