@@ -79,6 +79,7 @@ class Supervisor:
         env["DAGSTER_HOME"] = str(self.settings.dagster_home)
         env["GROUNDWORK_HOME"] = str(self.settings.home)
         env["GROUNDWORK_INBOX"] = str(self.settings.inbox_dir)
+        env["GROUNDWORK_ENGINES_MANAGED"] = "1"  # only the supervisor starts engines
         env.setdefault("OMP_THREAD_LIMIT", "1")
         return env
 

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from groundwork.errors import EngineUnavailable
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import (
@@ -72,11 +73,16 @@ def embedded_opensearch(settings: GroundworkSettings) -> EmbeddedOpenSearch:
 
 
 def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
+    """Start the embedded engines, or reuse them. Under the supervisor
+    (`engines_managed`) a process only connects to running engines and says so
+    when one is down: the supervisor alone starts them."""
     postgres: EmbeddedPostgres | None = None
     if settings.database_url:
         server_url = settings.database_url
     else:
         postgres = EmbeddedPostgres(settings.pgdata)
+        if settings.engines_managed and not postgres.is_running():
+            raise EngineUnavailable("PostgreSQL is down; the supervisor is starting it again")
         server_url = postgres.start()
     opensearch: EmbeddedOpenSearch | None = None
     opensearch_url: str | None = None
@@ -85,6 +91,8 @@ def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
             opensearch_url = settings.opensearch_url
         else:
             opensearch = embedded_opensearch(settings)
+            if settings.engines_managed and not opensearch.is_running():
+                raise EngineUnavailable("OpenSearch is down; the supervisor is starting it again")
             opensearch_url = opensearch.start()
     return EngineEndpoints(server_url, opensearch_url, postgres, opensearch)
 

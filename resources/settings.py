@@ -37,6 +37,10 @@ class GroundworkSettings:
     malware_scan: str = "off"  # "off" or "clamd"
     clamd_socket: Path | None = None  # an external clamd; else the project starts one
     clamd_database: Path = Path("/var/lib/clamav")
+    #: set by the supervisor in its children: only the supervisor starts engines,
+    #: so a service never races it (two OpenSearch nodes fighting over one data
+    #: directory crash-looped the MCP server after an engine was killed)
+    engines_managed: bool = False
 
     @property
     def pgdata(self) -> Path:
@@ -86,6 +90,7 @@ class GroundworkSettings:
             if env.get("GROUNDWORK_CLAMD_SOCKET")
             else None,
             clamd_database=Path(env.get("GROUNDWORK_CLAMD_DATABASE", "/var/lib/clamav")),
+            engines_managed=env.get("GROUNDWORK_ENGINES_MANAGED", "") == "1",
         )
 
 

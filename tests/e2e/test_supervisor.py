@@ -36,3 +36,25 @@ def test_a_killed_child_is_restarted_and_the_crash_logged(tmp_path: Path) -> Non
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
+
+
+def test_a_supervised_process_never_starts_an_engine(tmp_path: Path) -> None:
+    """Only the supervisor starts engines: after OpenSearch was killed, the MCP
+    server, the API and the supervisor all started one, and the losers crash-
+    looped on the data directory's lock."""
+    import pytest
+
+    from groundwork.errors import EngineUnavailable
+    from resources.engines.postgres import EmbeddedPostgres
+    from resources.platform import ensure_engines
+
+    settings = dataclasses.replace(
+        GroundworkSettings.from_env(), home=tmp_path, engines_managed=True
+    )
+    with pytest.raises(EngineUnavailable, match="supervisor"):
+        ensure_engines(settings)
+    assert not EmbeddedPostgres(settings.pgdata).is_running()
+    assert not (tmp_path / "pgdata").exists()
+    env = Supervisor(settings).environment()
+    assert env["GROUNDWORK_ENGINES_MANAGED"] == "1"
+    assert GroundworkSettings.from_env(env).engines_managed
