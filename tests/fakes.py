@@ -9,15 +9,26 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from groundwork.chunking import Chunk
-from groundwork.errors import DimensionMismatch, NotFound
+from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound
 from groundwork.models import EmbeddingModelRef, Pooling
 from groundwork.pipeline import RETIRE_GRACE_SECONDS
-from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, VectorRecord
+from groundwork.ports import (
+    AccessScope,
+    IndexedChunk,
+    OcrLine,
+    OcrResult,
+    ScanClean,
+    ScanInfected,
+    ScanVerdict,
+    ScoredChunk,
+    SearchFilters,
+    VectorRecord,
+)
 from groundwork.retrieval.outcome import ChunkView
 
 FAKE_MODEL = EmbeddingModelRef(
@@ -418,3 +429,50 @@ class InMemoryBlobStore:
 
     def list_keys(self) -> Iterator[str]:
         yield from sorted(self._blobs)
+
+
+class SignatureScanner:
+    """The MalwareScanner port over a table of known-bad files (whole-content
+    match, as ClamAV's hash signatures; passes tests/conformance/test_malware_scanner.py)."""
+
+    def __init__(self, signatures: dict[bytes, str], reachable: bool = True) -> None:
+        self.signatures = signatures
+        self.reachable = reachable
+
+    def scan(self, pieces: Iterable[bytes]) -> ScanVerdict:
+        if not self.reachable:
+            raise EngineUnavailable("the fake scanner is set to be unreachable")
+        data = b"".join(pieces)
+        name = self.signatures.get(data)
+        if name is not None:
+            return ScanInfected(f"{name}.UNOFFICIAL", "fake")
+        return ScanClean("fake")
+
+
+class ScriptedOcr:
+    """The OcrProvider port without a model: the image's ground truth travels in
+    its PNG text chunks (`ocr-truth`, `ocr-rotation`), written by the tests that
+    draw it (passes tests/conformance/test_ocr_provider.py)."""
+
+    def recognize(self, image: bytes) -> OcrResult:
+        import io
+
+        from PIL import Image
+
+        with Image.open(io.BytesIO(image)) as opened:
+            truth = [t for t in opened.info.get("ocr-truth", "").split("\n") if t]
+            rotation = int(opened.info.get("ocr-rotation", "0")) % 360
+            width, height = opened.size
+        if rotation in (90, 270):
+            width, height = height, width
+        lines = tuple(
+            OcrLine(text, 0.95, (10, 10 + 40 * n, min(width, 10 + 20 * len(text)), 40 + 40 * n))
+            for n, text in enumerate(truth)
+        )
+        return OcrResult(
+            paragraphs=(lines,) if lines else (),
+            mean_confidence=0.95 if lines else 0.0,
+            rotation_degrees=rotation,
+            width=width,
+            height=height,
+        )
