@@ -13,7 +13,7 @@ from groundwork.services.scopes import ALL_SCOPES, OPERATION_SCOPES
 from groundwork.tools.registry import TOOLS
 from resources.platform import Platform
 from retrieval_api.app import create_app
-from retrieval_api.scopes import ROUTE_OPERATIONS
+from retrieval_api.scopes import ROUTE_OPERATIONS, TOOL_CALL
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def test_every_route_is_assigned_an_operation_and_every_operation_a_scope(
     routes = _api_routes(client)
     assert set(routes) == set(ROUTE_OPERATIONS), "routes and retrieval_api/scopes.py disagree"
     for operation in ROUTE_OPERATIONS.values():
-        assert operation is None or operation in OPERATION_SCOPES
+        assert operation in (None, TOOL_CALL) or operation in OPERATION_SCOPES
     assert {spec.scope for spec in TOOLS.values()} <= set(ALL_SCOPES)
 
 
@@ -43,8 +43,8 @@ def test_every_route_refuses_a_key_without_its_scope(
     walked = 0
     for method, path in _api_routes(client):
         operation = ROUTE_OPERATIONS[(method, path)]
-        if operation is None:
-            continue
+        if operation in (None, TOOL_CALL):
+            continue  # public, or the tool's own scope (walked below)
         needed = OPERATION_SCOPES[operation].value
         _, key = platform.catalog.create_api_key(
             tenant_id, [f"tenant:{tenant_id}"], "walk", [s for s in ALL_SCOPES if s != needed]
@@ -74,6 +74,20 @@ def test_every_tool_refuses_a_key_without_its_scope(
         )
         assert response.status_code == 403, (name, response.text)
         assert response.json()["error"] == "forbidden"
+    # a key holding only the tool's own scope may call it over HTTP
+    _, writer = platform.catalog.create_api_key(
+        tenant_id, [f"tenant:{tenant_id}"], "artifacts-only", ["artifacts:write"]
+    )
+    made = client.post(
+        "/v1/tools/create_artifact",
+        json={
+            "path": "only.md",
+            "markdown": "# Only\n",
+            "provenance": {"tool": "t", "run": "r", "inputs": "", "derived_from": []},
+        },
+        headers={"Authorization": f"Bearer {writer}"},
+    )
+    assert made.status_code == 200, made.text
 
 
 def test_a_read_key_cannot_register_delete_rescope_or_revise(
