@@ -9,12 +9,16 @@ import hashlib
 import math
 import re
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from groundwork.chunking import Chunk
 from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound
+from groundwork.files import MAX_PAGE as FILES_MAX_PAGE
+from groundwork.files import FilePage, FileVersionInfo, decode_cursor, encode_cursor
 from groundwork.models import EmbeddingModelRef, Pooling
 from groundwork.pipeline import RETIRE_GRACE_SECONDS
 from groundwork.ports import (
@@ -476,3 +480,86 @@ class ScriptedOcr:
             width=width,
             height=height,
         )
+
+
+class InMemoryFileMetadata:
+    """The FileMetadataStore port in lists (passes tests/conformance/test_file_metadata.py)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, tuple[str, ...], FileVersionInfo]] = []
+        # (tenant, origin, subjects, version)
+
+    def add(
+        self,
+        tenant_id: str,
+        origin: str,
+        filename: str,
+        sha256: str,
+        size: int,
+        media_type: str,
+        subjects: Sequence[str],
+    ) -> str:
+        earlier = [r for r in self.rows if r[0] == tenant_id and r[1] == origin]
+        source_id = earlier[0][3].source_id if earlier else f"src_{uuid.uuid4().hex}"
+        self.rows = [
+            (
+                t,
+                o,
+                s,
+                dataclasses.replace(v, is_current=False) if o == origin and t == tenant_id else v,
+            )
+            for t, o, s, v in self.rows
+        ]
+        info = FileVersionInfo(
+            source_id=source_id,
+            version_id=f"ver_{uuid.uuid4().hex}",
+            version_no=len(earlier) + 1,
+            filename=filename,
+            declared_type="",
+            sniffed_type=media_type,
+            size_bytes=size,
+            sha256=sha256,
+            state="stored",
+            processing_state="pending",
+            failure_reason=None,
+            low_confidence=False,
+            is_current=True,
+            created_at=datetime.now(UTC),
+        )
+        self.rows.append((tenant_id, origin, tuple(subjects), info))
+        return source_id
+
+    def _visible(self, scope: AccessScope) -> list[tuple[str, FileVersionInfo]]:
+        if not scope.subjects:
+            return []
+        return [
+            (o, v)
+            for t, o, s, v in self.rows
+            if t == scope.tenant_id and set(s) & set(scope.subjects)
+        ]
+
+    def list_files(self, scope: AccessScope, cursor: str | None, limit: int) -> FilePage:
+        limit = max(1, min(limit, FILES_MAX_PAGE))
+        rows = sorted(
+            (v for _, v in self._visible(scope)),
+            key=lambda v: (v.created_at, v.version_id),
+            reverse=True,
+        )
+        if cursor:
+            after = decode_cursor(cursor)
+            rows = [v for v in rows if (v.created_at, v.version_id) < after]
+        page = tuple(rows[:limit])
+        more = len(rows) > limit
+        return FilePage(
+            page, encode_cursor(page[-1].created_at, page[-1].version_id) if more else None
+        )
+
+    def versions(self, scope: AccessScope, source_id: str) -> list[FileVersionInfo] | None:
+        found = [v for _, v in self._visible(scope) if v.source_id == source_id]
+        return sorted(found, key=lambda v: v.version_no) or None
+
+    def origin_of(self, scope: AccessScope, source_id: str) -> tuple[str, str] | None:
+        for origin, v in self._visible(scope):
+            if v.source_id == source_id:
+                return origin, v.filename
+        return None
