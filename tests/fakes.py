@@ -31,6 +31,7 @@ from groundwork.ports import (
     ScanVerdict,
     ScoredChunk,
     SearchFilters,
+    TranscriptSegment,
     VectorRecord,
 )
 from groundwork.retrieval.outcome import ChunkView
@@ -563,3 +564,22 @@ class InMemoryFileMetadata:
             if v.source_id == source_id:
                 return origin, v.filename
         return None
+
+
+class ScriptedTranscriber:
+    """The TranscriptionProvider port without a model: transcripts are registered
+    by the media's sha256; durations come from the WAV header (passes
+    tests/conformance/test_transcription_provider.py)."""
+
+    def __init__(self, transcripts: dict[str, tuple[TranscriptSegment, ...]]) -> None:
+        self.transcripts = transcripts
+
+    def duration_seconds(self, media: bytes) -> float:
+        import io
+        import wave
+
+        with wave.open(io.BytesIO(media)) as audio:
+            return audio.getnframes() / audio.getframerate()
+
+    def transcribe(self, media: bytes, filename: str) -> tuple[TranscriptSegment, ...]:
+        return self.transcripts.get(hashlib.sha256(media).hexdigest(), ())
