@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from groundwork.artifacts import ArtifactVersion, NewFile, put_content
+from groundwork.artifacts import ArtifactVersion, NewFile, document_title, put_content
 from groundwork.extract.markdown import markdown_blocks
 from groundwork.ports import BlobStore
 from groundwork.render import EXTENSIONS, MEDIA_TYPES, ExportFormat, RenderedFile
@@ -62,14 +62,17 @@ def export_version(
     artifact_id: str,
     version: ArtifactVersion,
     fmt: ExportFormat,
-    title: str,
+    fallback_title: str,
 ) -> dict[str, Any]:
+    """The title is the exported version's own first heading (`fallback_title`
+    without one): the file is made once per version and format and served to
+    every later caller, so nothing about the caller may shape it."""
     export, claimed = store.claim_export(tenant_id, artifact_id, version.generation, fmt.value)
     if not claimed:
         return store.wait_export(export) if export["state"] == "pending" else export
     try:
         markdown = blobs.get(version.blob_key).decode()
-        rendered, receipt = render_markdown(markdown, fmt, title)
+        rendered, receipt = render_markdown(markdown, fmt, document_title(markdown, fallback_title))
         if receipt is not None and not receipt["passed"]:
             return store.finish_export(
                 export,

@@ -211,7 +211,7 @@ def _files_for(
     return files
 
 
-def _title(markdown: str, fallback: str) -> str:
+def document_title(markdown: str, fallback: str) -> str:
     for block in markdown_blocks(markdown):
         if block.kind.value == "heading":
             return block.text
@@ -266,7 +266,7 @@ def create_artifact(
         raise InvalidRequest("an artifact's path is a Markdown file name ending in .md")
     artifact_id = f"art_{uuid.uuid4().hex}"
     registration = _register(catalog, blobs, tenant_id, artifact_id, path, subjects, markdown)
-    files = _files_for(blobs, _title(markdown, path), markdown, provenance, ())
+    files = _files_for(blobs, document_title(markdown, path), markdown, provenance, ())
     generation = store.commit_version(
         tenant_id,
         artifact_id,
@@ -352,7 +352,7 @@ def revise_artifact(
         return Saved(
             artifact_id, record.source_id, record.generation, changed=False, summary=("no change",)
         )
-    files = _files_for(blobs, _title(new, record.filename), new, provenance, edits)
+    files = _files_for(blobs, document_title(new, record.filename), new, provenance, edits)
     generation = store.commit_version(
         record.tenant_id,
         artifact_id,
@@ -400,7 +400,7 @@ def restore_artifact(
         return Saved(
             artifact_id, record.source_id, record.generation, changed=False, summary=("no change",)
         )
-    files = _files_for(blobs, _title(markdown, record.filename), markdown, provenance, ())
+    files = _files_for(blobs, document_title(markdown, record.filename), markdown, provenance, ())
     summary = (f"restored generation {generation}",)
     new_generation = store.commit_version(
         record.tenant_id,

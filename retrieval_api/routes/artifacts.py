@@ -260,7 +260,6 @@ def export(
     )
     if version is None:
         raise NotFound(f"artifact {artifact_id} has no generation {body.generation}")
-    title = artifact_out(platform, who, record, with_markdown=False).title
     row = export_version(
         platform.artifacts,
         platform.blobs,
@@ -268,7 +267,7 @@ def export(
         artifact_id,
         version,
         ExportFormat(body.format),
-        title,
+        record.filename,
     )
     file = platform.artifacts.file(who.scope, row["file_id"]) if row["file_id"] else None
     return ExportOut(

@@ -551,3 +551,26 @@ def test_merge_split_watermark_and_convert_make_new_files(
         headers=headers,
     )
     assert refused.status_code == 415 and "supported:" in refused.json()["message"]
+
+
+def test_an_exports_title_is_the_versions_own_whichever_transport_asks_first(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    """The defect: the tool titled an export with the file path, HTTP with the
+    current version's extracted title, and the file rendered first was then
+    served to both. The title now comes from the exported version itself."""
+    made = _create(client, headers)
+    via_tool = client.post(
+        "/v1/tools/export_artifact",
+        json={"artifact_id": made["artifact_id"], "generation": 1, "format": "html"},
+        headers=headers,
+    )
+    assert via_tool.status_code == 200, via_tool.text
+    via_http = client.post(
+        f"/v1/artifacts/{made['artifact_id']}/exports",
+        json={"generation": 1, "format": "html"},
+        headers=headers,
+    ).json()
+    assert via_http["file"]["file_id"] == via_tool.json()["artifact_file_id"]
+    html = client.get(via_http["file"]["url"], headers=headers).text
+    assert "<title>Quarterly report</title>" in html and "reports/q3.md" not in html
