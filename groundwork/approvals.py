@@ -12,13 +12,11 @@ the approver for the record).
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
+
+from groundwork.signing import Refused, seal, unseal
 
 LIFETIME = timedelta(minutes=30)
 TokenKind = Literal["proposal", "approval"]
@@ -41,15 +39,8 @@ class TokenRefused:
     reason: Literal["malformed", "forged", "expired", "wrong-kind", "mismatch"]
 
 
-def _encode(secret: bytes, body: dict[str, object]) -> str:
-    raw = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
-    payload = base64.urlsafe_b64encode(raw).decode().rstrip("=")
-    signature = hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()
-    return f"{payload}.{signature}"
-
-
 def issue(secret: bytes, grant: Grant) -> str:
-    return _encode(
+    return seal(
         secret,
         {
             "k": grant.kind,
@@ -82,14 +73,10 @@ def propose(
 def read(
     secret: bytes, token: str, kind: TokenKind, tenant_id: str, now: datetime
 ) -> Grant | TokenRefused:
-    payload, _, signature = token.partition(".")
-    if not payload or len(signature) != 64:
-        return TokenRefused("malformed")
-    expected = hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature):
-        return TokenRefused("forged")
+    data = unseal(secret, token)
+    if isinstance(data, Refused):
+        return TokenRefused("forged" if data.reason == "forged" else "malformed")
     try:
-        data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
         grant = Grant(
             kind=data["k"],
             tenant_id=str(data["t"]),

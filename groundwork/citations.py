@@ -51,3 +51,10 @@ class Citation:
             "retrieved_at": self.retrieved_at.isoformat(),
             "low_confidence": self.low_confidence,
         }
+
+    def to_response(self) -> dict[str, object]:
+        """As handed to a caller (any transport): the cited text is file text,
+        so it goes out as `untrusted_excerpt`. `to_dict` is the stored snapshot."""
+        data = self.to_dict()
+        data["untrusted_excerpt"] = data.pop("excerpt")
+        return data

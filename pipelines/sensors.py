@@ -207,10 +207,10 @@ def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
     tenant_id = context.dagster_run.tags.get("dagster/partition")
     if not tenant_id:
         return dg.SkipReason("the ingest run had no tenant partition")
-    try:
-        tenant = GroundworkResource().running_platform().catalog.get_tenant(tenant_id)
-    except EnginesNotRunning as exc:
-        return dg.SkipReason(str(exc))
+    platform = _platform_or_skip(GroundworkResource())
+    if isinstance(platform, dg.SkipReason):
+        return platform
+    tenant = platform.catalog.get_tenant(tenant_id)
     if tenant is None:
         return dg.SkipReason(f"no tenant {tenant_id}")
     return dg.RunRequest(
@@ -267,10 +267,9 @@ reconciliation_schedule = dg.ScheduleDefinition(
 def tenant_partitions_sensor(
     context: dg.SensorEvaluationContext, groundwork: GroundworkResource
 ) -> dg.SensorResult | dg.SkipReason:
-    try:
-        platform = groundwork.running_platform()
-    except EnginesNotRunning as exc:
-        return dg.SkipReason(str(exc))
+    platform = _platform_or_skip(groundwork)
+    if isinstance(platform, dg.SkipReason):
+        return platform
     wanted = {t.tenant_id for t in platform.catalog.list_tenants()} | {
         t for t in inbox_tenants(platform.settings.inbox_dir) if TENANT_ID.match(t)
     }

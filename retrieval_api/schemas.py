@@ -450,6 +450,4 @@ class ApprovalOut(BaseModel):
 
 
 def citation_out(citation: Citation) -> CitationOut:
-    data = citation.to_dict()
-    data["untrusted_excerpt"] = data.pop("excerpt")
-    return CitationOut(**data)  # type: ignore[arg-type]
+    return CitationOut(**citation.to_response())  # type: ignore[arg-type]

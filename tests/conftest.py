@@ -9,7 +9,9 @@ fresh tenant id per test and an index prefix per session.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from resources.engines.clamd import EmbeddedClamd
 from resources.platform import EngineEndpoints, Platform, connect, ensure_engines
 from resources.settings import PROJECT_ROOT, GroundworkSettings
 
@@ -94,6 +97,29 @@ def tenant_id(platform: Platform) -> str:
     tenant = f"t-{uuid.uuid4().hex[:10]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
     return tenant
+
+
+# The EICAR anti-virus test file, assembled so this source file is not itself a test file.
+EICAR = b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$" + b"EICAR-STANDARD-ANTIVIRUS-TEST-FILE!" + b"$H+H*"
+SIGNATURE = "Groundwork.Test.EICAR"
+
+
+@pytest.fixture(scope="session")
+def eicar_clamd(settings: GroundworkSettings) -> Iterator[EmbeddedClamd]:
+    """A real clamd on a one-signature database for EICAR (a ClamAV hash
+    signature, md5:size:name): no signature download."""
+    if shutil.which("clamd") is None:
+        pytest.skip("clamd not installed (Debian clamav-daemon)")
+    home = settings.home / "clamd-test"
+    database = home / "signatures"
+    database.mkdir(parents=True, exist_ok=True)
+    (database / "groundwork.hdb").write_text(
+        f"{hashlib.md5(EICAR).hexdigest()}:{len(EICAR)}:{SIGNATURE}\n"
+    )
+    daemon = EmbeddedClamd(home, database)
+    daemon.start()
+    yield daemon
+    daemon.stop()
 
 
 def shared_data_or_skip(*parts: str) -> Path:

@@ -18,7 +18,6 @@ from groundwork.artifacts import (
     Provenance,
     create_artifact,
 )
-from groundwork.citations import Citation
 from groundwork.compare import compare_blocks
 from groundwork.convert import ConversionRefused, convert
 from groundwork.documents import (
@@ -180,12 +179,6 @@ def read_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> 
     }
 
 
-def _citation(citation: Citation) -> dict[str, Any]:
-    data = citation.to_dict()
-    data["untrusted_excerpt"] = data.pop("excerpt")
-    return data
-
-
 @handler("search_files")
 def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     media_type = str(args["media_type"]) if args.get("media_type") else None
@@ -211,7 +204,7 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
                 "filename": issued.hit.chunk.filename,
                 "media_type": issued.hit.chunk.media_type,
                 "location": issued.hit.citation.location.label(),
-                "citation": _citation(issued.hit.citation),
+                "citation": issued.hit.citation.to_response(),
                 "untrusted_text": fence_untrusted(
                     issued.hit.chunk.body, issued.hit.chunk.source_id
                 ),

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 from groundwork.errors import NotFound
 from groundwork.ports import AccessScope, Principal
 from groundwork.services.platform import PlatformPorts
-from groundwork.services.registration import refusal, sharing_subjects
+from groundwork.services.registration import check_before_bytes, sharing_subjects
 from groundwork.services.scopes import Scope
-from groundwork.uploads import MAX_UPLOAD_BYTES, check_declared
+from groundwork.uploads import MAX_UPLOAD_BYTES
 
 
 class UploadSessions(Protocol):
@@ -48,9 +48,7 @@ def open_session(
 ) -> dict[str, Any]:
     """Refused before any byte: size and extension, sharing subjects, and a
     target source the caller can see."""
-    refused = check_declared(filename, size, MAX_UPLOAD_BYTES)
-    if refused is not None:
-        raise refusal(refused)
+    check_before_bytes(filename, size, MAX_UPLOAD_BYTES)
     shared_with = sharing_subjects(who, subjects)
     if target_source_id is not None and ports.files.origin_of(who.scope, target_source_id) is None:
         raise NotFound(f"no source {target_source_id} is visible to this key")
