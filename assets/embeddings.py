@@ -1,5 +1,7 @@
 """embeddings: chunks into pgvector, one partition per tenant x embedding model."""
 
+from typing import Any
+
 import dagster as dg
 
 from assets.chunks import chunks
@@ -7,6 +9,7 @@ from assets.partitions import by_tenant, tenant_and_model, tenant_model_partitio
 from assets.policies import INFRA_RETRY
 from groundwork.pipeline import embed_pending
 from resources.dagster_resources import GroundworkResource
+from resources.platform import Platform
 
 
 @dg.asset(
@@ -22,14 +25,18 @@ from resources.dagster_resources import GroundworkResource
 def embeddings(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
 ) -> dg.MaterializeResult:
-    platform = groundwork.platform()
     tenant_id, model_key = tenant_and_model(context)
+    return dg.MaterializeResult(
+        metadata=embedding_metadata(groundwork.platform(), tenant_id, model_key)
+    )
+
+
+def embedding_metadata(platform: Platform, tenant_id: str, model_key: str) -> dict[str, Any]:
+    """Embed what waits for (tenant, model); the step both embedding assets run."""
     report = embed_pending(
         platform.catalog, platform.vector_index(model_key), platform.embedder(model_key), tenant_id
     )
-    metadata = report.as_metadata()
+    metadata: dict[str, Any] = dict(report.as_metadata())
     if report.seconds > 0 and report.items:
         metadata["chunks_per_second"] = round((report.items - report.reused) / report.seconds, 1)
-    return dg.MaterializeResult(
-        metadata={**metadata, "dimension": platform.model(model_key).dimension}
-    )
+    return {**metadata, "dimension": platform.model(model_key).dimension}

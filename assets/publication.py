@@ -4,14 +4,24 @@ The check in the same step proves that what is live in pgvector and in the
 keyword index equals what the catalog says is published for the tenant.
 """
 
+from typing import Any
+
 import dagster as dg
 
-from assets.embeddings import embeddings
+from assets.chunks import chunks
+from assets.embeddings import embedding_metadata, embeddings
 from assets.keyword_index import keyword_index
-from assets.partitions import by_tenant, tenant_and_model, tenant_model_partitions
+from assets.partitions import (
+    by_tenant,
+    tenant_and_model,
+    tenant_model_key,
+    tenant_model_partitions,
+    tenant_partitions,
+)
 from assets.policies import INFRA_RETRY
 from groundwork.pipeline import publish_ready, store_agreement
 from resources.dagster_resources import GroundworkResource
+from resources.platform import Platform
 
 STORES_AGREE = "stores_agree"
 FRESH = "fresh_enough"
@@ -21,32 +31,27 @@ STALENESS_LIMIT_SECONDS = 60.0
 FRESHNESS_TARGET_SECONDS = 10.0
 
 
-@dg.asset(
-    partitions_def=tenant_model_partitions,
-    deps=[embeddings, dg.AssetDep(keyword_index, partition_mapping=by_tenant)],
-    group_name="publish",
-    kinds={"postgres", "opensearch"},
-    retry_policy=INFRA_RETRY,
-    check_specs=[
+def _check_specs(asset: str) -> list[dg.AssetCheckSpec]:
+    return [
         dg.AssetCheckSpec(
             STORES_AGREE,
-            asset="published_index",
+            asset=asset,
             description="Postgres/pgvector and the keyword index hold exactly the published chunks.",
         ),
         dg.AssetCheckSpec(
             FRESH,
-            asset="published_index",
+            asset=asset,
             description=f"No stored version has waited more than {STALENESS_LIMIT_SECONDS:.0f} s "
             "to become searchable for this model.",
         ),
-    ],
-    description="Publishes versions held by both stores; checks the stores agree.",
-)
-def published_index(
-    context: dg.AssetExecutionContext, groundwork: GroundworkResource
-) -> dg.MaterializeResult:
-    platform = groundwork.platform()
-    tenant_id, model_key = tenant_and_model(context)
+    ]
+
+
+def publish_and_check(
+    platform: Platform, tenant_id: str, model_key: str
+) -> tuple[dict[str, Any], list[dg.AssetCheckResult]]:
+    """Publish what both stores hold for (tenant, model) and prove the stores
+    agree and nothing waits too long; the one publication step both assets run."""
     vectors = platform.vector_index(model_key)
     others = [v for v in platform.indexes().vectors if v.model.key != model_key]
     report = publish_ready(platform.catalog, vectors, platform.keywords, tenant_id, others)
@@ -95,13 +100,70 @@ def published_index(
             ),
             "over_freshness_target": sum(1 for x in latencies if x > FRESHNESS_TARGET_SECONDS),
         }
+    metadata: dict[str, Any] = {
+        **report.as_metadata(),
+        **freshness,
+        "live_chunks": agreement.expected,
+        "serving_model": tenant.active_model if tenant else "",
+        "is_serving_model": bool(tenant and tenant.active_model == model_key),
+    }
+    return metadata, [check, fresh]
+
+
+@dg.asset(
+    partitions_def=tenant_model_partitions,
+    deps=[embeddings, dg.AssetDep(keyword_index, partition_mapping=by_tenant)],
+    group_name="publish",
+    kinds={"postgres", "opensearch"},
+    retry_policy=INFRA_RETRY,
+    check_specs=_check_specs("published_index"),
+    description="Publishes versions held by both stores for one model (a model being "
+    "prepared or backfilled; the serving model is published by serving_index in the "
+    "ingest run); checks the stores agree.",
+)
+def published_index(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    tenant_id, model_key = tenant_and_model(context)
+    metadata, checks = publish_and_check(groundwork.platform(), tenant_id, model_key)
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+
+
+@dg.asset(
+    partitions_def=tenant_partitions,
+    deps=[chunks, keyword_index],
+    group_name="publish",
+    kinds={"postgres", "pgvector", "opensearch", "onnx"},
+    pool="embedding",
+    retry_policy=INFRA_RETRY,
+    check_specs=_check_specs("serving_index"),
+    description="Embeds and publishes the tenant's serving model in the ingest run itself, so "
+    "a new file is searchable after one run (a second run cost a sensor hop and a worker "
+    "start). Records the same work as embeddings and published_index materializations of the "
+    "serving model's partition, so each model's history stays whole.",
+)
+def serving_index(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    platform = groundwork.platform()
+    tenant_id = context.partition_key
+    tenant = platform.catalog.get_tenant(tenant_id)
+    if tenant is None:
+        # registration creates the tenant; none means it was erased meanwhile
+        return dg.MaterializeResult(metadata={"skipped": f"no tenant {tenant_id}"})
+    model_key = tenant.active_model
+    partition = str(tenant_model_key(tenant_id, model_key))
+    embedded = embedding_metadata(platform, tenant_id, model_key)
+    context.log_event(
+        dg.AssetMaterialization(asset_key=embeddings.key, partition=partition, metadata=embedded)
+    )
+    published, checks = publish_and_check(platform, tenant_id, model_key)
+    context.log_event(
+        dg.AssetMaterialization(
+            asset_key=dg.AssetKey("published_index"), partition=partition, metadata=published
+        )
+    )
     return dg.MaterializeResult(
-        metadata={
-            **report.as_metadata(),
-            **freshness,
-            "live_chunks": agreement.expected,
-            "serving_model": tenant.active_model if tenant else "",
-            "is_serving_model": bool(tenant and tenant.active_model == model_key),
-        },
-        check_results=[check, fresh],
+        metadata={"model": model_key, **published, "embedded": embedded.get("items", 0)},
+        check_results=checks,
     )

@@ -10,7 +10,7 @@ from assets.evals import retrieval_quality
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
-from assets.publication import published_index
+from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
 from pipelines.jobs import (
@@ -26,7 +26,6 @@ from pipelines.sensors import (
     inbox_rescan_schedule,
     inbox_sensor,
     pending_work_sensor,
-    publish_after_ingest,
     reconciliation_schedule,
     tenant_partitions_sensor,
 )
@@ -39,6 +38,7 @@ ALL_ASSETS = [
     keyword_index,
     embeddings,
     published_index,
+    serving_index,
     deletion_sweep,
     reconciliation,
     retrieval_quality,
@@ -59,7 +59,6 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
             inbox_sensor,
             pending_work_sensor,
             deletion_sensor,
-            publish_after_ingest,
             evaluate_after_publish,
             tenant_partitions_sensor,
         ],

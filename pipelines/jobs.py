@@ -10,14 +10,15 @@ from assets.evals import retrieval_quality
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
 from assets.lifecycle import deletion_sweep
-from assets.publication import published_index
+from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
 
 tenant_ingest_job = dg.define_asset_job(
     "tenant_ingest",
-    selection=[source_registrations, extracted_documents, chunks, keyword_index],
-    description="Register, extract, chunk and keyword-index one tenant's sources.",
+    selection=[source_registrations, extracted_documents, chunks, keyword_index, serving_index],
+    description="Register, extract, chunk, index, embed and publish one tenant's sources for "
+    "its serving model: one run from a new file to searchable.",
     # One process per run: the default multiprocess executor paid process start,
     # imports, engine checks and model loading again for every step (a run of
     # one small file took 16 s that way).
@@ -27,7 +28,8 @@ tenant_ingest_job = dg.define_asset_job(
 model_publish_job = dg.define_asset_job(
     "model_publish",
     selection=dg.AssetSelection.assets(embeddings, published_index),
-    description="Embed and publish one tenant's chunks for one embedding model.",
+    description="Embed and publish one tenant's chunks for one embedding model (a model being "
+    "prepared for a switch, or a backfill; the serving model is published by tenant_ingest).",
     executor_def=dg.in_process_executor,
 )
 

