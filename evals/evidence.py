@@ -4,7 +4,8 @@ sentence evidence when present) and a SQuAD v1.1 file.
 Sentence evidence is found by pattern: every `claims_*.jsonl` beside the
 sentence-split `corpus.jsonl` (SciFact ships `claims_train.jsonl` and
 `claims_dev.jsonl`, the dev claims being BEIR's test split); a claim's
-evidence attaches to the BEIR query with the same id and text.
+evidence attaches to the BEIR query with the same id and text, or else the
+same text.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def beir_golden(
     queries = load_queries(folder)
     qrels = load_qrels(folder, split)
     claims = sentence_evidence(sentences_dir) if sentences_dir is not None else {}
+    by_text = {claim: (claim, evidence) for claim, evidence in claims.values()}
     golden: list[GoldenQuery] = []
     for query_id, judged in qrels.items():
         if query_id not in queries or not any(judged.values()):
@@ -69,7 +71,9 @@ def beir_golden(
             continue
         evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
         claim = claims.get(query_id)
-        if claim is not None and claim[0] == queries[query_id]:
+        if claim is None or claim[0] != queries[query_id]:
+            claim = by_text.get(queries[query_id])  # the same claim under another id
+        if claim is not None:
             evidence = tuple((d, spans) for d, spans in claim[1].items() if d in documents)
         golden.append(
             GoldenQuery(
