@@ -132,6 +132,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"stores agree: {stages.get('check:stores_agree')}"
             )
         console.print(f"Ingest through Dagster took {elapsed:.1f} s")
+        _demo_golden_scores(settings, tenants)
         supervisor.start_services()
         api = f"http://127.0.0.1:{settings.api_port}"
         _print_results(api, keys)
@@ -424,6 +425,72 @@ def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, obj
     print(f"per-query results: {found.get('per_query')}")
 
 
+def register_golden(
+    runs: Any, settings: GroundworkSettings, tenant_id: str, golden: Path, max_queries: int | None
+) -> Path:
+    """Keep a checked golden set under GROUNDWORK_HOME (the suite must not depend
+    on where the file was) and make it the tenant's eval suite."""
+    from evals.suite import EvalSuite
+
+    kept = settings.home / "eval-golden" / f"{tenant_id}.jsonl"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(golden.read_text(encoding="utf-8"), encoding="utf-8")
+    runs.set_suite(tenant_id, EvalSuite(golden_file=str(kept), max_queries=max_queries))
+    return kept
+
+
+def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> None:
+    """Score each sample tenant on its hand-written golden set
+    (samples/<tenant>.golden.jsonl) through retrieval_quality; print the figures."""
+    from dagster import DagsterInstance
+
+    from evals.golden import load_golden
+    from groundwork_cli.ingest import evaluate_partition
+    from resources.platform import connect
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    platform = connect(settings)
+    try:
+        runs = PostgresEvalRuns(platform.pool)
+        instance = DagsterInstance.get()
+        for tenant_id in tenants:
+            golden = SAMPLES / f"{tenant_id}.golden.jsonl"
+            if not golden.is_file():
+                continue
+            count = len(load_golden(golden))
+            register_golden(runs, settings, tenant_id, golden, None)
+            model_key = settings.default_model_key
+            found = evaluate_partition(instance, tenant_id, model_key)
+            run = runs.latest(tenant_id, model_key)
+            if run is None or "status" in found:
+                console.print(f"[red]{tenant_id}: {found.get('status', 'no eval run stored')}[/]")
+                continue
+            results = run.results
+            ndcg = "  ".join(
+                f"{r['mode']} {float(r['ndcg_at_10']):.3f}" for r in results["relevance"]
+            )
+            grounded = "; ".join(
+                f"evidence inside the context {g['grounded']}/{g['items']}"
+                for g in results["groundedness"]
+            )
+            c = results["citations"]
+            answers = results.get("answers", {})
+            judged = ", ".join(f"{k} {v:.3f}" for k, v in answers.get("metrics", {}).items())
+            if not judged:
+                judged = "skipped (" + next(iter(answers.get("skipped", {}).values()), "") + ")"
+            console.rule(f"[bold]{tenant_id}[/]: golden set, {count} queries ({golden.name})")
+            console.print(
+                f"  nDCG@10: {ndcg}\n  {grounded}; citations verified {c['verified']}/{c['checked']}"
+                f"\n  judged answers: {judged}\n  relevance_gate passed: "
+                f"{found.get('check:relevance_gate')}, relevance_regression passed: "
+                f"{found.get('check:relevance_regression')}\n"
+                f"  report: {found.get('report')}\n  per-query results: {found.get('per_query')}",
+                soft_wrap=True,
+            )
+    finally:
+        platform.close()
+
+
 def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
     """Score a tenant's published corpus in place on its own golden set: the
     file is checked (bad rows refused with their line numbers), kept under
@@ -433,7 +500,6 @@ def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
     from dagster import DagsterInstance
 
     from evals.golden import GoldenSetError, load_golden
-    from evals.suite import EvalSuite
     from groundwork_cli.ingest import evaluate_partition
     from resources.dagster_instance import write_instance_config
     from resources.platform import connect, ensure_engines
@@ -456,11 +522,8 @@ def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
         if tenant is None:
             console.print(f"[red]no tenant {args.tenant}[/]")
             return 1
-        kept = settings.home / "eval-golden" / f"{args.tenant}.jsonl"
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_text(args.golden.read_text(encoding="utf-8"), encoding="utf-8")
         runs = PostgresEvalRuns(platform.pool)
-        runs.set_suite(args.tenant, EvalSuite(golden_file=str(kept), max_queries=args.max_queries))
+        register_golden(runs, settings, args.tenant, args.golden, args.max_queries)
         models = args.model.split(",") if args.model else [tenant.active_model]
         console.print(
             f"{len(golden)} golden queries for {args.tenant}; scoring its published corpus"
