@@ -266,16 +266,19 @@ def drill_down(per_query_path: str) -> str:
     if frame.is_empty():
         return "".join(parts)
     parts.append(
-        f"<h3>Worst queries per mode</h3><p>The {WORST_PER_MODE} lowest nDCG@10 per mode: what was "
-        "retrieved (✓grade: expected) beside what was expected.</p>"
+        f"<h3>Worst queries per mode</h3><p>Up to {WORST_PER_MODE} queries per mode below an ideal "
+        "nDCG@10, lowest first: what was retrieved (✓grade: expected) beside what was expected.</p>"
     )
     for mode in frame["mode"].unique(maintain_order=True).to_list():
         worst = (
-            frame.filter(pl.col("mode") == mode)
+            frame.filter((pl.col("mode") == mode) & (pl.col("ndcg_at_10") < 1.0))
             .sort(["ndcg_at_10", "query_id"], nulls_last=True)
             .head(WORST_PER_MODE)
         )
         parts.append(f"<h4>{escape(mode)}</h4>")
+        if worst.is_empty():
+            parts.append("<p>Every query ranked its expected sources ideally.</p>")
+            continue
         parts.append(
             _table(
                 [
@@ -408,11 +411,14 @@ def render_report(
             )
             rows: list[list[object]] = [[k, v] for k, v in answers.get("metrics", {}).items()]
             rows += [[k, f"skipped: {why}"] for k, why in answers.get("skipped", {}).items()]
-            judge = answers.get("judge") or "none configured"
-            sections.append(
-                f"<p>Answers composed from the <code>/v1/context</code> text (cited, fenced as "
-                f"untrusted) for {answers.get('samples', 0)} queries; judge: {escape(judge)}.</p>"
-            )
+            if answers.get("judge"):
+                sections.append(
+                    f"<p>Answers composed from the <code>/v1/context</code> text (cited, fenced as "
+                    f"untrusted) for {answers.get('samples', 0)} queries; judge: "
+                    f"{escape(answers['judge'])}.</p>"
+                )
+            else:
+                sections.append("<p>No answers composed: no judge endpoint is configured.</p>")
             sections.append(_table(["metric", "value"], rows))
             errors = answers.get("errors", [])
             if errors:
