@@ -118,7 +118,8 @@ class _Plot:
         y_top, y_bottom = self.y(top), self.y(bottom)
         return (
             f'<rect x="{x_from:.1f}" y="{y_top:.1f}" width="{x_to - x_from:.1f}" '
-            f'height="{max(y_bottom - y_top, 1):.1f}" fill="#f0c36d" opacity="0.35">'
+            f'height="{max(y_bottom - y_top, 1):.1f}" fill="#f0c36d" fill-opacity="0.45" '
+            f'stroke="#c28f1c" stroke-dasharray="4 2">'
             f"<title>{escape(title)}</title></rect>"
         )
 
@@ -154,10 +155,11 @@ def _bars(
     group = (plot.x1 - plot.x0) / max(len(modes), 1)
     bar = group / (len(models) + 1)
     parts = [plot.axis("nDCG@10")]
+    bands: list[str] = []  # drawn over the bars, translucent, so a bar cannot hide its band
     for i, mode in enumerate(modes):
         gx = plot.x0 + i * group
         if mode == "hybrid" and gate_at is not None:
-            parts.append(
+            bands.append(
                 plot.band(
                     gx + 2,
                     gx + group - 2,
@@ -185,9 +187,10 @@ def _bars(
                 f'<text x="{x + bar * 0.45:.1f}" y="{y - 4:.1f}" text-anchor="middle" '
                 f'font-size="11">{value:.3f}</text>'
             )
+    parts.extend(bands)
     entries = [(m, _COLOURS[j % len(_COLOURS)]) for j, m in enumerate(models)]
     if gate_at is not None:
-        entries.append((f"gate band (±{tolerance:.2f})", "#f0c36d"))
+        entries.append((f"gate band (-{tolerance:.2f})", "#f0c36d"))
     parts.append(plot.legend(entries))
     return _svg(plot, title, "".join(parts))
 
