@@ -1,46 +1,90 @@
-"""Gold evidence for groundedness: SciFact claims with sentence-level
-evidence (scifact/sentences) and SQuAD questions with answer spans."""
+"""Converters into the golden-set format: a BEIR folder (with SciFact-layout
+sentence evidence when present) and a SQuAD v1.1 file.
+
+Sentence evidence is found by pattern: every `claims_*.jsonl` beside the
+sentence-split `corpus.jsonl` (SciFact ships `claims_train.jsonl` and
+`claims_dev.jsonl`, the dev claims being BEIR's test split); a claim's
+evidence attaches to the BEIR query with the same id and text, or else the
+same text.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.beir import BeirDocument
+from evals.beir import BeirDocument, load_corpus, load_qrels, load_queries
+from evals.golden import GoldenQuery
+
+CLAIMS_PATTERN = "claims_*.jsonl"
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceItem:
-    query: str
-    doc_id: str
-    evidence: tuple[str, ...]  # any one of these inside the context counts as grounded
-
-
-def scifact_evidence(sentences_dir: Path, doc_ids: set[str] | None = None) -> list[EvidenceItem]:
-    """Claims whose evidence sentences are known, one item per (claim, document)."""
+def sentence_evidence(sentences_dir: Path) -> dict[str, tuple[str, dict[str, tuple[str, ...]]]]:
+    """claim id -> (claim, {document: evidence sentences}), from every claims file
+    with labelled evidence (an unlabelled file contributes nothing)."""
     abstracts: dict[str, list[str]] = {}
     with open(sentences_dir / "corpus.jsonl", encoding="utf-8") as handle:
         for row in map(json.loads, handle):
             abstracts[str(row["doc_id"])] = row["abstract"]
-    items: list[EvidenceItem] = []
-    with open(sentences_dir / "claims_train.jsonl", encoding="utf-8") as handle:
-        for row in map(json.loads, handle):
-            for doc_id, sets in (row.get("evidence") or {}).items():
-                if doc_ids is not None and doc_id not in doc_ids:
-                    continue
-                sentences = abstracts.get(doc_id, [])
-                evidence = tuple(
-                    sentences[i].strip()
-                    for group in sets
-                    for i in group["sentences"]
-                    if i < len(sentences)
-                )
-                if evidence:
-                    items.append(EvidenceItem(row["claim"], doc_id, evidence))
-    return items
+    claims: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {}
+    for path in sorted(sentences_dir.glob(CLAIMS_PATTERN)):
+        with open(path, encoding="utf-8") as handle:
+            for row in map(json.loads, handle):
+                by_doc: dict[str, tuple[str, ...]] = {}
+                for doc_id, sets in (row.get("evidence") or {}).items():
+                    sentences = abstracts.get(str(doc_id), [])
+                    evidence = tuple(
+                        sentences[i].strip()
+                        for group in sets
+                        for i in group["sentences"]
+                        if i < len(sentences)
+                    )
+                    if evidence:
+                        by_doc[str(doc_id)] = evidence
+                if by_doc:
+                    claims[str(row["id"])] = (row["claim"], by_doc)
+    return claims
+
+
+def beir_golden(
+    folder: Path,
+    split: str,
+    sentences_dir: Path | None = None,
+    limit_docs: int | None = None,
+) -> list[GoldenQuery]:
+    """Every judged query of the split, in qrels order, graded as judged; the
+    documents the tenant holds (the folder's first `limit_docs`) are the
+    expected passages, and, with a subset, a query none of whose judged
+    documents is held is left out. Evidence is kept for held documents only."""
+    documents = {d.doc_id: f"{d.title}\n\n{d.text}" for d in load_corpus(folder, limit=limit_docs)}
+    queries = load_queries(folder)
+    qrels = load_qrels(folder, split)
+    claims = sentence_evidence(sentences_dir) if sentences_dir is not None else {}
+    by_text = {claim: (claim, evidence) for claim, evidence in claims.values()}
+    golden: list[GoldenQuery] = []
+    for query_id, judged in qrels.items():
+        if query_id not in queries or not any(judged.values()):
+            continue
+        if limit_docs is not None and not set(judged) & set(documents):
+            continue
+        evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
+        claim = claims.get(query_id)
+        if claim is None or claim[0] != queries[query_id]:
+            claim = by_text.get(queries[query_id])  # the same claim under another id
+        if claim is not None:
+            evidence = tuple((d, spans) for d, spans in claim[1].items() if d in documents)
+        golden.append(
+            GoldenQuery(
+                query_id=query_id,
+                query=queries[query_id],
+                sources=dict(judged),
+                evidence=evidence,
+                passages=tuple((d, documents[d]) for d in judged if d in documents),
+            )
+        )
+    return golden
 
 
 def squad_corpus(path: Path, max_paragraphs: int | None = None) -> Iterator[BeirDocument]:
@@ -49,14 +93,24 @@ def squad_corpus(path: Path, max_paragraphs: int | None = None) -> Iterator[Beir
         yield BeirDocument(doc_id, title.replace("_", " "), context)
 
 
-def squad_evidence(path: Path, max_paragraphs: int | None = None) -> list[EvidenceItem]:
-    items: list[EvidenceItem] = []
-    for doc_id, _, _, qas in _squad_paragraphs(path, max_paragraphs):
+def squad_golden(path: Path, max_paragraphs: int | None = None) -> list[GoldenQuery]:
+    """Each answerable question judged against its paragraph, its answers as spans."""
+    golden: list[GoldenQuery] = []
+    for doc_id, title, context, qas in _squad_paragraphs(path, max_paragraphs):
         for qa in qas:
             answers = tuple(dict.fromkeys(a["text"].strip() for a in qa["answers"]))
             if answers:
-                items.append(EvidenceItem(qa["question"], doc_id, answers))
-    return items
+                golden.append(
+                    GoldenQuery(
+                        query_id=f"q{len(golden)}",
+                        query=qa["question"],
+                        sources={doc_id: 1},
+                        evidence=((doc_id, answers),),
+                        passages=((doc_id, f"{title.replace('_', ' ')}\n\n{context}"),),
+                        reference_answer=answers[0],
+                    )
+                )
+    return golden
 
 
 def _squad_paragraphs(
@@ -72,22 +126,12 @@ def _squad_paragraphs(
             yield f"{a}-{p}", article["title"], paragraph["context"], paragraph["qas"]
 
 
-def write_squad_as_beir(path: Path, out: Path, max_paragraphs: int | None = None) -> Path:
-    """SQuAD as a BEIR folder (split `dev`): each question judged against its
-    paragraph, so relevance and groundedness run over the same tenant."""
+def write_squad_corpus(path: Path, out: Path, max_paragraphs: int | None = None) -> Path:
+    """SQuAD's paragraphs as a BEIR corpus.jsonl (what ingestion reads)."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "qrels").mkdir(exist_ok=True)
     with open(out / "corpus.jsonl", "w", encoding="utf-8") as corpus:
         for doc in squad_corpus(path, max_paragraphs):
             corpus.write(
                 json.dumps({"_id": doc.doc_id, "title": doc.title, "text": doc.text}) + "\n"
             )
-    with (
-        open(out / "queries.jsonl", "w", encoding="utf-8") as queries,
-        open(out / "qrels" / "dev.tsv", "w", encoding="utf-8") as qrels,
-    ):
-        qrels.write("query-id\tcorpus-id\tscore\n")
-        for n, item in enumerate(squad_evidence(path, max_paragraphs)):
-            queries.write(json.dumps({"_id": f"q{n}", "text": item.query}) + "\n")
-            qrels.write(f"q{n}\t{item.doc_id}\t1\n")
     return out

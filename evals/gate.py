@@ -26,3 +26,22 @@ def relevance_regression(
             f"{current_model}'s {current_ndcg:.3f} (tolerance {tolerance:.3f})"
         )
     return None
+
+
+def run_regression(
+    model_key: str,
+    current_ndcg: float | None,
+    previous_ndcg: float | None,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> str | None:
+    """A warning when this run's hybrid nDCG@10 dropped beyond the tolerance
+    below the previous run of the same (tenant, model), or None."""
+    if current_ndcg is None or previous_ndcg is None:
+        return None
+    drop = previous_ndcg - current_ndcg
+    if drop > tolerance:
+        return (
+            f"{model_key} scores hybrid nDCG@10 {current_ndcg:.3f}, {drop:.3f} below its previous "
+            f"run's {previous_ndcg:.3f} (tolerance {tolerance:.3f})"
+        )
+    return None

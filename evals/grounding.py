@@ -9,11 +9,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from evals.evidence import EvidenceItem
+from evals.golden import GoldenQuery
+from evals.retrieval import source_name
 from groundwork.citation_check import CitationMiss, verify_citation
 from groundwork.documents import ExtractedDocument
 from groundwork.ports import AccessScope
-from groundwork.retrieval.context import select_context
+from groundwork.retrieval.context import (
+    ContextSelection,
+    render_context,
+    render_context_entry,
+    select_context,
+)
 from groundwork.retrieval.kernel import SearchEngines, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found, Hit
 
@@ -61,40 +67,99 @@ class CitationScore:
         return self.verified / self.checked if self.checked else 0.0
 
 
-def _doc_of(hit: Hit) -> str:
-    return hit.chunk.filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+@dataclass(frozen=True, slots=True)
+class QueryContext:
+    """What `/v1/context` would hand a model for one query."""
+
+    hits: tuple[Hit, ...]
+    selection: ContextSelection | None  # None when the search found nothing
+    words: tuple[str, ...]  # the selected text's words, for evidence matching
+    rendered: str  # with citation markers, fenced as untrusted (the /v1/context text)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """Each selected item as the model sees it: marker, citation, fenced text."""
+        if self.selection is None:
+            return ()
+        return tuple(
+            render_context_entry(n, item.hit, item.chunks)
+            for n, item in enumerate(self.selection.items, start=1)
+        )
 
 
-def groundedness(
-    engines: SearchEngines,
-    scope: AccessScope,
-    items: Sequence[EvidenceItem],
-    dataset: str,
-    budget_tokens: int = 2000,
-    per_source_cap: int = 3,
-) -> GroundednessScore:
-    score = GroundednessScore(dataset, budget_tokens=budget_tokens)
-    started = time.monotonic()
-    for item in items:
-        outcome = hybrid_search(scope, SearchRequest(item.query, limit=30, candidates=100), engines)
-        score.items += 1
+class ContextBuilder:
+    """Builds each query's context once (groundedness and the judge share it)."""
+
+    def __init__(
+        self,
+        engines: SearchEngines,
+        scope: AccessScope,
+        budget_tokens: int = 2000,
+        per_source_cap: int = 3,
+    ) -> None:
+        self.engines = engines
+        self.scope = scope
+        self.budget_tokens = budget_tokens
+        self.per_source_cap = per_source_cap
+        self._built: dict[str, QueryContext] = {}
+
+    def __call__(self, query: str) -> QueryContext:
+        if query not in self._built:
+            self._built[query] = self._build(query)
+        return self._built[query]
+
+    def _build(self, query: str) -> QueryContext:
+        engines, scope = self.engines, self.scope
+        outcome = hybrid_search(scope, SearchRequest(query, limit=30, candidates=100), engines)
         if not isinstance(outcome, Found):
-            continue
-        if any(_doc_of(h) == item.doc_id for h in outcome.hits):
-            score.retrieved_doc += 1
+            return QueryContext((), None, (), "")
         selection = select_context(
             outcome.hits,
-            budget_tokens=budget_tokens,
+            budget_tokens=self.budget_tokens,
             count_tokens=engines.embedder.count_tokens,
-            per_source_cap=per_source_cap,
+            per_source_cap=self.per_source_cap,
             load_section=lambda view: engines.reader.section(scope, view.chunk_id),
         )
         context = "\n\n".join(c.body for entry in selection.items for c in entry.chunks)
-        context_words = _words(context)
-        if any(_inside(e, context_words) for e in item.evidence):
-            score.grounded += 1
+        return QueryContext(
+            outcome.hits, selection, tuple(_words(context)), render_context(selection)
+        )
+
+
+def groundedness(
+    contexts: ContextBuilder,
+    golden: Sequence[GoldenQuery],
+    dataset: str,
+    max_items: int | None = None,
+) -> tuple[GroundednessScore, dict[str, bool]]:
+    """One item per evidence group (a query's spans, or its spans in one source);
+    an item is grounded when any of its spans is inside the query's context.
+    Also, per query: whether every one of its items was grounded."""
+    score = GroundednessScore(dataset, budget_tokens=contexts.budget_tokens)
+    per_query: dict[str, bool] = {}
+    started = time.monotonic()
+    for item in golden:
+        if max_items is not None and score.items >= max_items:
+            break
+        if not item.evidence:
+            continue
+        context = contexts(item.query)
+        words = list(context.words)
+        grounded_all = True
+        for ref, spans in item.evidence:
+            if max_items is not None and score.items >= max_items:
+                break
+            score.items += 1
+            wanted = (ref,) if ref else item.relevant
+            if any(source_name(h.chunk, wanted) in wanted for h in context.hits):
+                score.retrieved_doc += 1
+            if any(_inside(span, words) for span in spans):
+                score.grounded += 1
+            else:
+                grounded_all = False
+        per_query[item.query_id] = grounded_all
     score.seconds = time.monotonic() - started
-    return score
+    return score, per_query
 
 
 def citation_correctness(

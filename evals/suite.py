@@ -1,26 +1,81 @@
-"""One eval run: relevance per mode, groundedness, citation correctness and
-ragas's offline metrics for one tenant and embedding model, as a plain
-record that is stored, compared over time and rendered into the report."""
+"""One eval run: relevance per mode, groundedness, citation correctness,
+ragas's offline metrics and, with a judge, answer-level scores for one tenant
+and embedding model, as a plain record that is stored, compared over time and
+rendered into the report, plus every query's outcome for the drill-down.
+
+Whatever the suite names (a tenant's own golden set, a BEIR folder, a SQuAD
+file), it is scored as a golden set.
+"""
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.beir import load_corpus, load_qrels, load_queries
-from evals.evidence import scifact_evidence, squad_evidence
-from evals.grounding import DocumentLoader, citation_correctness, groundedness
+from evals.evidence import beir_golden, squad_golden
+from evals.golden import GoldenQuery, load_golden
+from evals.grounding import ContextBuilder, DocumentLoader, citation_correctness, groundedness
+from evals.judge import (
+    NO_JUDGE,
+    AnswerComposer,
+    AnswerSample,
+    AnswerScores,
+    JudgeEndpoint,
+    judge_answers,
+    skipped_scores,
+)
 from evals.ragas_metrics import RagasSample, ragas_scores
-from evals.retrieval import MODES, evaluate
+from evals.retrieval import MODES, QueryOutcome, evaluate_golden, source_name
 from groundwork.eval_records import EvalResult, EvalSuite
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchEngines, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 
+__all__ = ["EvalResult", "EvalSuite", "SuiteRun", "run_suite", "suite_golden", "suite_missing"]
+
 Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class SuiteRun:
+    result: EvalResult
+    outcomes: list[QueryOutcome] = field(default_factory=list)
+    grounded: dict[str, bool] = field(default_factory=dict)  # query id -> evidence in context
+    answers: AnswerScores = field(default_factory=AnswerScores)
+
+
+def suite_missing(suite: EvalSuite) -> str | None:
+    """Why the suite cannot run on this machine, or None."""
+    if suite.golden_file:
+        return (
+            None
+            if os.path.isfile(suite.golden_file)
+            else f"the golden set {suite.golden_file} is not on this machine"
+        )
+    if suite.squad_file:
+        return (
+            None
+            if os.path.isfile(suite.squad_file)
+            else f"the SQuAD file {suite.squad_file} is not on this machine"
+        )
+    if not suite.beir_folder or not os.path.isdir(suite.beir_folder):
+        return f"the suite's folder {suite.beir_folder or '(none)'} is not on this machine"
+    return None
+
+
+def suite_golden(suite: EvalSuite) -> tuple[list[GoldenQuery], str]:
+    """The suite's golden set and the name its groundedness is reported under."""
+    if suite.golden_file:
+        return load_golden(Path(suite.golden_file)), "golden"
+    if suite.squad_file:
+        return squad_golden(Path(suite.squad_file), suite.limit_docs), "squad"
+    sentences = Path(suite.sentences_folder) if suite.sentences_folder else None
+    golden = beir_golden(Path(suite.beir_folder), suite.split, sentences, suite.limit_docs)
+    return golden, "scifact-sentences"
 
 
 def run_suite(
@@ -30,39 +85,24 @@ def run_suite(
     suite: EvalSuite,
     load_document: DocumentLoader,
     progress: Progress | None = None,
-    judge_url: str | None = None,
-) -> EvalResult:
+    compose: AnswerComposer | None = None,
+    judge: JudgeEndpoint | None = None,
+) -> SuiteRun:
     started = time.monotonic()
-    folder = Path(suite.beir_folder)
     scope = AccessScope(tenant_id, (f"tenant:{tenant_id}",))
     result = EvalResult(tenant_id, model_key, suite)
-    documents = {
-        d.doc_id: f"{d.title}\n\n{d.text}" for d in load_corpus(folder, limit=suite.limit_docs)
-    }
-    corpus_ids = set(documents)
-    only = corpus_ids if suite.limit_docs is not None else None
-    scores = evaluate(
-        engines, tenant_id, folder, suite.split, MODES, suite.max_queries, progress, only
-    )
+    golden, dataset = suite_golden(suite)
+    golden = golden[: suite.max_queries]
+    scores, outcomes = evaluate_golden(engines, tenant_id, golden, MODES, progress)
     result.relevance = [asdict(s) for s in scores]
-    queries = load_queries(folder)
-    qrels = load_qrels(folder, suite.split)
-    judged = [q for q in qrels if q in queries and (only is None or set(qrels[q]) & only)][
-        : suite.max_queries
-    ]
+    run = SuiteRun(result, outcomes)
 
-    if suite.sentences_folder:
-        items = scifact_evidence(Path(suite.sentences_folder), corpus_ids)
-        items = items[: suite.max_grounding_items]
-        g = groundedness(engines, scope, items, "scifact-sentences", suite.budget_tokens)
-        result.groundedness.append(_grounding_row(g))
-    if suite.squad_file:
-        items = squad_evidence(Path(suite.squad_file), suite.limit_docs)
-        items = [i for i in items if i.doc_id in corpus_ids][: suite.max_grounding_items]
-        g = groundedness(engines, scope, items, "squad", suite.budget_tokens)
+    contexts = ContextBuilder(engines, scope, suite.budget_tokens)
+    if any(item.evidence for item in golden):
+        g, run.grounded = groundedness(contexts, golden, dataset, suite.max_grounding_items)
         result.groundedness.append(_grounding_row(g))
 
-    citation_queries = [queries[q] for q in judged[: suite.citation_queries]]
+    citation_queries = [item.query for item in golden[: suite.citation_queries]]
     c = citation_correctness(engines, scope, citation_queries, load_document)
     result.citations = {
         "checked": c.checked,
@@ -72,28 +112,60 @@ def run_suite(
     }
 
     samples: list[RagasSample] = []
-    for query_id in judged[: suite.ragas_queries]:
-        outcome = hybrid_search(scope, SearchRequest(queries[query_id], limit=10), engines)
+    for item in golden[: suite.ragas_queries]:
+        outcome = hybrid_search(scope, SearchRequest(item.query, limit=10), engines)
         hits = outcome.hits if isinstance(outcome, Found) else ()
-        gold = [d for d in qrels[query_id] if d in documents]
+        gold = item.reference_ids
         samples.append(
             RagasSample(
-                query=queries[query_id],
+                query=item.query,
                 retrieved_contexts=tuple(h.chunk.body for h in hits),
-                retrieved_ids=tuple(h.chunk.filename.rsplit(".", 1)[0] for h in hits),
-                reference_contexts=tuple(documents[d] for d in gold),
-                reference_ids=tuple(gold),
+                retrieved_ids=tuple(source_name(h.chunk, gold) for h in hits),
+                reference_contexts=tuple(text for _, text in item.passages),
+                reference_ids=gold,
             )
         )
-    r = ragas_scores(samples, judge_url)
+    r = ragas_scores(samples)
     result.ragas = {
         "samples": r.samples,
         "unscorable": r.unscorable,
         "metrics": r.metrics,
         "skipped": r.skipped,
     }
+
+    run.answers = _answers(golden[: suite.judge_queries], contexts, compose, judge, engines)
+    result.answers = {
+        "samples": run.answers.samples,
+        "judge": run.answers.judge,
+        "metrics": run.answers.metrics,
+        "skipped": run.answers.skipped,
+        "errors": run.answers.errors[:20],
+    }
     result.seconds = time.monotonic() - started
-    return result
+    return run
+
+
+def _answers(
+    golden: Sequence[GoldenQuery],
+    contexts: ContextBuilder,
+    compose: AnswerComposer | None,
+    judge: JudgeEndpoint | None,
+    engines: SearchEngines,
+) -> AnswerScores:
+    if compose is None or judge is None:
+        return skipped_scores(NO_JUDGE)
+    samples = []
+    for item in golden:
+        context = contexts(item.query)
+        samples.append(
+            AnswerSample(
+                item.query_id,
+                item.query,
+                context.entries,
+                context.rendered,
+            )
+        )
+    return judge_answers(samples, compose, judge, engines.embedder)
 
 
 def _grounding_row(g: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 class EvalSuite:
     """What a tenant is evaluated on (stored per tenant; set by the CLI or tests)."""
 
-    beir_folder: str
+    beir_folder: str = ""  # a BEIR-format folder, converted into a golden set per run
     split: str = "train"
     max_queries: int | None = None  # None: every judged query
     limit_docs: int | None = None  # the tenant holds the folder's first N documents
@@ -22,6 +22,8 @@ class EvalSuite:
     citation_queries: int = 100
     ragas_queries: int = 100
     budget_tokens: int = 2000
+    golden_file: str | None = None  # a tenant's own golden set (JSON Lines); wins over beir_folder
+    judge_queries: int = 20  # answers composed and judged per run, when a judge is configured
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,6 +42,8 @@ class EvalResult:
     groundedness: list[dict[str, Any]] = field(default_factory=list)
     citations: dict[str, Any] = field(default_factory=dict)
     ragas: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)  # answer-level judging (LLM judge)
+    per_query_path: str | None = None  # the run's per-query Parquet file
     seconds: float = 0.0
 
     def metric(self, mode: str, name: str = "ndcg_at_10") -> float | None:
@@ -54,5 +58,7 @@ class EvalResult:
             "groundedness": self.groundedness,
             "citations": self.citations,
             "ragas": self.ragas,
+            "answers": self.answers,
+            "per_query_path": self.per_query_path,
             "seconds": round(self.seconds, 2),
         }

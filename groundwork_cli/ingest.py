@@ -93,7 +93,8 @@ def evaluate_partition(
         found.update({k: v.value for k, v in materialization.metadata.items()})
     for evaluation in result.get_asset_check_evaluations():
         found[f"check:{evaluation.check_name}"] = evaluation.passed
-        found[f"check:{evaluation.check_name}:reasons"] = evaluation.metadata.get("reasons", "")
+        reasons = evaluation.metadata.get("reasons") or evaluation.metadata.get("status")
+        found[f"check:{evaluation.check_name}:reasons"] = getattr(reasons, "value", reasons) or ""
     if not found:
         raise RuntimeError(f"the eval run failed: {result.get_step_failure_events()}")
     return found

@@ -132,6 +132,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 f"stores agree: {stages.get('check:stores_agree')}"
             )
         console.print(f"Ingest through Dagster took {elapsed:.1f} s")
+        _demo_golden_scores(settings, tenants)
         supervisor.start_services()
         api = f"http://127.0.0.1:{settings.api_port}"
         _print_results(api, keys)
@@ -396,18 +397,165 @@ def cmd_model(args: argparse.Namespace) -> int:
         platform.close()
 
 
+def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, object]) -> None:
+    """An eval run as the CLI prints it: relevance, both groundedness measures,
+    citations, ragas, the checks and where the report and per-query file are."""
+    from evals.retrieval import format_table
+
+    print(format_table(model_key, results["relevance"]))
+    for g in results["groundedness"]:
+        print(
+            f"groundedness (evidence in context) {g['dataset']}: {g['rate']:.3f} of {g['items']} "
+            f"items inside a {g['budget_tokens']}-token context (document in hits {g['doc_in_hits_rate']:.3f})"
+        )
+    c = results["citations"]
+    print(f"citation correctness: {c['verified']}/{c['checked']} = {c['rate']:.3f}")
+    for miss in c["misses"][:10]:
+        print(f"  miss: {miss}")
+    for section, label in ((results["ragas"], "ragas"), (results.get("answers", {}), "answers")):
+        for name, value in section.get("metrics", {}).items():
+            print(f"{label} {name}: {value:.3f}")
+        for name, why in section.get("skipped", {}).items():
+            print(f"{label} {name}: skipped ({why})")
+    for check in ("relevance_gate", "relevance_regression"):
+        passed = found.get(f"check:{check}")
+        reasons = str(found.get(f"check:{check}:reasons", "") or "")
+        print(f"{check} passed: {passed}" + ("" if passed else f" ({reasons})"))
+    print(f"report: {found.get('report')}")
+    print(f"per-query results: {found.get('per_query')}")
+
+
+def register_golden(
+    runs: Any, settings: GroundworkSettings, tenant_id: str, golden: Path, max_queries: int | None
+) -> Path:
+    """Keep a checked golden set under GROUNDWORK_HOME (the suite must not depend
+    on where the file was) and make it the tenant's eval suite."""
+    from evals.suite import EvalSuite
+
+    kept = settings.home / "eval-golden" / f"{tenant_id}.jsonl"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(golden.read_text(encoding="utf-8"), encoding="utf-8")
+    runs.set_suite(tenant_id, EvalSuite(golden_file=str(kept), max_queries=max_queries))
+    return kept
+
+
+def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> None:
+    """Score each sample tenant on its hand-written golden set
+    (samples/<tenant>.golden.jsonl) through retrieval_quality; print the figures."""
+    from dagster import DagsterInstance
+
+    from evals.golden import load_golden
+    from groundwork_cli.ingest import evaluate_partition
+    from resources.platform import connect
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    platform = connect(settings)
+    try:
+        runs = PostgresEvalRuns(platform.pool)
+        instance = DagsterInstance.get()
+        for tenant_id in tenants:
+            golden = SAMPLES / f"{tenant_id}.golden.jsonl"
+            if not golden.is_file():
+                continue
+            count = len(load_golden(golden))
+            register_golden(runs, settings, tenant_id, golden, None)
+            model_key = settings.default_model_key
+            found = evaluate_partition(instance, tenant_id, model_key)
+            run = runs.latest(tenant_id, model_key)
+            if run is None or "status" in found:
+                console.print(f"[red]{tenant_id}: {found.get('status', 'no eval run stored')}[/]")
+                continue
+            results = run.results
+            ndcg = "  ".join(
+                f"{r['mode']} {float(r['ndcg_at_10']):.3f}" for r in results["relevance"]
+            )
+            grounded = "; ".join(
+                f"evidence inside the context {g['grounded']}/{g['items']}"
+                for g in results["groundedness"]
+            )
+            c = results["citations"]
+            answers = results.get("answers", {})
+            judged = ", ".join(f"{k} {v:.3f}" for k, v in answers.get("metrics", {}).items())
+            if not judged:
+                judged = "skipped (" + next(iter(answers.get("skipped", {}).values()), "") + ")"
+            console.rule(f"[bold]{tenant_id}[/]: golden set, {count} queries ({golden.name})")
+            console.print(
+                f"  nDCG@10: {ndcg}\n  {grounded}; citations verified {c['verified']}/{c['checked']}"
+                f"\n  judged answers: {judged}\n  relevance_gate passed: "
+                f"{found.get('check:relevance_gate')}, relevance_regression passed: "
+                f"{found.get('check:relevance_regression')}\n"
+                f"  report: {found.get('report')}\n  per-query results: {found.get('per_query')}",
+                soft_wrap=True,
+            )
+    finally:
+        platform.close()
+
+
+def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
+    """Score a tenant's published corpus in place on its own golden set: the
+    file is checked (bad rows refused with their line numbers), kept under
+    GROUNDWORK_HOME as the tenant's suite, and retrieval_quality runs."""
+    import os
+
+    from dagster import DagsterInstance
+
+    from evals.golden import GoldenSetError, load_golden
+    from groundwork_cli.ingest import evaluate_partition
+    from resources.dagster_instance import write_instance_config
+    from resources.platform import connect, ensure_engines
+    from resources.postgres.eval_runs import PostgresEvalRuns
+
+    if not args.tenant:
+        console.print("[red]give the tenant whose published corpus is scored: --tenant T[/]")
+        return 2
+    try:
+        golden = load_golden(args.golden)
+    except (GoldenSetError, OSError) as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    endpoints = ensure_engines(settings)
+    write_instance_config(settings.dagster_home, endpoints.server_url)
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    platform = connect(settings, endpoints)
+    try:
+        tenant = platform.catalog.get_tenant(args.tenant)
+        if tenant is None:
+            console.print(f"[red]no tenant {args.tenant}[/]")
+            return 1
+        runs = PostgresEvalRuns(platform.pool)
+        register_golden(runs, settings, args.tenant, args.golden, args.max_queries)
+        models = args.model.split(",") if args.model else [tenant.active_model]
+        console.print(
+            f"{len(golden)} golden queries for {args.tenant}; scoring its published corpus"
+        )
+        instance = DagsterInstance.get()
+        if not instance.has_dynamic_partition("tenant", args.tenant):
+            instance.add_dynamic_partitions("tenant", [args.tenant])
+        for model_key in models:
+            found = evaluate_partition(instance, args.tenant, model_key)
+            run = runs.latest(args.tenant, model_key)
+            if run is None or "status" in found:
+                console.print(f"[red]{model_key}: {found.get('status', 'no run stored')}[/]")
+                return 1
+            print_eval_run(model_key, run.results, found)
+    finally:
+        platform.close()
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval on any BEIR-format folder (how held-out data gets scored):
-    the corpus is ingested as a tenant of its own through the Dagster assets,
-    then the retrieval_quality asset scores it, stores the run and writes the
-    HTML report; the table is printed here."""
+    """Score retrieval on a golden set. With --golden, a tenant's own set over
+    its published corpus, in place. With --beir or --squad, the corpus is
+    ingested as a tenant of its own through the Dagster assets, then the
+    retrieval_quality asset scores it (the set converted into a golden set),
+    stores the run and writes the HTML report; the table is printed here."""
     import os
     import tempfile
 
     from dagster import DagsterInstance
 
-    from evals.evidence import write_squad_as_beir
-    from evals.retrieval import eval_tenant_id, format_table, write_corpus
+    from evals.evidence import write_squad_corpus
+    from evals.retrieval import eval_tenant_id, write_corpus
     from evals.suite import EvalSuite
     from groundwork_cli.ingest import evaluate_partition, ingest_tenants
     from resources.dagster_instance import write_instance_config
@@ -415,6 +563,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from resources.postgres.eval_runs import PostgresEvalRuns
 
     settings = GroundworkSettings.from_env()
+    if args.golden is not None:
+        return _eval_golden(args, settings)
     endpoints = ensure_engines(settings)
     write_instance_config(settings.dagster_home, endpoints.server_url)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
@@ -423,12 +573,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     squad_file: str | None = None
     split = args.split
     if args.squad is not None:
-        folder = write_squad_as_beir(
-            args.squad, Path(tempfile.mkdtemp(prefix="squad-beir-")), args.limit_docs
+        folder = write_squad_corpus(
+            args.squad, Path(tempfile.mkdtemp(prefix="squad-corpus-")), args.limit_docs
         )
         squad_file, split = str(args.squad.resolve()), "dev"
     elif folder is None:
-        console.print("[red]give --beir FOLDER or --squad FILE[/]")
+        console.print("[red]give --golden FILE --tenant T, --beir FOLDER or --squad FILE[/]")
         return 2
     sentences = args.sentences or (folder / "sentences")
     tenant_id = eval_tenant_id(args.squad or folder, args.limit_docs)
@@ -457,26 +607,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             found = evaluate_partition(instance, tenant_id, model_key)
             run = PostgresEvalRuns(platform.pool).latest(tenant_id, model_key)
             assert run is not None
-            print(format_table(model_key, run.results["relevance"]))
-            for g in run.results["groundedness"]:
-                print(
-                    f"groundedness {g['dataset']}: {g['rate']:.3f} of {g['items']} items inside "
-                    f"a {g['budget_tokens']}-token context (document in hits {g['doc_in_hits_rate']:.3f})"
-                )
-            c = run.results["citations"]
-            print(f"citation correctness: {c['verified']}/{c['checked']} = {c['rate']:.3f}")
-            for miss in c["misses"][:10]:
-                print(f"  miss: {miss}")
-            for name, value in run.results["ragas"]["metrics"].items():
-                print(f"ragas {name}: {value:.3f}")
-            for name, why in run.results["ragas"]["skipped"].items():
-                print(f"ragas {name}: skipped ({why})")
-            passed = found.get("check:relevance_gate")
-            reasons = getattr(found.get("check:relevance_gate:reasons"), "text", "") or str(
-                found.get("check:relevance_gate:reasons", "")
-            )
-            print(f"gate passed: {passed}" + ("" if passed else f" ({reasons})"))
-            print(f"report: {found.get('report')}")
+            print_eval_run(model_key, run.results, found)
             console.print(f"eval wall time {time.monotonic() - started:.1f} s")
     finally:
         platform.close()
@@ -571,7 +702,13 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     mcp.add_argument("--port", type=int, default=8089)
     mcp.set_defaults(func=cmd_mcp)
-    evaluation = sub.add_parser("eval", help="score retrieval on a BEIR-format folder")
+    evaluation = sub.add_parser(
+        "eval", help="score retrieval on a golden set (a tenant's own, BEIR or SQuAD)"
+    )
+    evaluation.add_argument(
+        "--golden", type=Path, help="a golden set (JSON Lines) for the tenant's own corpus"
+    )
+    evaluation.add_argument("--tenant", help="with --golden: the tenant whose corpus is scored")
     evaluation.add_argument("--beir", type=Path, help="a BEIR-format folder")
     evaluation.add_argument("--squad", type=Path, help="a SQuAD v1.1 JSON file instead")
     evaluation.add_argument("--sentences", type=Path, help="SciFact sentence-level evidence")

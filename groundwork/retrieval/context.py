@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView, Hit
 
 TokenCounter = Callable[[str], int]
@@ -91,4 +92,20 @@ def select_context(
         skipped_for_budget=skipped_budget,
         skipped_for_source_cap=skipped_cap,
         skipped_as_duplicate=skipped_duplicate,
+    )
+
+
+def render_context_entry(marker: int, hit: Hit, chunks: Sequence[ChunkView]) -> str:
+    """One selected item as `/v1/context` hands it to a model: a citation marker
+    and header, then the text fenced as untrusted document data."""
+    citation = hit.citation
+    header = f"[{marker}] {citation.title} ({citation.location.label()})"
+    return f"{header}\n{fence_untrusted(_text(chunks), citation.source_id)}"
+
+
+def render_context(selection: ContextSelection) -> str:
+    """The whole selection, markers from 1 in selection order."""
+    return "\n\n".join(
+        render_context_entry(n, item.hit, item.chunks)
+        for n, item in enumerate(selection.items, start=1)
     )

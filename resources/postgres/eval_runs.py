@@ -25,6 +25,10 @@ class StoredRun:
     created_at: datetime
 
 
+def new_run_id() -> str:
+    return f"evr_{uuid.uuid4().hex}"
+
+
 class PostgresEvalRuns:
     def __init__(self, pool: ConnectionSource) -> None:
         self.pool = pool
@@ -44,8 +48,11 @@ class PostgresEvalRuns:
             ).fetchone()
         return EvalSuite.from_dict(row[0]) if row else None
 
-    def record(self, result: EvalResult, dagster_run: str | None = None) -> str:
-        run_id = f"evr_{uuid.uuid4().hex}"
+    def record(
+        self, result: EvalResult, dagster_run: str | None = None, run_id: str | None = None
+    ) -> str:
+        """`run_id` when the caller named files after it before recording (new_run_id)."""
+        run_id = run_id or new_run_id()
         with translated_errors("recording an eval run"), self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO eval_runs (run_id, tenant_id, model_key, suite, results, ndcg_hybrid, "

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query
 
 from groundwork.ports import SearchFilters
 from groundwork.reading import fence_untrusted
+from groundwork.retrieval.context import render_context_entry
 from groundwork.services import retrieval
 from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
 from retrieval_api.deps import PlatformDep, PrincipalDep
@@ -116,10 +117,7 @@ def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Cont
     selection = result.selection
     parts: list[str] = []
     for item in result.items:
-        citation = item.hit.citation
-        text = "\n\n".join(c.body for c in item.chunks)
-        header = f"[{item.marker}] {citation.title} ({citation.location.label()})"
-        parts.append(f"{header}\n{fence_untrusted(text, citation.source_id)}")
+        parts.append(render_context_entry(item.marker, item.hit, item.chunks))
     return ContextOut(
         outcome=result.outcome,  # type: ignore[arg-type]
         message=result.message,

@@ -128,8 +128,8 @@ def test_the_eval_asset_scores_stores_reports_and_gates(
     assert metadata["citation_correctness"] == 1.0 and metadata["citation_misses"] == 0
     assert metadata["ragas_id_based_context_recall"] == 1.0
     assert str(metadata["ragas_faithfulness"]).startswith("skipped: no judge model")
-    [check] = result.get_asset_check_evaluations()
-    assert check.passed
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert checks["relevance_gate"].passed and checks["relevance_regression"].passed
     report = Path(str(metadata["report"]))
     html = report.read_text()
     assert (
@@ -175,3 +175,9 @@ def test_the_eval_asset_skips_visibly_without_a_suite(
     [event] = result.get_asset_materialization_events()
     status = event.step_materialization_data.materialization.metadata["status"].value
     assert str(status).startswith("skipped: no eval suite")
+    # a skipped check is never green: not passed, at warning severity (the UI shows it yellow)
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert set(checks) == {"relevance_gate", "relevance_regression"}
+    for check in checks.values():
+        assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+        assert str(check.metadata["status"].value).startswith("skipped: no eval suite")
