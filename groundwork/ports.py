@@ -345,3 +345,41 @@ class MalwareScanner(Protocol):
     """
 
     def scan(self, pieces: Iterable[bytes]) -> ScanVerdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRequested:
+    """The orchestrator accepted a run that will process the tenant's stored work."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestAlreadyQueued:
+    """A run that has not started yet will see the new work; nothing was added."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestNotRequested:
+    """No run was requested now (no orchestrator configured, or it did not
+    answer); the pending-work sensor still finds the work on its next pass."""
+
+    reason: str
+
+
+IngestTriggerOutcome = IngestRequested | IngestAlreadyQueued | IngestNotRequested
+
+
+class IngestTrigger(Protocol):
+    """Asks the orchestrator to process a tenant's newly stored work now.
+
+    Why a port: a registration through the API would otherwise wait for the
+    pending-work sensor's next pass. Best effort by design: an outcome, never
+    an error, because the registration itself already succeeded and the
+    sensor remains the guarantee that stored work is processed."""
+
+    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
+        """Request (or reuse a queued) ingest run for the tenant's partition."""
+        ...

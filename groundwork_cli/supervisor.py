@@ -80,6 +80,8 @@ class Supervisor:
         env["GROUNDWORK_HOME"] = str(self.settings.home)
         env["GROUNDWORK_INBOX"] = str(self.settings.inbox_dir)
         env["GROUNDWORK_ENGINES_MANAGED"] = "1"  # only the supervisor starts engines
+        # registrations through the API ask Dagster for the ingest run at once
+        env.setdefault("GROUNDWORK_DAGSTER_URL", f"http://127.0.0.1:{self.settings.dagster_port}")
         env.setdefault("OMP_THREAD_LIMIT", "1")
         return env
 

@@ -26,11 +26,22 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
         "telemetry": {"enabled": False},
         "nux": {"enabled": False},
         # The queue is polled every second (default 5 s): queueing otherwise added
-        # up to 5 s to every run's freshness.
+        # up to 5 s to every run's freshness. One run per partition at a time,
+        # whoever asked for it (a sensor, the API's ingest trigger, the UI):
+        # Dagster's queue holds the next one until the current one ends.
         "run_coordinator": {
             "module": "dagster.core.run_coordinator",
             "class": "QueuedRunCoordinator",
-            "config": {"dequeue_interval_seconds": 1},
+            "config": {
+                "dequeue_interval_seconds": 1,
+                "tag_concurrency_limits": [
+                    {
+                        "key": "dagster/partition",
+                        "value": {"applyLimitPerUniqueValue": True},
+                        "limit": 1,
+                    }
+                ],
+            },
         },
         # Run workers are forked from a forkserver that has imported the heavy
         # packages once (pipelines/warm_launcher.py): ~2.5 s less per run.

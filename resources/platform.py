@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundwork.errors import EngineUnavailable
@@ -17,6 +18,7 @@ from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import (
     EmbeddingProvider,
+    IngestTrigger,
     KeywordIndex,
     MalwareScanner,
     VectorIndex,
@@ -34,6 +36,7 @@ from resources.embeddings import load_embedding_provider
 from resources.engines.clamd import EmbeddedClamd
 from resources.engines.opensearch import EmbeddedOpenSearch
 from resources.engines.postgres import EmbeddedPostgres
+from resources.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
 from resources.llm import configured_summarizer
 from resources.malware_clamd import ClamdScanner
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
@@ -47,7 +50,7 @@ from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
 from resources.settings import PROJECT_ROOT, GroundworkSettings
 from resources.signing_key import signing_secret
-from resources.sniffing import sniff_media_type
+from resources.sniffing import sniff_media_type, sniff_path
 from resources.vision import UnconfiguredVision
 
 
@@ -109,6 +112,19 @@ class Platform:
     _vectors: dict[str, PgVectorIndex] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     tenant_wall: str | None = None  # set on a view made by `for_tenant`
+    _trigger: IngestTrigger | None = None
+
+    def ingest_trigger(self) -> IngestTrigger:
+        """One per platform (shared by tenant views): it remembers each tenant's
+        queued run, so a burst of registrations queues one run, not one each."""
+        with self._lock:
+            if self._trigger is None:
+                self._trigger = (
+                    DagsterIngestTrigger(self.settings.dagster_url)
+                    if self.settings.dagster_url
+                    else NoIngestTrigger()
+                )
+            return self._trigger
 
     def embedder(self, model_key: str) -> EmbeddingProvider:
         with self._lock:
@@ -145,6 +161,9 @@ class Platform:
 
     def sniff_media_type(self, data: bytes, filename: str) -> str:
         return sniff_media_type(data, filename)
+
+    def sniff_file(self, path: Path, filename: str) -> str:
+        return sniff_path(path, filename)
 
     def approval_secret(self) -> bytes:
         # derived from the signing key, so an approval token can never pass as a file reference
@@ -201,6 +220,7 @@ class Platform:
             _embedders=self._embedders,
             _lock=self._lock,
             tenant_wall=tenant_id,
+            _trigger=self.ingest_trigger(),
         )
         view._vectors = {key: PgVectorIndex(walled, index.model) for key, index in vectors.items()}  # type: ignore[attr-defined]
         return view

@@ -41,6 +41,8 @@ class GroundworkSettings:
     #: so a service never races it (two OpenSearch nodes fighting over one data
     #: directory crash-looped the MCP server after an engine was killed)
     engines_managed: bool = False
+    #: the Dagster webserver the API asks for ingest runs (set by the supervisor)
+    dagster_url: str | None = None
 
     @property
     def pgdata(self) -> Path:
@@ -91,6 +93,7 @@ class GroundworkSettings:
             else None,
             clamd_database=Path(env.get("GROUNDWORK_CLAMD_DATABASE", "/var/lib/clamav")),
             engines_managed=env.get("GROUNDWORK_ENGINES_MANAGED", "") == "1",
+            dagster_url=env.get("GROUNDWORK_DAGSTER_URL") or None,
         )
 
 

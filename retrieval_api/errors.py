@@ -49,6 +49,8 @@ REFUSAL_STATUS = {
     "approval-required": 409,
     "malware-found": 422,
     "unsupported-conversion": 415,
+    "not-open": 409,
+    "incomplete": 409,
 }
 
 

@@ -8,6 +8,7 @@ and the tool dispatcher never import an adapter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from groundwork.artifact_exports import ExportStore
@@ -19,6 +20,7 @@ from groundwork.ports import (
     AccessScope,
     BlobStore,
     EmbeddingProvider,
+    IngestTrigger,
     MalwareScanner,
     VisionProvider,
 )
@@ -108,4 +110,12 @@ class PlatformPorts(Protocol):
 
     def approval_secret(self) -> bytes:
         """The server's key for signing approval tokens (never leaves the server)."""
+        ...
+
+    def ingest_trigger(self) -> IngestTrigger:
+        """Asks the orchestrator for the ingest run a new registration needs."""
+        ...
+
+    def sniff_file(self, path: Path, filename: str) -> str:
+        """The media type of a staged file, read from its leading bytes."""
         ...

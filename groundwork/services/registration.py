@@ -40,6 +40,25 @@ def refusal(refused: UploadRefused) -> Refused:
     return Refused(refused.message, alternative, {"accepted": accepted_summary()}, refused.reason)
 
 
+def approval_refusal(filename: str, needs: NeedsApproval) -> Refused:
+    return Refused(
+        f"{filename} already holds other content as version {needs.current_version_no} of "
+        f"source {needs.source_id}",
+        "send replace_existing=true to add this as its next version (the previous one stays "
+        f"readable through /v1/sources/{needs.source_id}/versions), or use another filename",
+        {"source_id": needs.source_id},
+        "approval-required",
+    )
+
+
+def malware_refusal(signature: str) -> Refused:
+    return Refused(
+        f"the malware scan found {signature}; the file is quarantined and will not be processed",
+        "upload a clean copy",
+        code="malware-found",
+    )
+
+
 def sharing_subjects(who: Principal, requested: Sequence[str] | None) -> tuple[str, ...]:
     """Who a new file is shared with: the caller's own subjects by default; a
     requested list must include at least one of them."""
@@ -95,19 +114,9 @@ def register_bytes(
         scanner=ports.scanner(),
     )
     if isinstance(outcome, NeedsApproval):
-        raise Refused(
-            f"{filename} already holds other content as version {outcome.current_version_no} of "
-            f"source {outcome.source_id}",
-            "send replace_existing=true to add this as its next version (the previous one stays "
-            "readable), or use another filename",
-            {"source_id": outcome.source_id},
-            "approval-required",
-        )
+        raise approval_refusal(filename, outcome)
     if outcome.quarantined is not None:
-        raise Refused(
-            f"the malware scan found {outcome.quarantined}; the file is quarantined and will "
-            "not be processed",
-            "upload a clean copy",
-            code="malware-found",
-        )
+        raise malware_refusal(outcome.quarantined)
+    if outcome.created:
+        ports.ingest_trigger().request_ingest(who.tenant_id)
     return Registered(outcome.source_id, outcome.version_id, outcome.created, media_type)

@@ -10,14 +10,23 @@ an oracle for others.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
-from groundwork.errors import NotFound
+from groundwork.catalog import NeedsApproval
+from groundwork.errors import NotFound, Refused
+from groundwork.pipeline import IncomingFile, register_path
 from groundwork.ports import AccessScope, Principal
 from groundwork.services.platform import PlatformPorts
-from groundwork.services.registration import check_before_bytes, sharing_subjects
+from groundwork.services.registration import (
+    approval_refusal,
+    check_before_bytes,
+    malware_refusal,
+    refusal,
+    sharing_subjects,
+)
 from groundwork.services.scopes import Scope
-from groundwork.uploads import MAX_UPLOAD_BYTES
+from groundwork.uploads import MAX_UPLOAD_BYTES, check_content
 
 
 class UploadSessions(Protocol):
@@ -33,6 +42,20 @@ class UploadSessions(Protocol):
     ) -> str: ...
 
     def upload(self, tenant_id: str, upload_id: str) -> dict[str, Any] | None: ...
+
+    def finish_upload(
+        self, upload_id: str, state: str, source_id: str | None, version_id: str | None
+    ) -> None: ...
+
+
+class StagedUploads(Protocol):
+    """The bytes of open sessions, held by the server until completion."""
+
+    def ensure(self, upload_id: str) -> Path:
+        """The staged file of a session (created empty if no part arrived)."""
+        ...
+
+    def discard(self, upload_id: str) -> None: ...
 
 
 def open_session(
@@ -71,3 +94,71 @@ def owned_session(sessions: UploadSessions, who: Principal, upload_id: str) -> d
     if row is None or (row["key_id"] != who.key_id and Scope.ADMIN.value not in who.scopes):
         raise NotFound(f"no upload {upload_id}")
     return row
+
+
+def complete_session(
+    ports: PlatformPorts,
+    sessions: UploadSessions,
+    staging: StagedUploads,
+    who: Principal,
+    upload_id: str,
+    *,
+    replace_existing: bool,
+) -> dict[str, Any]:
+    """Sniff, check, scan and register the staged bytes (streamed from disk,
+    never held in memory) under the same policy as every other registration;
+    then ask for the ingest run. Completing a completed session answers it
+    again. Refusals: not-open, incomplete, the content codes, approval-required
+    (the session stays open: complete again with `replace_existing`) and
+    malware-found."""
+    row = owned_session(sessions, who, upload_id)
+    if row["state"] == "completed":
+        return row
+    if row["state"] != "open":
+        raise Refused(
+            f"the upload is {row['state']}", "start a new upload session", code="not-open"
+        )
+    if row["received"] != row["declared_size"]:
+        raise Refused(
+            f"{row['received']} of {row['declared_size']} bytes received",
+            f"resume from offset {row['received']}, then complete",
+            {"received": row["received"]},
+            "incomplete",
+        )
+    path = staging.ensure(upload_id)
+    filename = str(row["filename"])
+    sniffed = ports.sniff_file(path, filename)
+    refused = check_content(filename, sniffed)
+    if refused is not None:
+        sessions.finish_upload(upload_id, "refused", None, None)
+        staging.discard(upload_id)
+        raise refusal(refused)
+    origin = f"api:{filename}"
+    if row.get("target_source_id"):
+        target = ports.files.origin_of(who.scope, str(row["target_source_id"]))
+        if target is None:
+            raise NotFound(f"no source {row['target_source_id']} is visible to this key")
+        origin = target[0]
+    incoming = IncomingFile(
+        tenant_id=who.tenant_id,
+        origin=origin,
+        filename=filename,
+        subjects=tuple(row["subjects"]),
+        media_type=sniffed,
+        declared_type=str(row["declared_type"]),
+        replace=replace_existing,
+    )
+    outcome = register_path(ports.catalog, ports.blobs, incoming, path, ports.scanner())
+    if isinstance(outcome, NeedsApproval):
+        raise approval_refusal(filename, outcome)
+    if outcome.quarantined is not None:
+        sessions.finish_upload(upload_id, "refused", outcome.source_id, outcome.version_id)
+        staging.discard(upload_id)
+        raise malware_refusal(outcome.quarantined)
+    sessions.finish_upload(upload_id, "completed", outcome.source_id, outcome.version_id)
+    staging.discard(upload_id)
+    if outcome.created:
+        ports.ingest_trigger().request_ingest(who.tenant_id)
+    done = sessions.upload(who.tenant_id, upload_id)
+    assert done is not None
+    return done

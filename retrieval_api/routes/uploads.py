@@ -8,13 +8,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from groundwork.catalog import NeedsApproval
-from groundwork.errors import NotFound
-from groundwork.pipeline import IncomingFile, register_path
-from groundwork.services.uploads import open_session, owned_session
-from groundwork.uploads import check_content
+from groundwork.services.uploads import complete_session, open_session, owned_session
 from resources.platform import Platform
-from resources.sniffing import sniff_path
 from resources.upload_staging import UploadStaging
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
@@ -116,69 +111,18 @@ def complete_upload(
     who: PrincipalDep,
     platform: PlatformDep,
     body: UploadComplete | None = None,
-) -> UploadOut | JSONResponse:
+) -> UploadOut:
     """Sniff, check, scan and register the staged bytes, streaming them (a large
     upload is never held in memory). Adding a version to a source that has
     other content needs `replace_existing: true`; the previous version stays
     readable."""
-    row = owned_session(platform.catalog, who, upload_id)
-    if row["state"] == "completed":
-        return _out(row)
-    if row["state"] != "open":
-        return error_response(409, "not-open", f"the upload is {row['state']}; start a new one")
-    if row["received"] != row["declared_size"]:
-        return error_response(
-            409,
-            "incomplete",
-            f"{row['received']} of {row['declared_size']} bytes received; resume from {row['received']}",
-            received=row["received"],
+    return _out(
+        complete_session(
+            platform,
+            platform.catalog,
+            _staging(platform),
+            who,
+            upload_id,
+            replace_existing=bool(body and body.replace_existing),
         )
-    staging = _staging(platform)
-    path = staging.ensure(upload_id)
-    filename = str(row["filename"])
-    sniffed = sniff_path(path, filename)
-    refused = check_content(filename, sniffed)
-    if refused is not None:
-        platform.catalog.finish_upload(upload_id, "refused", None, None)
-        staging.discard(upload_id)
-        return error_response(415, refused.reason, refused.message)
-    origin = f"api:{filename}"
-    if row.get("target_source_id"):
-        target = platform.files.origin_of(who.scope, str(row["target_source_id"]))
-        if target is None:
-            raise NotFound(f"no source {row['target_source_id']} is visible to this key")
-        origin = target[0]
-    incoming = IncomingFile(
-        tenant_id=who.tenant_id,
-        origin=origin,
-        filename=filename,
-        subjects=tuple(row["subjects"]),  # type: ignore[arg-type]
-        media_type=sniffed,
-        declared_type=str(row["declared_type"]),
-        replace=bool(body and body.replace_existing),
     )
-    outcome = register_path(platform.catalog, platform.blobs, incoming, path, platform.scanner())
-    if isinstance(outcome, NeedsApproval):
-        return error_response(
-            409,
-            "approval-required",
-            f"source {outcome.source_id} already holds other content as version "
-            f"{outcome.current_version_no}; complete again with replace_existing=true to add "
-            f"this as its next version (version {outcome.current_version_no} stays readable "
-            f"through /v1/sources/{outcome.source_id}/versions), or upload under another filename",
-            source_id=outcome.source_id,
-        )
-    if outcome.quarantined is not None:
-        platform.catalog.finish_upload(upload_id, "refused", outcome.source_id, outcome.version_id)
-        staging.discard(upload_id)
-        return error_response(
-            422,
-            "malware-found",
-            f"the malware scan found {outcome.quarantined}; the file is quarantined and will not "
-            "be processed. Upload a clean copy.",
-        )
-    platform.catalog.finish_upload(upload_id, "completed", outcome.source_id, outcome.version_id)
-    staging.discard(upload_id)
-    done = platform.catalog.upload(who.tenant_id, upload_id)
-    assert done is not None
-    return _out(done)

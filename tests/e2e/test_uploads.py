@@ -187,7 +187,7 @@ def test_replacing_content_needs_approval_and_keeps_the_previous_version_readabl
     refused = client.post(f"/v1/uploads/{upload}/complete", headers=headers)
     body = refused.json()
     assert refused.status_code == 409 and body["error"] == "approval-required"
-    assert "replace_existing=true" in body["message"] and body["source_id"] == v1["source_id"]
+    assert "replace_existing=true" in body["alternative"] and body["source_id"] == v1["source_id"]
     # the refusal lost nothing: the upload is still open with its bytes
     assert client.get(f"/v1/uploads/{upload}", headers=headers).json()["state"] == "open"
     approved = client.post(

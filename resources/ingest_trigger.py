@@ -1,0 +1,63 @@
+"""IngestTrigger adapters: Dagster's GraphQL client, and none.
+
+The Dagster adapter submits the tenant's `tenant_ingest` run through the
+webserver's GraphQL API with Dagster's own client (`dagster-graphql`), so the
+run goes through the run queue like a sensor's (the queue's per-partition tag
+limit keeps two runs of one tenant from running at once) and shows in the UI.
+A tenant's run that is still queued will see any work stored before it
+starts, so a burst of uploads adds at most one queued run per tenant.
+"""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import urlsplit
+
+from groundwork.ports import (
+    IngestAlreadyQueued,
+    IngestNotRequested,
+    IngestRequested,
+    IngestTriggerOutcome,
+)
+
+INGEST_JOB = "tenant_ingest"
+NOT_STARTED = {"QUEUED", "NOT_STARTED"}
+
+
+class DagsterIngestTrigger:
+    def __init__(self, url: str, timeout: int = 5) -> None:
+        parsed = urlsplit(url)
+        self._host, self._port = parsed.hostname or "127.0.0.1", parsed.port or 80
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._queued: dict[str, str] = {}  # tenant -> the last run requested for it
+
+    def _client(self):  # type: ignore[no-untyped-def]
+        from dagster_graphql import DagsterGraphQLClient
+
+        return DagsterGraphQLClient(self._host, port_number=self._port, timeout=self._timeout)
+
+    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
+        try:
+            client = self._client()
+            with self._lock:
+                previous = self._queued.get(tenant_id)
+            if previous is not None and client.get_run_status(previous).value in NOT_STARTED:
+                return IngestAlreadyQueued(previous)
+            run_id = client.submit_job_execution(
+                INGEST_JOB,
+                tags={"dagster/partition": tenant_id, "groundwork/trigger": "registration"},
+            )
+        except Exception as exc:  # best effort: the registration already succeeded
+            return IngestNotRequested(f"Dagster did not accept the run: {exc}")
+        with self._lock:
+            self._queued[tenant_id] = run_id
+        return IngestRequested(run_id)
+
+
+class NoIngestTrigger:
+    """Outside the supervised stack (tests, one-off CLI work) nothing is
+    requested; the sensors, or the caller's own run, process the work."""
+
+    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
+        return IngestNotRequested("no orchestrator is configured (GROUNDWORK_DAGSTER_URL)")
