@@ -32,16 +32,7 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
         "run_coordinator": {
             "module": "dagster.core.run_coordinator",
             "class": "QueuedRunCoordinator",
-            "config": {
-                "dequeue_interval_seconds": 1,
-                "tag_concurrency_limits": [
-                    {
-                        "key": "dagster/partition",
-                        "value": {"applyLimitPerUniqueValue": True},
-                        "limit": 1,
-                    }
-                ],
-            },
+            "config": {"dequeue_interval_seconds": 1},
         },
         # Run workers are forked from a forkserver that has imported the heavy
         # packages once (pipelines/warm_launcher.py): ~2.5 s less per run.
@@ -57,7 +48,16 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
             "poll_interval_seconds": 10,
         },
         "concurrency": {
-            "runs": {"max_concurrent_runs": 4},
+            "runs": {
+                "max_concurrent_runs": 4,
+                "tag_concurrency_limits": [
+                    {
+                        "key": "dagster/partition",
+                        "value": {"applyLimitPerUniqueValue": True},
+                        "limit": 1,
+                    }
+                ],
+            },
             # One slot per pool: extraction (CPU-bound) and embedding each have
             # their own pool, so neither queues behind the other.
             "pools": {"default_limit": 1},
