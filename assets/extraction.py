@@ -6,8 +6,7 @@ from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from assets.registration import source_registrations
 from groundwork.pipeline import extract_pending
-from resources.dagster_resources import GroundworkResource
-from resources.extraction_worker import ExtractionWorker
+from resources.dagster_resources import ExtractionWorkerResource, GroundworkResource
 
 
 @dg.asset(
@@ -17,17 +16,19 @@ from resources.extraction_worker import ExtractionWorker
     kinds={"python", "postgres"},
     pool="extraction",
     retry_policy=INFRA_RETRY,
+    resource_defs={"extraction": ExtractionWorkerResource()},
     description="Extracts every stored version that needs it. A document's own problem is "
     "recorded on its version as a failure reason and never fails the run.",
 )
 def extracted_documents(
-    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+    context: dg.AssetExecutionContext,
+    groundwork: GroundworkResource,
+    extraction: ExtractionWorkerResource,
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
-    with ExtractionWorker() as worker:
-        report = extract_pending(
-            platform.catalog, platform.blobs, context.partition_key, extractor=worker
-        )
+    report = extract_pending(
+        platform.catalog, platform.blobs, context.partition_key, extractor=extraction.worker()
+    )
     for filename, reason in sorted(report.failures.items()):
         context.log.warning(f"{filename}: extraction failed ({reason})")
     metadata: dict[str, object] = dict(report.as_metadata())

@@ -20,6 +20,7 @@ import argparse
 import io
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -171,7 +172,8 @@ def main() -> int:
             breakdown = f"{'?':>6} {'?':>6} {'?':>6} {'?':>6}"
         names = ",".join(r[0] for r in runs)
         print(f"{round_:>5} {latencies[-1]:6.1f} {breakdown}  {names}", flush=True)
-        time.sleep(1.0)
+        # a random gap: drops must not phase-lock with the sensor daemon's 5 s loop
+        time.sleep(random.uniform(1.0, 6.0))
     latencies.sort()
     p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
     print(

@@ -1,4 +1,5 @@
-"""Jobs: one per partitions definition (a run covers one partition)."""
+"""Jobs: one per partitions definition (a run covers one partition). The
+executor is set once, for every job, in the Definitions."""
 
 from __future__ import annotations
 
@@ -19,10 +20,6 @@ tenant_ingest_job = dg.define_asset_job(
     selection=[source_registrations, extracted_documents, chunks, keyword_index, serving_index],
     description="Register, extract, chunk, index, embed and publish one tenant's sources for "
     "its serving model: one run from a new file to searchable.",
-    # One process per run: the default multiprocess executor paid process start,
-    # imports, engine checks and model loading again for every step (a run of
-    # one small file took 16 s that way).
-    executor_def=dg.in_process_executor,
 )
 
 model_publish_job = dg.define_asset_job(
@@ -30,26 +27,22 @@ model_publish_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(embeddings, published_index),
     description="Embed and publish one tenant's chunks for one embedding model (a model being "
     "prepared for a switch, or a backfill; the serving model is published by tenant_ingest).",
-    executor_def=dg.in_process_executor,
 )
 
 deletion_sweep_job = dg.define_asset_job(
     "purge_deleted",
     selection=[deletion_sweep],
     description="Purge deleted sources of one tenant from every store and prove it.",
-    executor_def=dg.in_process_executor,
 )
 
 reconciliation_job = dg.define_asset_job(
     "reconcile_storage",
     selection=[reconciliation],
     description="Compare the catalog with the blob store, both directions (reports only).",
-    executor_def=dg.in_process_executor,
 )
 
 eval_job = dg.define_asset_job(
     "evaluate_retrieval",
     selection=[retrieval_quality],
     description="Score one tenant x model on its eval suite; store, report, gate.",
-    executor_def=dg.in_process_executor,
 )

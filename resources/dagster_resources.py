@@ -10,7 +10,9 @@ from __future__ import annotations
 import threading
 
 import dagster as dg
+from pydantic import PrivateAttr
 
+from resources.extraction_worker import DEFAULT_MEMORY_LIMIT, ExtractionWorker
 from resources.platform import Platform, connect, ensure_engines
 from resources.settings import GroundworkSettings
 
@@ -83,3 +85,27 @@ class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
         if missing is not None:
             raise EnginesNotRunning(f"{missing} is not running; the sensor waits for it")
         return self.platform()
+
+
+class ExtractionWorkerResource(dg.ConfigurableResource):  # type: ignore[misc]
+    """The killable extraction child, with Dagster's resource lifecycle: started
+    when a run that extracts begins (its imports overlap registration), closed
+    when the run ends. A run without an extraction step never starts one."""
+
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    with_ocr: bool = True
+    _worker: ExtractionWorker | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._worker = ExtractionWorker(memory_limit=self.memory_limit, with_ocr=self.with_ocr)
+        self._worker.start()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def worker(self) -> ExtractionWorker:
+        if self._worker is None:
+            raise dg.DagsterInvariantViolationError("the extraction worker was not set up")
+        return self._worker

@@ -308,3 +308,49 @@ def test_a_skipped_gate_is_never_green_and_freshness_is_a_check(
         for gate in checks:
             assert gate.passed is False and gate.severity == dg.AssetCheckSeverity.WARN
             assert "skipped" in gate.metadata["status"].value
+
+
+def test_every_job_runs_in_one_process_set_once() -> None:
+    repository = defs.get_repository_def()
+    for job in repository.get_all_jobs():
+        if job.name.startswith("__"):
+            continue
+        assert job.executor_def.name == dg.in_process_executor.name, job.name
+
+
+def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
+    platform: Platform, index_prefix: str
+) -> None:
+    """Dagster's resource lifecycle: the child starts when the run begins (its
+    imports overlap registration) and is gone when the run ends."""
+    import psutil
+
+    from pipelines.definitions import ALL_ASSETS
+
+    def workers() -> list[psutil.Process]:
+        return [
+            child
+            for child in psutil.Process().children(recursive=True)
+            if "resources.extraction_worker" in " ".join(child.cmdline())
+        ]
+
+    tenant = f"x-{uuid.uuid4().hex[:8]}"
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
+    seen_during_registration: list[int] = []
+
+    @dg.asset(partitions_def=ALL_ASSETS[0].partitions_def, deps=[ALL_ASSETS[0]])
+    def probe() -> None:
+        seen_during_registration.append(len(workers()))
+
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("tenant", [tenant])
+        result = dg.materialize(
+            [*ALL_ASSETS, probe],
+            selection=["source_registrations", "probe", "extracted_documents"],
+            partition_key=tenant,
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert result.success
+    assert seen_during_registration == [1]  # started with the run, before extraction
+    assert workers() == []
