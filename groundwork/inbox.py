@@ -79,6 +79,11 @@ def inbox_tenants(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+#: the run label naming the inbox state a run was requested for (the sensor
+#: adopts it rather than requesting the same work again)
+FINGERPRINT_LABEL = "groundwork/inbox_fingerprint"
+
+
 def inbox_fingerprint(root: Path, tenant_id: str) -> str:
     """Changes whenever a file is added, removed, touched or re-scoped."""
     digest = hashlib.sha256()

@@ -5,7 +5,7 @@ the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -380,6 +380,9 @@ class IngestTrigger(Protocol):
     an error, because the registration itself already succeeded and the
     sensor remains the guarantee that stored work is processed."""
 
-    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
-        """Request (or reuse a queued) ingest run for the tenant's partition."""
+    def request_ingest(
+        self, tenant_id: str, labels: Mapping[str, str] | None = None
+    ) -> IngestTriggerOutcome:
+        """Request (or reuse a queued) ingest run for the tenant's partition;
+        `labels` travel with a new run (e.g. the inbox state it was asked for)."""
         ...

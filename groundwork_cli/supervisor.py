@@ -39,6 +39,7 @@ class Supervisor:
     commands: dict[str, tuple[list[str], str]] = field(default_factory=dict)
     restarts: dict[str, int] = field(default_factory=dict)
     clamd: Any = None
+    inbox_watcher: Any = None
 
     @property
     def lock_file(self) -> Path:
@@ -189,6 +190,18 @@ class Supervisor:
         self._wait_http(
             "dagster", f"http://127.0.0.1:{self.settings.dagster_port}/server_info", 180
         )
+        self._watch_inbox()
+
+    def _watch_inbox(self) -> None:
+        """Inbox changes ask Dagster for their run at once (the sensor's 5 s
+        loop was half of inbox -> searchable); the sensor stays the guarantee."""
+        from groundwork_cli.inbox_watch import InboxWatcher
+        from resources.ingest_trigger import DagsterIngestTrigger
+
+        url = self.environment()["GROUNDWORK_DAGSTER_URL"]
+        self.inbox_watcher = InboxWatcher(self.settings.inbox_dir, DagsterIngestTrigger(url))
+        self.inbox_watcher.start()
+        console.print(f"[green]ready[/] inbox watcher {self.settings.inbox_dir}")
 
     def _wait_http(self, name: str, url: str, timeout: float) -> None:
         started = time.monotonic()
@@ -217,6 +230,8 @@ class Supervisor:
 
     def stop(self) -> None:
         """Reverse order: services (SIGINT: `dagster dev` stops only on it), then engines."""
+        if self.inbox_watcher is not None:
+            self.inbox_watcher.stop()
         for name in ("dagster", "mcp", "api"):
             process = self.processes.get(name)
             if process is None or process.poll() is not None:

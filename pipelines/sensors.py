@@ -17,7 +17,7 @@ import re
 import dagster as dg
 
 from assets.partitions import tenant_model_key
-from groundwork.inbox import inbox_fingerprint, inbox_tenants
+from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
 from pipelines.jobs import (
     deletion_sweep_job,
     eval_job,
@@ -55,6 +55,20 @@ def busy_partitions(instance: dg.DagsterInstance) -> set[tuple[str, str]]:
 MODEL_STAGES = ("embed", "publish")
 
 
+def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint: str) -> bool:
+    """A run was already requested for exactly this inbox state (the
+    supervisor's inbox watcher labels its runs with it)."""
+    return bool(
+        instance.get_run_ids(
+            filters=dg.RunsFilter(
+                job_name=tenant_ingest_job.name,
+                tags={"dagster/partition": tenant_id, FINGERPRINT_LABEL: fingerprint},
+            ),
+            limit=1,
+        )
+    )
+
+
 @dg.sensor(
     job=tenant_ingest_job,
     # Evaluated on every pass of the sensor daemon (which loops every 5 s): with
@@ -90,7 +104,9 @@ def inbox_sensor(
                 current[tenant_id] = previous[tenant_id]
             continue
         current[tenant_id] = fingerprint
-        if previous.get(tenant_id) != fingerprint:
+        if previous.get(tenant_id) != fingerprint and not _already_requested(
+            context.instance, tenant_id, fingerprint
+        ):
             requests.append(
                 dg.RunRequest(run_key=f"inbox:{tenant_id}:{fingerprint}", partition_key=tenant_id)
             )

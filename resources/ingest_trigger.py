@@ -11,6 +11,7 @@ starts, so a burst of uploads adds at most one queued run per tenant.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from groundwork.ports import (
@@ -37,7 +38,9 @@ class DagsterIngestTrigger:
 
         return DagsterGraphQLClient(self._host, port_number=self._port, timeout=self._timeout)
 
-    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
+    def request_ingest(
+        self, tenant_id: str, labels: Mapping[str, str] | None = None
+    ) -> IngestTriggerOutcome:
         try:
             client = self._client()
             with self._lock:
@@ -46,7 +49,11 @@ class DagsterIngestTrigger:
                 return IngestAlreadyQueued(previous)
             run_id = client.submit_job_execution(
                 INGEST_JOB,
-                tags={"dagster/partition": tenant_id, "groundwork/trigger": "registration"},
+                tags={
+                    "groundwork/trigger": "registration",
+                    **(labels or {}),
+                    "dagster/partition": tenant_id,
+                },
             )
         except Exception as exc:  # best effort: the registration already succeeded
             return IngestNotRequested(f"Dagster did not accept the run: {exc}")
@@ -59,5 +66,7 @@ class NoIngestTrigger:
     """Outside the supervised stack (tests, one-off CLI work) nothing is
     requested; the sensors, or the caller's own run, process the work."""
 
-    def request_ingest(self, tenant_id: str) -> IngestTriggerOutcome:
+    def request_ingest(
+        self, tenant_id: str, labels: Mapping[str, str] | None = None
+    ) -> IngestTriggerOutcome:
         return IngestNotRequested("no orchestrator is configured (GROUNDWORK_DAGSTER_URL)")

@@ -1,0 +1,109 @@
+"""Inbox changes become ingest runs as they happen, not at the next sensor pass.
+
+Dagster's sensor daemon evaluates sensors on a fixed 5 s loop, so a file
+dropped in the inbox waited 0-5 s (2.8 s median, measured) before its run was
+even requested: half of the inbox -> searchable time once the run itself took
+under 3 s. The supervisor watches the inbox with the file-system notification
+library Dagster itself uses for code reloading (watchdog) and asks for the
+tenant's ingest run through the same IngestTrigger the API uses (Dagster's
+GraphQL API, so the run is queued, limited and shown like any other).
+
+The inbox sensor stays the guarantee (a missed event, a network mount without
+notifications): a run requested here carries the inbox fingerprint it was
+requested for, and the sensor adopts that fingerprint instead of requesting
+the same work again.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.ports import IngestTrigger, IngestTriggerOutcome
+
+TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+#: a burst of writes (a copy in progress, many files) becomes one request once
+#: the tenant's folder has been quiet this long
+QUIET_SECONDS = 0.3
+
+
+def tenant_of(inbox: Path, path: str) -> str | None:
+    """The tenant a changed path belongs to; None for hidden or foreign paths."""
+    try:
+        parts = Path(path).relative_to(inbox).parts
+    except ValueError:
+        return None
+    if len(parts) < 2:
+        return None  # the inbox itself, or a tenant folder's own event
+    if any(part.startswith(".") for part in parts[:-1]) or (
+        parts[-1].startswith(".") and parts[-1] != ".subjects"
+    ):
+        return None  # hidden (a .subjects file is not: it re-scopes what is below it)
+    return parts[0] if TENANT_ID.match(parts[0]) else None
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: InboxWatcher) -> None:
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return  # reads change nothing
+        for path in (event.src_path, getattr(event, "dest_path", "")):
+            tenant = tenant_of(self._watcher.inbox, str(path)) if path else None
+            if tenant is not None:
+                self._watcher.changed(tenant)
+
+
+class InboxWatcher:
+    def __init__(
+        self, inbox: Path, trigger: IngestTrigger, quiet_seconds: float = QUIET_SECONDS
+    ) -> None:
+        self.inbox = inbox.resolve()
+        self._trigger = trigger
+        self._quiet = quiet_seconds
+        self._timers: dict[str, threading.Timer] = {}
+        self._lock = threading.Lock()
+        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self.outcomes: list[tuple[str, IngestTriggerOutcome]] = []  # the last few, for logs
+
+    def start(self) -> None:
+        self.inbox.mkdir(parents=True, exist_ok=True)
+        observer = Observer()
+        observer.schedule(_Handler(self), str(self.inbox), recursive=True)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    def stop(self) -> None:
+        with self._lock:
+            for timer in self._timers.values():
+                timer.cancel()
+            self._timers.clear()
+        if self._observer is not None:
+            self._observer.stop()  # type: ignore[attr-defined]
+            self._observer.join(5)  # type: ignore[attr-defined]
+            self._observer = None
+
+    def changed(self, tenant: str) -> None:
+        """(Re)start the tenant's quiet timer."""
+        with self._lock:
+            previous = self._timers.get(tenant)
+            if previous is not None:
+                previous.cancel()
+            timer = threading.Timer(self._quiet, self._request, args=(tenant,))
+            timer.daemon = True
+            self._timers[tenant] = timer
+            timer.start()
+
+    def _request(self, tenant: str) -> None:
+        with self._lock:
+            self._timers.pop(tenant, None)
+        fingerprint = inbox_fingerprint(self.inbox, tenant)
+        outcome = self._trigger.request_ingest(tenant, {FINGERPRINT_LABEL: fingerprint})
+        self.outcomes = [*self.outcomes[-19:], (tenant, outcome)]

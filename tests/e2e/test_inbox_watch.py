@@ -1,0 +1,112 @@
+"""Inbox changes ask for their tenant's ingest run as they happen (the sensor
+daemon's 5 s loop was half of inbox -> searchable); a burst becomes one
+request; hidden files do not count but `.subjects` does; and the inbox
+sensor adopts the state a watcher's run was requested for instead of asking
+for the same work again."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+import dagster as dg
+
+from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.ports import IngestRequested, IngestTriggerOutcome
+from groundwork_cli.inbox_watch import InboxWatcher, tenant_of
+from pipelines.sensors import inbox_sensor
+from resources.platform import Platform
+from tests.e2e.helpers import resource, write_inbox
+
+
+class RecordingTrigger:
+    """The IngestTrigger port's contract, recording what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self.arrived = threading.Event()
+
+    def request_ingest(
+        self, tenant_id: str, labels: Mapping[str, str] | None = None
+    ) -> IngestTriggerOutcome:
+        self.requests.append((tenant_id, dict(labels or {})))
+        self.arrived.set()
+        return IngestRequested(f"run-{len(self.requests)}")
+
+
+def _settle(trigger: RecordingTrigger, seconds: float = 1.5) -> None:
+    assert trigger.arrived.wait(10), "no request arrived"
+    time.sleep(seconds)  # anything else would have arrived by now
+
+
+def test_paths_map_to_tenants(tmp_path: Path) -> None:
+    assert tenant_of(tmp_path, str(tmp_path / "acme" / "a.pdf")) == "acme"
+    assert tenant_of(tmp_path, str(tmp_path / "acme" / "sub" / ".subjects")) == "acme"
+    assert tenant_of(tmp_path, str(tmp_path / "acme" / ".a.pdf.part")) is None
+    assert tenant_of(tmp_path, str(tmp_path / "acme" / ".cache" / "x")) is None
+    assert tenant_of(tmp_path, str(tmp_path / "acme")) is None
+    assert tenant_of(tmp_path, str(tmp_path / "Not A Tenant" / "x")) is None
+    assert tenant_of(tmp_path, "/elsewhere/acme/x") is None
+
+
+def test_a_burst_of_writes_is_one_request_with_the_state_it_saw(tmp_path: Path) -> None:
+    trigger = RecordingTrigger()
+    watcher = InboxWatcher(tmp_path, trigger)
+    watcher.start()
+    try:
+        for n in range(5):
+            write_inbox(tmp_path, "acme", {f"doc-{n}.md": f"# Doc {n}\n"})
+        _settle(trigger)
+        assert trigger.requests == [
+            ("acme", {FINGERPRINT_LABEL: inbox_fingerprint(tmp_path, "acme")})
+        ]
+        trigger.arrived.clear()
+        (tmp_path / "acme" / ".hidden.part").write_text("partial")
+        time.sleep(1.5)
+        assert len(trigger.requests) == 1  # a hidden file is not a change
+        (tmp_path / "acme" / ".subjects").write_text("group:finance\n")
+        _settle(trigger)
+        assert len(trigger.requests) == 2  # a re-scope is
+    finally:
+        watcher.stop()
+
+
+def test_the_sensor_adopts_the_state_a_watcher_run_was_requested_for(
+    platform: Platform, index_prefix: str
+) -> None:
+    tenant = f"w-{uuid.uuid4().hex[:8]}"
+    inbox = platform.settings.inbox_dir
+    write_inbox(inbox, tenant, {"a.md": "# A\n\ntext\n"})
+    groundwork = resource(index_prefix)
+    with dg.instance_for_test() as instance:
+        first = inbox_sensor(
+            dg.build_sensor_context(instance=instance, resources={"groundwork": groundwork})
+        )
+        write_inbox(inbox, tenant, {"b.md": "# B\n\nmore\n"})
+        instance.add_run(  # what the watcher's request left behind
+            dg.DagsterRun(
+                job_name="tenant_ingest",
+                run_id=uuid.uuid4().hex,
+                status=dg.DagsterRunStatus.SUCCESS,
+                tags={
+                    "dagster/partition": tenant,
+                    FINGERPRINT_LABEL: inbox_fingerprint(inbox, tenant),
+                },
+            )
+        )
+        second = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=first.cursor, resources={"groundwork": groundwork}
+            )
+        )
+        assert tenant not in {r.partition_key for r in second.run_requests or []}
+        write_inbox(inbox, tenant, {"c.md": "# C\n\nunseen by any run\n"})
+        third = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=second.cursor, resources={"groundwork": groundwork}
+            )
+        )
+        assert tenant in {r.partition_key for r in third.run_requests or []}
