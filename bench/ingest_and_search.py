@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dagster as dg  # noqa: E402
 import httpx  # noqa: E402
 
-from assets.partitions import tenant_model_key  # noqa: E402
 from bench.api_server import serve_api  # noqa: E402
 from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
@@ -114,18 +113,18 @@ def main() -> int:
     instance.add_dynamic_partitions("tenant", [tenant])
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     started = time.perf_counter()
+    # One run, as production does it: register -> extract -> chunk -> keyword
+    # index -> embed + publish the serving model (serving_index).
     first = dg.materialize(
         ALL_ASSETS,
-        selection=["source_registrations", "extracted_documents", "chunks", "keyword_index"],
+        selection=[
+            "source_registrations",
+            "extracted_documents",
+            "chunks",
+            "keyword_index",
+            "serving_index",
+        ],
         partition_key=tenant,
-        instance=instance,
-        resources={"groundwork": groundwork},
-        run_config=quiet,
-    )
-    second = dg.materialize(
-        ALL_ASSETS,
-        selection=["embeddings", "published_index"],
-        partition_key=tenant_model_key(tenant, model),
         instance=instance,
         resources={"groundwork": groundwork},
         run_config=quiet,
@@ -134,7 +133,7 @@ def main() -> int:
     print(
         f"corpus: {len(corpus)} documents ({'BEIR ' + str(args.beir) if args.beir else 'synthetic'}), model {model}"
     )
-    for result in (first, second):
+    for result in (first,):
         for event in result.get_asset_materialization_events():
             mat = event.step_materialization_data.materialization
             seconds = mat.metadata.get("seconds")
