@@ -8,15 +8,24 @@ import dataclasses
 import hashlib
 import math
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from groundwork.artifacts import (
+    ArtifactFile,
+    ArtifactRecord,
+    ArtifactVersion,
+    NewFile,
+    StaleGenerationError,
+)
 from groundwork.chunking import Chunk
-from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound
+from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound, StoreError
 from groundwork.files import MAX_PAGE as FILES_MAX_PAGE
 from groundwork.files import FilePage, FileVersionInfo, decode_cursor, encode_cursor
 from groundwork.models import EmbeddingModelRef, Pooling
@@ -583,3 +592,197 @@ class ScriptedTranscriber:
 
     def transcribe(self, media: bytes, filename: str) -> tuple[TranscriptSegment, ...]:
         return self.transcripts.get(hashlib.sha256(media).hexdigest(), ())
+
+
+@dataclasses.dataclass
+class FakeSource:
+    tenant_id: str
+    subjects: tuple[str, ...]
+    current_version_id: str
+    active: bool = True
+
+
+class InMemoryArtifacts:
+    """The ArtifactStore and ExportStore ports in dicts, over a shared map of
+    sources (passes tests/conformance/test_artifact_store.py): the generation
+    moves only in commit_version, under one lock; reads answer None / [] for
+    hidden and missing alike; one export row per (tenant, artifact,
+    generation, format), a failed one reclaimed."""
+
+    def __init__(self, sources: dict[str, FakeSource]) -> None:
+        self.sources = sources
+        self._lock = threading.Lock()
+        self._artifacts: dict[str, tuple[str, str, int, datetime]] = {}
+        self._versions: dict[str, list[ArtifactVersion]] = {}
+        self._files: list[ArtifactFile] = []
+        self._exports: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+
+    def commit_version(
+        self,
+        tenant_id: str,
+        artifact_id: str,
+        source_id: str,
+        expected_generation: int,
+        source_version_id: str,
+        provenance: dict[str, Any],
+        restored_from: int | None,
+        summary: Sequence[str],
+        files: Sequence[NewFile],
+    ) -> int:
+        if not {"tool", "inputs", "run", "derived_from"} <= set(provenance):
+            raise StoreError("an artifact version needs tool, inputs, run and derived_from")
+        with self._lock:
+            if expected_generation == 0 and artifact_id not in self._artifacts:
+                self._artifacts[artifact_id] = (tenant_id, source_id, 0, datetime.now(UTC))
+            row = self._artifacts.get(artifact_id)
+            if row is None or row[0] != tenant_id or row[2] != expected_generation:
+                raise StaleGenerationError(row[2] if row else 0)
+            generation = expected_generation + 1
+            self._artifacts[artifact_id] = (tenant_id, source_id, generation, row[3])
+            self._versions.setdefault(artifact_id, []).append(
+                ArtifactVersion(
+                    generation,
+                    source_version_id,
+                    dict(provenance),
+                    restored_from,
+                    tuple(summary),
+                    datetime.now(UTC),
+                    f"sha256/{source_version_id}",
+                    source_version_id,
+                )
+            )
+            self.sources[source_id].current_version_id = source_version_id
+            for f in files:
+                self._add_file(artifact_id, generation, f)
+            return generation
+
+    def _add_file(self, artifact_id: str, generation: int, f: NewFile) -> str:
+        file_id = f"afl_{uuid.uuid4().hex}"
+        self._files.append(
+            ArtifactFile(
+                file_id,
+                artifact_id,
+                generation,
+                f.role,
+                f.format,
+                f.media_type,
+                f.blob_key,
+                f.sha256,
+                f.size_bytes,
+            )
+        )
+        return file_id
+
+    def get(self, scope: AccessScope, artifact_id: str) -> ArtifactRecord | None:
+        row = self._artifacts.get(artifact_id)
+        if row is None or row[0] != scope.tenant_id or row[2] == 0:
+            return None
+        source = self.sources[row[1]]
+        if not source.active or not set(source.subjects) & set(scope.subjects):
+            return None
+        return ArtifactRecord(
+            artifact_id,
+            row[0],
+            row[1],
+            "markdown",
+            row[2],
+            f"{artifact_id}.md",
+            source.subjects,
+            source.current_version_id,
+            None,
+            row[3],
+        )
+
+    def versions(self, scope: AccessScope, artifact_id: str) -> list[ArtifactVersion]:
+        if self.get(scope, artifact_id) is None:
+            return []
+        return list(self._versions.get(artifact_id, []))
+
+    def files(self, scope: AccessScope, artifact_id: str, generation: int) -> list[ArtifactFile]:
+        if self.get(scope, artifact_id) is None:
+            return []
+        return sorted(
+            (f for f in self._files if f.artifact_id == artifact_id and f.generation == generation),
+            key=lambda f: (f.role, f.format),
+        )
+
+    def file(self, scope: AccessScope, file_id: str) -> ArtifactFile | None:
+        found = next((f for f in self._files if f.file_id == file_id), None)
+        if found is None or self.get(scope, found.artifact_id) is None:
+            return None
+        return found
+
+    def stale_reasons(self, tenant_id: str, derived_from: Sequence[dict[str, str]]) -> list[str]:
+        reasons: list[str] = []
+        refs = sorted(
+            {r["source_id"]: r["version_id"] for r in derived_from if "source_id" in r}.items()
+        )
+        for source_id, version_id in refs:
+            source = self.sources.get(source_id)
+            if source is None or source.tenant_id != tenant_id or not source.active:
+                reasons.append(f"source {source_id} was deleted")
+            elif source.current_version_id != version_id:
+                reasons.append(f"source {source_id} has a newer version than the one used")
+        return reasons
+
+    def claim_export(
+        self, tenant_id: str, artifact_id: str, generation: int, fmt: str
+    ) -> tuple[dict[str, Any], bool]:
+        key = (tenant_id, artifact_id, generation, fmt)
+        with self._lock:
+            row = self._exports.get(key)
+            if row is None:
+                row = {
+                    "export_id": f"exp_{uuid.uuid4().hex}",
+                    "tenant_id": tenant_id,
+                    "artifact_id": artifact_id,
+                    "generation": generation,
+                    "format": fmt,
+                    "state": "pending",
+                    "file_id": None,
+                    "failure_reason": None,
+                    "renders": 1,
+                }
+                self._exports[key] = row
+                return dict(row), True
+            if row["state"] == "failed":
+                row.update(state="pending", failure_reason=None, renders=row["renders"] + 1)
+                return dict(row), True
+            return dict(row), False
+
+    def finish_export(
+        self,
+        export: dict[str, Any],
+        file: NewFile | None,
+        failure: str | None,
+        unrenderable: Sequence[str] = (),
+        receipt: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        key = (export["tenant_id"], export["artifact_id"], export["generation"], export["format"])
+        with self._lock:
+            row = self._exports[key]
+            if row["state"] == "pending":
+                file_id = (
+                    self._add_file(export["artifact_id"], export["generation"], file)
+                    if file is not None
+                    else None
+                )
+                row.update(
+                    state="rendered" if file_id else "failed",
+                    file_id=file_id,
+                    failure_reason=None if file_id else (failure or "render failed"),
+                    unrenderable=list(unrenderable),
+                    receipt=receipt,
+                )
+            return dict(row)
+
+    def wait_export(self, export: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+        key = (export["tenant_id"], export["artifact_id"], export["generation"], export["format"])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                row = dict(self._exports[key])
+            if row["state"] != "pending":
+                return row
+            time.sleep(0.02)
+        return row

@@ -1,0 +1,323 @@
+"""ArtifactStore and ExportStore conformance: the contracts in
+groundwork.artifacts and groundwork.artifact_exports, run against the
+PostgreSQL adapter and the in-memory fake.
+
+The contracts: `commit_version` is the only way a generation moves, checked
+under a lock so of concurrent writers exactly one wins and the others get
+StaleGenerationError with the current generation; reads take a scope and
+answer None / [] for hidden, deleted, foreign and missing alike; staleness
+names a source with a newer version or a deleted one. One export row per
+(tenant, artifact, generation, format): exactly one of concurrent claimers
+renders, the others wait for its outcome; a failed export is reclaimed."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Protocol
+
+import pytest
+
+from groundwork.artifact_exports import ExportStore
+from groundwork.artifacts import ArtifactStore, NewFile, StaleGenerationError
+from groundwork.errors import StoreError
+from groundwork.pipeline import register_file
+from groundwork.ports import AccessScope
+from resources.platform import Platform
+from tests.fakes import FakeSource, InMemoryArtifacts
+
+
+class Artifacts(ArtifactStore, ExportStore, Protocol):
+    pass
+
+
+class ArtifactsWorld(Protocol):
+    store: Artifacts
+
+    def add_source(self, tenant_id: str, subjects: tuple[str, ...]) -> tuple[str, str]:
+        """A new active source; (source id, its version id)."""
+        ...
+
+    def new_version(self, tenant_id: str, source_id: str) -> str: ...
+
+    def delete_source(self, tenant_id: str, source_id: str) -> None: ...
+
+
+class PostgresWorld:
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.store = platform.artifacts
+        self._origins: dict[str, str] = {}
+
+    def _register(self, tenant_id: str, origin: str, subjects: tuple[str, ...]) -> tuple[str, str]:
+        self.platform.catalog.ensure_tenant(
+            tenant_id, tenant_id, self.platform.settings.default_model_key
+        )
+        registered = register_file(
+            self.platform.catalog,
+            self.platform.blobs,
+            tenant_id=tenant_id,
+            origin=origin,
+            filename=origin.rsplit(":", 1)[-1],
+            data=f"# Report {uuid.uuid4().hex}\n".encode(),
+            subjects=subjects,
+            media_type="text/markdown",
+        )
+        self._origins[registered.source_id] = origin
+        return registered.source_id, registered.version_id
+
+    def add_source(self, tenant_id: str, subjects: tuple[str, ...]) -> tuple[str, str]:
+        return self._register(tenant_id, f"artifact:{uuid.uuid4().hex[:8]}.md", subjects)
+
+    def new_version(self, tenant_id: str, source_id: str) -> str:
+        return self._register(tenant_id, self._origins[source_id], ("team:a",))[1]
+
+    def delete_source(self, tenant_id: str, source_id: str) -> None:
+        assert self.platform.catalog.mark_source_deleting(tenant_id, source_id)
+
+
+class FakeWorld:
+    def __init__(self) -> None:
+        self.sources: dict[str, FakeSource] = {}
+        self.store = InMemoryArtifacts(self.sources)
+
+    def add_source(self, tenant_id: str, subjects: tuple[str, ...]) -> tuple[str, str]:
+        source_id, version_id = f"src_{uuid.uuid4().hex}", f"ver_{uuid.uuid4().hex}"
+        self.sources[source_id] = FakeSource(tenant_id, subjects, version_id)
+        return source_id, version_id
+
+    def new_version(self, tenant_id: str, source_id: str) -> str:
+        version_id = f"ver_{uuid.uuid4().hex}"
+        self.sources[source_id].current_version_id = version_id
+        return version_id
+
+    def delete_source(self, tenant_id: str, source_id: str) -> None:
+        self.sources[source_id].active = False
+
+
+def _provenance(source_id: str, version_id: str) -> dict[str, object]:
+    return {
+        "tool": "conformance",
+        "inputs": {},
+        "run": "test",
+        "derived_from": [{"source_id": source_id, "version_id": version_id}],
+    }
+
+
+def _file(role: str = "primary", fmt: str = "markdown") -> NewFile:
+    digest = uuid.uuid4().hex * 2
+    return NewFile(role, fmt, "text/markdown", f"sha256/{digest}", digest, 12)
+
+
+class ArtifactContract:
+    @pytest.fixture
+    def world(self) -> Iterator[ArtifactsWorld]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _tenant() -> str:
+        return f"ar-{uuid.uuid4().hex[:10]}"
+
+    def _first(self, world: ArtifactsWorld, tenant: str) -> tuple[str, str, str]:
+        source_id, version_id = world.add_source(tenant, ("team:a",))
+        artifact_id = f"art_{uuid.uuid4().hex}"
+        generation = world.store.commit_version(
+            tenant,
+            artifact_id,
+            source_id,
+            0,
+            version_id,
+            _provenance(source_id, version_id),
+            None,
+            ["created"],
+            [_file(), _file("preview", "html")],
+        )
+        assert generation == 1
+        return artifact_id, source_id, version_id
+
+    def test_a_version_without_its_provenance_is_refused(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        source_id, version_id = world.add_source(tenant, ("team:a",))
+        with pytest.raises(StoreError):
+            world.store.commit_version(
+                tenant, f"art_{uuid.uuid4().hex}", source_id, 0, version_id, {}, None, [], []
+            )
+
+    def test_a_first_commit_is_generation_one_with_its_history_and_files(
+        self, world: ArtifactsWorld
+    ) -> None:
+        tenant = self._tenant()
+        artifact_id, source_id, version_id = self._first(world, tenant)
+        scope = AccessScope(tenant, ("team:a",))
+        record = world.store.get(scope, artifact_id)
+        assert record is not None
+        assert (record.generation, record.source_id, record.current_version_id) == (
+            1,
+            source_id,
+            version_id,
+        )
+        assert record.subjects == ("team:a",)
+        history = world.store.versions(scope, artifact_id)
+        assert [(v.generation, v.source_version_id, v.summary) for v in history] == [
+            (1, version_id, ("created",))
+        ]
+        files = world.store.files(scope, artifact_id, 1)
+        assert sorted((f.role, f.format) for f in files) == [
+            ("preview", "html"),
+            ("primary", "markdown"),
+        ]
+        assert world.store.files(scope, artifact_id, 2) == []
+
+    def test_a_stale_writer_is_told_the_current_generation(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        artifact_id, source_id, _ = self._first(world, tenant)
+        second = world.new_version(tenant, source_id)
+        assert (
+            world.store.commit_version(
+                tenant,
+                artifact_id,
+                source_id,
+                1,
+                second,
+                _provenance(source_id, second),
+                None,
+                ["edited"],
+                [_file()],
+            )
+            == 2
+        )
+        with pytest.raises(StaleGenerationError) as stale:
+            world.store.commit_version(
+                tenant,
+                artifact_id,
+                source_id,
+                1,
+                second,
+                _provenance(source_id, second),
+                None,
+                ["late"],
+                [_file()],
+            )
+        assert stale.value.current == 2
+        scope = AccessScope(tenant, ("team:a",))
+        assert [v.generation for v in world.store.versions(scope, artifact_id)] == [1, 2]
+
+    def test_of_concurrent_writers_exactly_one_wins(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        artifact_id, source_id, _ = self._first(world, tenant)
+        versions = [world.new_version(tenant, source_id) for _ in range(6)]
+        won: list[int] = []
+        lost: list[int] = []
+        barrier = threading.Barrier(len(versions))
+
+        def write(version_id: str) -> None:
+            barrier.wait()
+            try:
+                won.append(
+                    world.store.commit_version(
+                        tenant,
+                        artifact_id,
+                        source_id,
+                        1,
+                        version_id,
+                        _provenance(source_id, version_id),
+                        None,
+                        ["race"],
+                        [],
+                    )
+                )
+            except StaleGenerationError as stale:
+                lost.append(stale.current)
+
+        threads = [threading.Thread(target=write, args=(v,)) for v in versions]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert won == [2] and lost == [2] * (len(versions) - 1)
+
+    def test_hidden_deleted_foreign_and_missing_look_the_same(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        artifact_id, source_id, _ = self._first(world, tenant)
+        for scope, wanted in (
+            (AccessScope(tenant, ("team:b",)), artifact_id),
+            (AccessScope(self._tenant(), ("team:a",)), artifact_id),
+            (AccessScope(tenant, ()), artifact_id),
+            (AccessScope(tenant, ("team:a",)), f"art_{uuid.uuid4().hex}"),
+        ):
+            assert world.store.get(scope, wanted) is None
+            assert world.store.versions(scope, wanted) == []
+            assert world.store.files(scope, wanted, 1) == []
+        world.delete_source(tenant, source_id)
+        assert world.store.get(AccessScope(tenant, ("team:a",)), artifact_id) is None
+
+    def test_staleness_names_newer_and_deleted_sources(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        fresh, fresh_version = world.add_source(tenant, ("team:a",))
+        moved, moved_version = world.add_source(tenant, ("team:a",))
+        gone, gone_version = world.add_source(tenant, ("team:a",))
+        world.new_version(tenant, moved)
+        world.delete_source(tenant, gone)
+        reasons = world.store.stale_reasons(
+            tenant,
+            [
+                {"source_id": fresh, "version_id": fresh_version},
+                {"source_id": moved, "version_id": moved_version},
+                {"source_id": gone, "version_id": gone_version},
+            ],
+        )
+        assert sorted(reasons) == sorted(
+            [
+                f"source {moved} has a newer version than the one used",
+                f"source {gone} was deleted",
+            ]
+        )
+
+    def test_one_claimer_renders_the_others_wait_for_its_outcome(
+        self, world: ArtifactsWorld
+    ) -> None:
+        tenant = self._tenant()
+        artifact_id, _, _ = self._first(world, tenant)
+        claims: list[tuple[dict[str, object], bool]] = []
+        barrier = threading.Barrier(6)
+
+        def claim() -> None:
+            barrier.wait()
+            claims.append(world.store.claim_export(tenant, artifact_id, 1, "pdf"))
+
+        threads = [threading.Thread(target=claim) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        winners = [row for row, claimed in claims if claimed]
+        assert len(winners) == 1
+        waiter = next(row for row, claimed in claims if not claimed)
+        assert waiter["state"] == "pending"
+        finished = world.store.finish_export(winners[0], _file("export", "pdf"), None)
+        assert finished["state"] == "rendered" and finished["file_id"]
+        assert world.store.wait_export(waiter, timeout=5)["file_id"] == finished["file_id"]
+        assert world.store.claim_export(tenant, artifact_id, 1, "pdf")[1] is False
+
+    def test_a_failed_export_is_reclaimed(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        artifact_id, _, _ = self._first(world, tenant)
+        row, claimed = world.store.claim_export(tenant, artifact_id, 1, "docx")
+        assert claimed
+        failed = world.store.finish_export(row, None, "the renderer crashed")
+        assert (failed["state"], failed["failure_reason"]) == ("failed", "the renderer crashed")
+        again, reclaimed = world.store.claim_export(tenant, artifact_id, 1, "docx")
+        assert reclaimed and again["state"] == "pending" and again["renders"] == 2
+
+
+class TestPostgresArtifacts(ArtifactContract):
+    @pytest.fixture
+    def world(self, platform: Platform) -> Iterator[ArtifactsWorld]:
+        yield PostgresWorld(platform)
+
+
+class TestInMemoryArtifacts(ArtifactContract):
+    @pytest.fixture
+    def world(self) -> Iterator[ArtifactsWorld]:
+        yield FakeWorld()
