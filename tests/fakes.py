@@ -24,6 +24,7 @@ from groundwork.artifacts import (
     NewFile,
     StaleGenerationError,
 )
+from groundwork.catalog import ApiKeyInfo, Tenant
 from groundwork.chunking import Chunk
 from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound, StoreError
 from groundwork.files import MAX_PAGE as FILES_MAX_PAGE
@@ -31,10 +32,12 @@ from groundwork.files import FilePage, FileVersionInfo, decode_cursor, encode_cu
 from groundwork.models import EmbeddingModelRef, Pooling
 from groundwork.pipeline import RETIRE_GRACE_SECONDS
 from groundwork.ports import (
+    DEFAULT_KEY_SCOPES,
     AccessScope,
     IndexedChunk,
     OcrLine,
     OcrResult,
+    Principal,
     ScanClean,
     ScanInfected,
     ScanVerdict,
@@ -786,3 +789,75 @@ class InMemoryArtifacts:
                 return row
             time.sleep(0.02)
         return row
+
+
+class InMemoryTenantDirectory:
+    """The TenantDirectory port in dicts (passes
+    tests/conformance/test_tenant_directory.py): secrets kept only as hashes,
+    revocation at once, rotation keeps subjects, scopes and label."""
+
+    def __init__(self) -> None:
+        self._tenants: dict[str, Tenant] = {}
+        self._keys: dict[str, tuple[ApiKeyInfo, str]] = {}  # key_id -> (info, secret hash)
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _hash(secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    def ensure_tenant(self, tenant_id: str, display_name: str, active_model: str) -> Tenant:
+        with self._lock:
+            return self._tenants.setdefault(
+                tenant_id, Tenant(tenant_id, display_name, active_model)
+            )
+
+    def get_tenant(self, tenant_id: str) -> Tenant | None:
+        return self._tenants.get(tenant_id)
+
+    def list_tenants(self) -> list[Tenant]:
+        return [self._tenants[t] for t in sorted(self._tenants)]
+
+    def create_api_key(
+        self,
+        tenant_id: str,
+        subjects: Sequence[str],
+        label: str,
+        scopes: Sequence[str] = DEFAULT_KEY_SCOPES,
+    ) -> tuple[str, str]:
+        key_id, secret = f"key_{uuid.uuid4().hex[:16]}", f"gw_{uuid.uuid4().hex}"
+        info = ApiKeyInfo(
+            key_id, tenant_id, label, tuple(subjects), tuple(scopes), datetime.now(UTC), None
+        )
+        with self._lock:
+            self._keys[key_id] = (info, self._hash(secret))
+        return key_id, secret
+
+    def principal_for_key(self, secret: str) -> Principal | None:
+        wanted = self._hash(secret)
+        for info, hashed in self._keys.values():
+            if hashed == wanted and info.revoked_at is None:
+                return Principal(info.tenant_id, info.subjects, info.key_id, scopes=info.scopes)
+        return None
+
+    def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]:
+        return sorted(
+            (info for info, _ in self._keys.values() if info.tenant_id == tenant_id),
+            key=lambda i: (i.created_at, i.key_id),
+        )
+
+    def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
+        with self._lock:
+            found = self._keys.get(key_id)
+            if found is None or found[0].tenant_id != tenant_id or found[0].revoked_at is not None:
+                return False
+            self._keys[key_id] = (
+                dataclasses.replace(found[0], revoked_at=datetime.now(UTC)),
+                found[1],
+            )
+            return True
+
+    def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:
+        old = self._keys.get(key_id)
+        if old is None or not self.revoke_api_key(tenant_id, key_id):
+            return None
+        return self.create_api_key(tenant_id, old[0].subjects, old[0].label, old[0].scopes)

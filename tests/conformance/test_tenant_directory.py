@@ -1,0 +1,116 @@
+"""TenantDirectory conformance (the catalog's tenants-and-keys part): the
+contract in groundwork.catalog, run against the PostgreSQL adapter and the
+in-memory fake.
+
+The contract: `ensure_tenant` is idempotent and never changes an existing
+tenant; a key's secret authenticates to exactly its tenant, subjects and
+scopes and is never listed (nor its hash); revocation holds from the next
+authentication; rotation revokes and re-issues with the same subjects,
+scopes and label in one step; another tenant's key cannot be revoked or
+rotated through this tenant."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from groundwork.catalog import TenantDirectory
+from resources.platform import Platform
+from tests.fakes import InMemoryTenantDirectory
+
+
+class TenantDirectoryContract:
+    @pytest.fixture
+    def directory(self) -> Iterator[TenantDirectory]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _tenant() -> str:
+        return f"td-{uuid.uuid4().hex[:10]}"
+
+    def test_ensuring_a_tenant_is_idempotent_and_keeps_the_first(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant = self._tenant()
+        first = directory.ensure_tenant(tenant, "First name", "model_a")
+        again = directory.ensure_tenant(tenant, "Other name", "model_b")
+        assert first == again == directory.get_tenant(tenant)
+        assert (again.display_name, again.active_model) == ("First name", "model_a")
+        assert tenant in {t.tenant_id for t in directory.list_tenants()}
+        assert directory.get_tenant(self._tenant()) is None
+
+    def test_a_secret_authenticates_to_exactly_its_grant(self, directory: TenantDirectory) -> None:
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, tenant, "model_a")
+        key_id, secret = directory.create_api_key(
+            tenant, ["team:a", "user:ann"], "ann's laptop", ["files:read"]
+        )
+        principal = directory.principal_for_key(secret)
+        assert principal is not None
+        assert (principal.tenant_id, principal.subjects, principal.key_id, principal.scopes) == (
+            tenant,
+            ("team:a", "user:ann"),
+            key_id,
+            ("files:read",),
+        )
+        assert directory.principal_for_key(secret + "x") is None
+        listed = directory.list_api_keys(tenant)
+        assert [(k.key_id, k.label, k.revoked_at) for k in listed] == [
+            (key_id, "ann's laptop", None)
+        ]
+        assert secret not in repr(listed)
+
+    def test_revocation_holds_from_the_next_authentication(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant, other = self._tenant(), self._tenant()
+        for t in (tenant, other):
+            directory.ensure_tenant(t, t, "model_a")
+        key_id, secret = directory.create_api_key(tenant, ["team:a"], "k")
+        assert directory.revoke_api_key(other, key_id) is False  # not through another tenant
+        assert directory.principal_for_key(secret) is not None
+        assert directory.revoke_api_key(tenant, key_id) is True
+        assert directory.principal_for_key(secret) is None
+        assert directory.revoke_api_key(tenant, key_id) is False  # already revoked
+        assert directory.list_api_keys(tenant)[0].revoked_at is not None
+
+    def test_rotation_reissues_the_same_grant_and_retires_the_old_secret(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant, other = self._tenant(), self._tenant()
+        for t in (tenant, other):
+            directory.ensure_tenant(t, t, "model_a")
+        key_id, secret = directory.create_api_key(
+            tenant, ["team:a"], "ci", ["files:read", "files:write"]
+        )
+        assert directory.rotate_api_key(other, key_id) is None
+        rotated = directory.rotate_api_key(tenant, key_id)
+        assert rotated is not None
+        new_id, new_secret = rotated
+        assert new_id != key_id and new_secret != secret
+        assert directory.principal_for_key(secret) is None
+        principal = directory.principal_for_key(new_secret)
+        assert principal is not None
+        assert (principal.subjects, principal.scopes) == (
+            ("team:a",),
+            ("files:read", "files:write"),
+        )
+        assert {k.key_id: k.label for k in directory.list_api_keys(tenant)} == {
+            key_id: "ci",
+            new_id: "ci",
+        }
+        assert directory.rotate_api_key(tenant, key_id) is None  # a revoked key is not rotated
+
+
+class TestPostgresTenantDirectory(TenantDirectoryContract):
+    @pytest.fixture
+    def directory(self, platform: Platform) -> Iterator[TenantDirectory]:
+        yield platform.catalog
+
+
+class TestInMemoryTenantDirectory(TenantDirectoryContract):
+    @pytest.fixture
+    def directory(self) -> Iterator[TenantDirectory]:
+        yield InMemoryTenantDirectory()
