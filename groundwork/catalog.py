@@ -6,6 +6,7 @@ incremental and a rerun finds nothing to do.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,10 @@ class Tenant:
     tenant_id: str
     display_name: str
     active_model: str
+
+
+#: A tenant id is also an inbox folder name and a Dagster partition key.
+TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,17 +16,16 @@ the same work again.
 
 from __future__ import annotations
 
-import re
 import threading
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from groundwork.catalog import TENANT_ID
 from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
 from groundwork.ports import IngestTrigger, IngestTriggerOutcome
 
-TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 #: a burst of writes (a copy in progress, many files) becomes one request once
 #: the tenant's folder has been quiet this long
 QUIET_SECONDS = 0.3

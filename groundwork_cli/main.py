@@ -40,6 +40,7 @@ DEMO_QUERIES = [
 
 def _demo_keys(settings: GroundworkSettings) -> dict[str, str]:
     """Create (once) and return demo API keys; kept in the local data dir only."""
+    from groundwork.services.tenants import create_tenant, issue_key
     from resources.platform import connect
 
     path = settings.home / "demo-keys.json"
@@ -47,10 +48,13 @@ def _demo_keys(settings: GroundworkSettings) -> dict[str, str]:
     platform = connect(settings)
     try:
         for name, (tenant_id, subjects) in DEMO_PRINCIPALS.items():
-            platform.catalog.ensure_tenant(tenant_id, tenant_id.title(), settings.default_model_key)
+            create_tenant(
+                platform.catalog, tenant_id, tenant_id.title(), settings.default_model_key
+            )
             if name not in keys or platform.catalog.principal_for_key(keys[name]) is None:
-                _, secret = platform.catalog.create_api_key(tenant_id, subjects, f"demo {name}")
-                keys[name] = secret
+                keys[name] = issue_key(
+                    platform.catalog, tenant_id, subjects, f"demo {name}", None
+                ).secret
     finally:
         platform.close()
     path.write_text(json.dumps(keys, indent=2))
@@ -187,7 +191,9 @@ def cmd_engines(args: argparse.Namespace) -> int:
 
 
 def cmd_tenant(args: argparse.Namespace) -> int:
+    from groundwork.errors import Refused
     from groundwork.lifecycle import erase_tenant
+    from groundwork.services.tenants import create_tenant
     from resources.platform import connect
 
     settings = GroundworkSettings.from_env()
@@ -206,9 +212,16 @@ def cmd_tenant(args: argparse.Namespace) -> int:
             )
             console.print(f"erased {args.tenant_id}: {removed}")
             return 0
-        tenant = platform.catalog.ensure_tenant(
-            args.tenant_id, args.name or args.tenant_id, settings.default_model_key
-        )
+        try:
+            tenant = create_tenant(
+                platform.catalog,
+                args.tenant_id,
+                args.name or args.tenant_id,
+                settings.default_model_key,
+            )
+        except Refused as refused:
+            console.print(f"[red]{refused.message}[/]; {refused.alternative}")
+            return 1
         console.print(f"tenant {tenant.tenant_id} (model {tenant.active_model})")
     finally:
         platform.close()
@@ -218,55 +231,48 @@ def cmd_tenant(args: argparse.Namespace) -> int:
 def cmd_key(args: argparse.Namespace) -> int:
     """create prints the secret once; list shows subjects and scopes but never a
     secret or its hash; revoke holds from the next request; rotate revokes and
-    creates a key with the same subjects, scopes and label in one transaction."""
+    creates a key with the same subjects, scopes and label in one transaction.
+    The rules are the tenants service's; this maps arguments and prints."""
+    from groundwork.errors import Refused
+    from groundwork.services import tenants as keys
     from resources.platform import connect
 
+    if args.action in ("revoke", "rotate") and not args.key_id:
+        console.print(f"[red]give the key id: groundwork key {args.action} TENANT KEY_ID[/]")
+        return 2
     settings = GroundworkSettings.from_env()
     platform = connect(settings)
+    directory = platform.catalog
     try:
-        if platform.catalog.get_tenant(args.tenant_id) is None:
-            console.print(
-                f"[red]no tenant {args.tenant_id}; create it with `groundwork tenant create`[/]"
-            )
-            return 1
         if args.action == "list":
+            listed = keys.list_keys(directory, args.tenant_id)
             # plain tab-separated lines: readable, and safe to pipe into other tools
             print("key_id\tstate\tlabel\tsubjects\tscopes\tcreated")
-            for info in platform.catalog.list_api_keys(args.tenant_id):
+            for info in listed:
                 state = f"revoked {info.revoked_at:%Y-%m-%d %H:%M}" if info.revoked_at else "active"
                 print(
                     f"{info.key_id}\t{state}\t{info.label}\t{','.join(info.subjects)}\t"
                     f"{','.join(info.scopes)}\t{info.created_at:%Y-%m-%d %H:%M}"
                 )
-            return 0
-        if args.action in ("revoke", "rotate"):
-            if not args.key_id:
-                console.print(
-                    f"[red]give the key id: groundwork key {args.action} TENANT KEY_ID[/]"
-                )
-                return 2
-            if args.action == "revoke":
-                if not platform.catalog.revoke_api_key(args.tenant_id, args.key_id):
-                    console.print(f"[red]{args.tenant_id} has no active key {args.key_id}[/]")
-                    return 1
-                console.print(f"revoked {args.key_id}; it no longer authenticates")
-                return 0
-            rotated = platform.catalog.rotate_api_key(args.tenant_id, args.key_id)
-            if rotated is None:
-                console.print(f"[red]{args.tenant_id} has no active key {args.key_id}[/]")
-                return 1
-            console.print(f"revoked {args.key_id}; new key {rotated[0]} (same subjects and scopes)")
-            print(rotated[1])
-            return 0
-        subjects = args.subject or [f"tenant:{args.tenant_id}"]
-        scopes = args.scope or list(DEFAULT_KEY_SCOPES)
-        key_id, secret = platform.catalog.create_api_key(
-            args.tenant_id, subjects, args.label, scopes
-        )
-        console.print(
-            f"key {key_id} for {args.tenant_id} with subjects {subjects}, scopes {scopes}"
-        )
-        print(secret)
+        elif args.action == "revoke":
+            keys.revoke_key(directory, args.tenant_id, args.key_id)
+            console.print(f"revoked {args.key_id}; it no longer authenticates")
+        elif args.action == "rotate":
+            issued = keys.rotate_key(directory, args.tenant_id, args.key_id)
+            console.print(
+                f"revoked {args.key_id}; new key {issued.key_id} (same subjects and scopes)"
+            )
+            print(issued.secret)
+        else:
+            issued = keys.issue_key(directory, args.tenant_id, args.subject, args.label, args.scope)
+            console.print(
+                f"key {issued.key_id} for {args.tenant_id} with subjects {list(issued.subjects)}, "
+                f"scopes {list(issued.scopes)}"
+            )
+            print(issued.secret)
+    except Refused as refused:
+        console.print(f"[red]{refused.message}[/]; {refused.alternative}")
+        return 1
     finally:
         platform.close()
     return 0
@@ -671,8 +677,9 @@ def build_parser() -> argparse.ArgumentParser:
     key.add_argument(
         "--scope",
         action="append",
-        choices=list(ALL_SCOPES),
-        help="what the key may do (repeatable; default: "
+        help="what the key may do (one of "
+        + ", ".join(ALL_SCOPES)
+        + ") (repeatable; default: "
         + ", ".join(DEFAULT_KEY_SCOPES)
         + "; sources:admin re-scopes sources, artifacts:approve approves destructive edits)",
     )

@@ -12,11 +12,11 @@
 
 import hashlib
 import json
-import re
 
 import dagster as dg
 
 from assets.partitions import tenant_model_key
+from groundwork.catalog import TENANT_ID
 from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
 from pipelines.jobs import (
     deletion_sweep_job,
@@ -28,7 +28,6 @@ from pipelines.jobs import (
 from resources.dagster_resources import EnginesNotRunning, GroundworkResource
 from resources.platform import Platform
 
-TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 TENANT_STAGES = ("extract", "chunk", "keyword_index")
 ACTIVE_RUN_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
