@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -37,6 +37,29 @@ from groundwork.render.html import render_html
 MAX_MARKDOWN_CHARS = 200_000
 ROLES = ("primary", "preview", "source", "export")
 USER_READABLE_ROLES = ("primary", "preview", "export")
+
+
+def provenance_from(
+    tool: str,
+    run: str,
+    inputs: str | Mapping[str, Any],
+    derived_from: Sequence[Mapping[str, str]] = (),
+) -> Provenance:
+    """One provenance shape whichever transport wrote it: inputs given as text
+    are stored as {"text": ...}; a reference is accepted as the tool schema
+    writes it ({ref_type, id, version}) or as stored ({chunk_id, content_hash}
+    / {source_id, version_id}) and always stored in the latter form."""
+    refs: list[dict[str, str]] = []
+    for ref in derived_from:
+        if "ref_type" in ref:
+            if ref["ref_type"] == "chunk":
+                refs.append({"chunk_id": ref["id"], "content_hash": ref["version"]})
+            else:
+                refs.append({"source_id": ref["id"], "version_id": ref["version"]})
+        else:
+            refs.append(dict(ref))
+    given = {"text": inputs} if isinstance(inputs, str) else dict(inputs)
+    return Provenance(tool, given, run, tuple(refs))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -315,9 +315,17 @@ class ProvenanceIn(BaseModel):
     """Required on every artifact version."""
 
     tool: str = Field(min_length=1, max_length=200)
-    inputs: dict[str, object] = Field(default_factory=dict)
+    inputs: dict[str, object] | Annotated[str, Field(max_length=20000)] = Field(
+        default_factory=dict,
+        description="the request and parameters, as an object or as text (stored as {text})",
+    )
     run: str = Field(min_length=1, max_length=200)
-    derived_from: list[dict[str, str]] = Field(default_factory=list, max_length=500)
+    derived_from: list[dict[str, str]] = Field(
+        default_factory=list,
+        max_length=500,
+        description="{chunk_id, content_hash} / {source_id, version_id}, or the tool "
+        "schema's {ref_type, id, version}",
+    )
 
 
 class ArtifactCreate(BaseModel):

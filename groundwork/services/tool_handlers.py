@@ -17,6 +17,7 @@ from groundwork.artifact_exports import export_version
 from groundwork.artifacts import (
     Provenance,
     create_artifact,
+    provenance_from,
 )
 from groundwork.compare import compare_blocks
 from groundwork.convert import ConversionRefused, convert
@@ -384,13 +385,9 @@ def compare_documents(platform: PlatformPorts, who: Principal, args: dict[str, A
 
 def _provenance(args: dict[str, Any]) -> Provenance:
     raw = args["provenance"]
-    refs = []
-    for ref in raw.get("derived_from", []):
-        if ref["ref_type"] == "chunk":
-            refs.append({"chunk_id": ref["id"], "content_hash": ref["version"]})
-        else:
-            refs.append({"source_id": ref["id"], "version_id": ref["version"]})
-    return Provenance(raw["tool"], {"inputs": raw.get("inputs", "")}, raw["run"], tuple(refs))
+    return provenance_from(
+        raw["tool"], raw["run"], raw.get("inputs", ""), raw.get("derived_from", [])
+    )
 
 
 @handler("create_artifact")

@@ -18,6 +18,7 @@ from groundwork.artifacts import (
     Provenance,
     StaleGenerationError,
     create_artifact,
+    provenance_from,
     restore_artifact,
 )
 from groundwork.documents import ExtractedDocument
@@ -51,7 +52,7 @@ router = APIRouter()
 
 
 def _provenance(body: ProvenanceIn) -> Provenance:
-    return Provenance(body.tool, dict(body.inputs), body.run, tuple(body.derived_from))
+    return provenance_from(body.tool, body.run, body.inputs, body.derived_from)
 
 
 def _file_out(f: ArtifactFile) -> ArtifactFileOut:

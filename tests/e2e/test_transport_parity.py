@@ -30,9 +30,8 @@ HANDBOOK = (
     "# Travel handbook\n\nEmployees book trains for trips under 600 km.\n\n"
     "## Budget\n\n| Item | Limit |\n| --- | --- |\n| Hotel | 180 |\n| Meals | 60 |\n"
 )
+#: one provenance body for both transports (HTTP takes the tool schema's shape too)
 PROVENANCE = {"tool": "parity", "run": "r1", "inputs": "", "derived_from": []}
-#: the HTTP body's provenance takes inputs as an object (the tool's, as text)
-HTTP_PROVENANCE = {"tool": "parity", "run": "r1", "inputs": {}}
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def world(platform: Platform, index_prefix: str) -> Iterator[World]:
     )
     artifact = client.post(
         "/v1/artifacts",
-        json={"path": "p.md", "markdown": "# P\n\n## A\n\nalpha\n", "provenance": HTTP_PROVENANCE},
+        json={"path": "p.md", "markdown": "# P\n\n## A\n\nalpha\n", "provenance": PROVENANCE},
         headers=headers,
     ).json()["artifact_id"]
     # a source of another tenant
@@ -173,7 +172,7 @@ def _scenarios(w: World) -> list[tuple[str, str, Callable[[], Outcome], str, dic
                     json={
                         "expected_generation": 99,
                         "edits": [{"op": "append", "text": "x"}],
-                        "provenance": HTTP_PROVENANCE,
+                        "provenance": PROVENANCE,
                     },
                     headers=h,
                 ),
@@ -197,7 +196,7 @@ def _scenarios(w: World) -> list[tuple[str, str, Callable[[], Outcome], str, dic
                     json={
                         "expected_generation": 1,
                         "edits": [{"op": "delete_section", "heading": "A"}],
-                        "provenance": HTTP_PROVENANCE,
+                        "provenance": PROVENANCE,
                     },
                     headers=h,
                 ),
@@ -228,7 +227,7 @@ def _scenarios(w: World) -> list[tuple[str, str, Callable[[], Outcome], str, dic
             lambda: _http_outcome(
                 c.post(
                     "/v1/artifacts",
-                    json={"path": "r.md", "markdown": "# R\n", "provenance": HTTP_PROVENANCE},
+                    json={"path": "r.md", "markdown": "# R\n", "provenance": PROVENANCE},
                     headers=hr,
                 ),
                 lambda b: b,
@@ -291,3 +290,40 @@ def test_the_same_scenario_gives_the_same_outcome_over_http_and_mcp(
     assert http["another tenant's id"] == ("refused", "not_found")
     assert http["missing scope"] == ("refused", "forbidden")
     assert http["drill-down of an id never handed out"] == ("refused", "unknown_id")
+
+
+def test_both_transports_store_one_provenance_shape(
+    platform: Platform, world: World, index_prefix: str
+) -> None:
+    """The defect: HTTP stored the inputs object as given and the tool wrapped
+    its text in {"inputs": ...}, with references in two encodings."""
+    cited = {
+        "tool": "parity",
+        "run": "r2",
+        "inputs": "summarise the travel policy",
+        "derived_from": [{"ref_type": "source", "id": world.handbook, "version": "v"}],
+    }
+    h = {"Authorization": f"Bearer {world.key}"}
+    over_http = world.client.post(
+        "/v1/artifacts",
+        json={"path": "cited.md", "markdown": "# C\n\ncited\n", "provenance": cited},
+        headers=h,
+    )
+    assert over_http.status_code == 201, over_http.text
+    (over_mcp,) = _mcp_calls(
+        platform,
+        index_prefix,
+        world.key,
+        [("create_artifact", {"path": "cited-tool.md", "markdown": "# C\n", "provenance": cited})],
+    )
+    assert not over_mcp.is_error, over_mcp.content
+    stored = [
+        world.client.get(f"/v1/artifacts/{artifact}/history", headers=h).json()[0]["provenance"]
+        for artifact in (
+            over_http.json()["artifact_id"],
+            over_mcp.structured_content["artifact_id"],
+        )
+    ]
+    assert stored[0] == stored[1]
+    assert stored[0]["inputs"] == {"text": "summarise the travel policy"}
+    assert stored[0]["derived_from"] == [{"source_id": world.handbook, "version_id": "v"}]
