@@ -103,7 +103,7 @@ class Supervisor:
         )
         write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
         os.environ["DAGSTER_HOME"] = str(self.settings.dagster_home)
-        orphaned = self._watch_runs(at_startup=True)
+        orphaned = self._fail_orphaned_runs()
         if orphaned:
             console.print(
                 f"[yellow]marked {len(orphaned)} unfinished run(s) of an earlier session failed[/]"
@@ -123,16 +123,16 @@ class Supervisor:
             self.clamd.start()
         console.print("[green]ready[/] clamd")
 
-    def _watch_runs(self, at_startup: bool = False) -> list[str]:
+    def _fail_orphaned_runs(self) -> list[str]:
         try:
             import dagster as dg
 
-            from groundwork_cli.run_watchdog import fail_runs_with_dead_workers
+            from groundwork_cli.run_watchdog import fail_runs_of_an_earlier_session
 
             with dg.DagsterInstance.get() as instance:
-                return fail_runs_with_dead_workers(instance, at_startup=at_startup)
-        except Exception as exc:  # the watchdog must never take the platform down
-            console.print(f"[yellow]run watchdog: {exc}[/]")
+                return fail_runs_of_an_earlier_session(instance)
+        except Exception as exc:  # the sweep must never take the platform down
+            console.print(f"[yellow]run sweep: {exc}[/]")
             return []
 
     def _spawn(self, name: str, command: list[str], log_name: str) -> None:
@@ -262,32 +262,26 @@ class Supervisor:
     def wait_for_interrupt(self) -> None:
         """Keep everything running until Ctrl-C: a child that exits is restarted
         with backoff (1 s doubling to 30 s) and the crash logged; an engine that
-        stopped is started again; runs whose worker died are failed."""
+        stopped is started again."""
         console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
         _install_interrupt_handlers()
-        next_watch = time.monotonic() + 10
         try:
             while True:
-                self.heal_once(watch_runs=time.monotonic() >= next_watch)
-                if time.monotonic() >= next_watch:
-                    next_watch = time.monotonic() + 10
+                self.heal_once()
                 time.sleep(1)
         except KeyboardInterrupt:
             console.print("\nStopping ...")
 
-    def heal_once(self, watch_runs: bool = True) -> list[str]:
-        """One pass: restart exited children, start stopped engines, fail runs
-        whose worker died. Returns the names of the children restarted."""
+    def heal_once(self) -> list[str]:
+        """One pass: restart exited children, start stopped engines (a run whose
+        worker died is failed by Dagster's run monitoring, through the warm
+        launcher's health check). Returns the names of the children restarted."""
         restarted = []
         for name in list(self.processes):
             if self.processes[name].poll() is not None:
                 self._restart(name)
                 restarted.append(name)
         self._heal_engines()
-        if watch_runs:
-            failed = self._watch_runs()
-            if failed:
-                console.print(f"[yellow]failed {len(failed)} run(s) whose worker died[/]")
         return restarted
 
     def _restart(self, name: str) -> None:

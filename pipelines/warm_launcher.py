@@ -181,9 +181,23 @@ class WarmRunLauncher(RunLauncher, ConfigurableClass):
         )
 
     def _pid(self, run_id: str) -> int | None:
+        """The worker's pid: the tag this launcher set, or for a run executed
+        in another process (`groundwork ingest` runs in the CLI's own process)
+        the pid in the run's own "Executing steps in process" event."""
         run = self._instance.get_run_by_id(run_id)
         value = run.tags.get(WORKER_PID_TAG) if run else None
-        return int(value) if value else None
+        if value:
+            return int(value)
+        records = self._instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ENGINE_EVENT, limit=50
+        ).records
+        for record in records:
+            event = record.event_log_entry.dagster_event
+            data = getattr(event, "event_specific_data", None) if event else None
+            pid = (getattr(data, "metadata", None) or {}).get("pid")
+            if pid is not None:
+                return int(getattr(pid, "value", pid))
+        return None
 
     def terminate(self, run_id: str) -> bool:
         pid = self._pid(run_id)
@@ -201,7 +215,10 @@ class WarmRunLauncher(RunLauncher, ConfigurableClass):
     def check_run_worker_health(self, run: dg.DagsterRun) -> CheckRunHealthResult:
         pid = self._pid(run.run_id)
         if pid is None:
-            return CheckRunHealthResult(WorkerStatus.UNKNOWN, "no worker pid recorded")
+            # Dagster fails a run whose worker is not RUNNING: a run with no worker
+            # event yet is not judged (a start that never happens is failed by
+            # the monitoring's start timeout instead)
+            return CheckRunHealthResult(WorkerStatus.RUNNING, "no worker pid recorded yet")
         if _alive(pid):
             return CheckRunHealthResult(WorkerStatus.RUNNING)
         return CheckRunHealthResult(WorkerStatus.FAILED, f"run worker {pid} is gone")

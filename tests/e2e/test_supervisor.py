@@ -21,11 +21,11 @@ def test_a_killed_child_is_restarted_and_the_crash_logged(tmp_path: Path) -> Non
     supervisor._spawn("api", [sys.executable, "-c", "import time; time.sleep(120)"], "api.log")
     first = supervisor.processes["api"]
     try:
-        assert supervisor.heal_once(watch_runs=False) == []  # healthy: nothing to do
+        assert supervisor.heal_once() == []  # healthy: nothing to do
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
         started = time.monotonic()
-        assert supervisor.heal_once(watch_runs=False) == ["api"]
+        assert supervisor.heal_once() == ["api"]
         second = supervisor.processes["api"]
         assert second.pid != first.pid and second.poll() is None
         assert time.monotonic() - started < 15
