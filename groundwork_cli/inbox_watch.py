@@ -104,5 +104,7 @@ class InboxWatcher:
         with self._lock:
             self._timers.pop(tenant, None)
         fingerprint = inbox_fingerprint(self.inbox, tenant)
-        outcome = self._trigger.request_ingest(tenant, {FINGERPRINT_LABEL: fingerprint})
+        outcome = self._trigger.request_ingest(
+            tenant, {"groundwork/trigger": "inbox", FINGERPRINT_LABEL: fingerprint}
+        )
         self.outcomes = [*self.outcomes[-19:], (tenant, outcome)]

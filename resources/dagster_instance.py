@@ -46,6 +46,10 @@ def write_instance_config(dagster_home: Path, server_url: str) -> Path:
             "cancel_timeout_seconds": 120,
             "max_runtime_seconds": 3600,
             "poll_interval_seconds": 10,
+            # A run killed inside a pooled step never releases its slot: without
+            # this, one dead worker blocked every later embedding step (seen:
+            # "Step blocked by limit for pool embedding" after a kill -9).
+            "free_slots_after_run_end_seconds": 5,
         },
         "concurrency": {
             "runs": {

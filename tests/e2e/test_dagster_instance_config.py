@@ -25,3 +25,5 @@ def test_the_generated_instance_config_loads(
             "value": {"applyLimitPerUniqueValue": True},
             "limit": 1,
         } in limits
+        # a killed run's pool slots are freed, or it blocks every later pooled step
+        assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0

@@ -61,7 +61,13 @@ def test_a_burst_of_writes_is_one_request_with_the_state_it_saw(tmp_path: Path) 
             write_inbox(tmp_path, "acme", {f"doc-{n}.md": f"# Doc {n}\n"})
         _settle(trigger)
         assert trigger.requests == [
-            ("acme", {FINGERPRINT_LABEL: inbox_fingerprint(tmp_path, "acme")})
+            (
+                "acme",
+                {
+                    "groundwork/trigger": "inbox",
+                    FINGERPRINT_LABEL: inbox_fingerprint(tmp_path, "acme"),
+                },
+            )
         ]
         trigger.arrived.clear()
         (tmp_path / "acme" / ".hidden.part").write_text("partial")
