@@ -1,5 +1,7 @@
 """extracted_documents: stored versions into block lists (or failure values)."""
 
+import warnings
+
 import dagster as dg
 
 from assets.partitions import tenant_partitions
@@ -8,19 +10,25 @@ from assets.registration import source_registrations
 from groundwork.pipeline import extract_pending
 from resources.dagster_resources import ExtractionWorkerResource, GroundworkResource
 
+with warnings.catch_warnings():
+    # `resource_defs` is beta in Dagster 1.13: the asset's own resource, so a
+    # run without this step never starts an extraction child.
+    warnings.simplefilter("ignore", category=dg.BetaWarning)
+    _asset = dg.asset(
+        name="extracted_documents",
+        partitions_def=tenant_partitions,
+        deps=[source_registrations],
+        group_name="extract",
+        kinds={"python", "postgres"},
+        pool="extraction",
+        retry_policy=INFRA_RETRY,
+        resource_defs={"extraction": ExtractionWorkerResource()},
+        description="Extracts every stored version that needs it. A document's own problem is "
+        "recorded on its version as a failure reason and never fails the run.",
+    )
 
-@dg.asset(
-    partitions_def=tenant_partitions,
-    deps=[source_registrations],
-    group_name="extract",
-    kinds={"python", "postgres"},
-    pool="extraction",
-    retry_policy=INFRA_RETRY,
-    resource_defs={"extraction": ExtractionWorkerResource()},
-    description="Extracts every stored version that needs it. A document's own problem is "
-    "recorded on its version as a failure reason and never fails the run.",
-)
-def extracted_documents(
+
+def _extract(
     context: dg.AssetExecutionContext,
     groundwork: GroundworkResource,
     extraction: ExtractionWorkerResource,
@@ -37,3 +45,6 @@ def extracted_documents(
         for reason in sorted(set(report.failures.values())):
             metadata[f"failed_{reason}"] = sum(1 for r in report.failures.values() if r == reason)
     return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]
+
+
+extracted_documents = _asset(_extract)

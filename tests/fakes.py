@@ -24,13 +24,19 @@ from groundwork.artifacts import (
     NewFile,
     StaleGenerationError,
 )
-from groundwork.catalog import ApiKeyInfo, Tenant
+from groundwork.catalog import ApiKeyInfo, NeedsApproval, PendingVersion, Tenant, Unchanged
 from groundwork.chunking import Chunk
-from groundwork.errors import DimensionMismatch, EngineUnavailable, NotFound, StoreError
+from groundwork.errors import (
+    DimensionMismatch,
+    EngineUnavailable,
+    InvalidRequest,
+    NotFound,
+    StoreError,
+)
 from groundwork.files import MAX_PAGE as FILES_MAX_PAGE
 from groundwork.files import FilePage, FileVersionInfo, decode_cursor, encode_cursor
 from groundwork.models import EmbeddingModelRef, Pooling
-from groundwork.pipeline import RETIRE_GRACE_SECONDS
+from groundwork.pipeline import RETIRE_GRACE_SECONDS, blob_key_for
 from groundwork.ports import (
     DEFAULT_KEY_SCOPES,
     AccessScope,
@@ -861,3 +867,70 @@ class InMemoryTenantDirectory:
         if old is None or not self.revoke_api_key(tenant_id, key_id):
             return None
         return self.create_api_key(tenant_id, old[0].subjects, old[0].label, old[0].scopes)
+
+
+class InMemoryRegistrationLedger:
+    """The RegistrationLedger port in dicts (passes
+    tests/conformance/test_registration_ledger.py): one lock serializes the
+    registrations of an origin; versions are `pending` until a compare-and-set
+    makes them `stored` (and current) or `quarantined` (never current)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (tenant, origin) -> [source_id, doc_type, current version id or None]
+        self._sources: dict[tuple[str, str], list[Any]] = {}
+        # version id -> [source key, version_no, sha256, state]
+        self._versions: dict[str, list[Any]] = {}
+
+    def begin_version(
+        self,
+        tenant_id: str,
+        origin: str,
+        filename: str,
+        subjects: Sequence[str],
+        sha256: str,
+        size_bytes: int,
+        media_type: str,
+        declared_type: str = "",
+        replace: bool = True,
+        doc_type: str = "file",
+    ) -> PendingVersion | Unchanged | NeedsApproval:
+        key = (tenant_id, origin)
+        with self._lock:
+            source = self._sources.get(key)
+            is_new = source is None
+            if source is None:
+                source = [f"src_{uuid.uuid4().hex}", doc_type, None]
+                self._sources[key] = source
+            elif source[1] != doc_type:
+                raise InvalidRequest(f"source {source[0]} is an {source[1]} document")
+            elif source[2] is not None:
+                current = self._versions[source[2]]
+                if current[2] == sha256:
+                    return Unchanged(source[0], source[2])
+                if not replace:
+                    return NeedsApproval(source[0], source[2], current[1])
+            number = 1 + max((v[1] for v in self._versions.values() if v[0] == key), default=0)
+            version_id = f"ver_{uuid.uuid4().hex}"
+            self._versions[version_id] = [key, number, sha256, "pending"]
+            return PendingVersion(version_id, source[0], blob_key_for(sha256), is_new)
+
+    def mark_stored(
+        self, version_id: str, scan_result: str | None = None, make_current: bool = True
+    ) -> bool:
+        with self._lock:
+            version = self._versions.get(version_id)
+            if version is None or version[3] != "pending":
+                return False
+            version[3] = "stored"
+            if make_current:
+                self._sources[version[0]][2] = version_id
+            return True
+
+    def mark_quarantined(self, version_id: str, signature: str) -> bool:
+        with self._lock:
+            version = self._versions.get(version_id)
+            if version is None or version[3] != "pending":
+                return False
+            version[3] = "quarantined"
+            return True
