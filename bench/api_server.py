@@ -30,7 +30,11 @@ def rss_mib(pid: int) -> float:
 
 @contextlib.contextmanager
 def serve_api(
-    port: int, database: str, index_prefix: str, on_start: Callable[[int], None] | None = None
+    port: int,
+    database: str,
+    index_prefix: str,
+    on_start: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> Iterator[str]:
     """Serve the API; `on_start` receives the server's pid (for memory figures)."""
     env = dict(os.environ, GROUNDWORK_DATABASE_NAME=database, GROUNDWORK_INDEX_PREFIX=index_prefix)
@@ -40,6 +44,8 @@ def serve_api(
             "retrieval_api.main:app",
             "--port",
             str(port),
+            "--workers",
+            str(workers),
             "--log-level",
             "warning",
         ],

@@ -38,6 +38,14 @@ LUA = r"""
 local queries = {}
 local index = 0
 local token = os.getenv("GW_KEY")
+local threads = {}
+setup = function(thread)
+  table.insert(threads, thread)
+end
+overloaded = 0
+response = function(status, headers, body)
+  if status == 503 then overloaded = overloaded + 1 end
+end
 init = function(args)
   for line in io.lines(os.getenv("GW_QUERIES")) do queries[#queries + 1] = line end
 end
@@ -47,12 +55,22 @@ request = function()
   return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
 end
 done = function(summary, latency, requests)
-  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout
-  io.write(string.format('{"requests": %d, "errors": %d, "p50_ms": %.1f, "p95_ms": %.1f, "p99_ms": %.1f, "rps": %.1f}\n',
-    summary.requests, errors, latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+  local refused = 0
+  for _, thread in ipairs(threads) do refused = refused + thread:get("overloaded") end
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout - refused
+  io.write(string.format('{"requests": %d, "errors": %d, "refused_503": %d, "p50_ms": %.1f, "p95_ms": %.1f, "p99_ms": %.1f, "rps": %.1f}\n',
+    summary.requests, errors, refused, latency:percentile(50) / 1000, latency:percentile(95) / 1000,
     latency:percentile(99) / 1000, summary.requests / (summary.duration / 1e6)))
 end
 """
+
+
+def api_rss_mib(pid: int) -> float:
+    """Resident memory of the API: the server process and its workers."""
+    import psutil
+
+    root = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
 
 
 def main() -> int:
@@ -62,6 +80,10 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--port", type=int, default=8098)
+    parser.add_argument("--workers", type=int, default=1, help="API worker processes")
+    parser.add_argument(
+        "--levels", default="1,8,50", help="concurrent connections, comma-separated"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)")
@@ -89,7 +111,10 @@ def main() -> int:
     script.write_text(LUA)
     stack = contextlib.ExitStack()
     try:
-        base = stack.enter_context(serve_api(args.port, DATABASE, PREFIX))
+        pids: list[int] = []
+        base = stack.enter_context(
+            serve_api(args.port, DATABASE, PREFIX, on_start=pids.append, workers=args.workers)
+        )
         for text in texts[:20]:  # warm-up: model sessions, pools, caches
             httpx.post(
                 f"{base}/v1/search",
@@ -98,9 +123,10 @@ def main() -> int:
                 timeout=30,
             )
         print(
-            f"/v1/search on tenant {tenant} ({chunks} chunks), wrk {args.seconds} s per level, loopback"
+            f"/v1/search on tenant {tenant} ({chunks} chunks), {args.workers} API worker(s), "
+            f"wrk {args.seconds} s per level, loopback; API RSS {api_rss_mib(pids[0]):.0f} MiB"
         )
-        for connections in (1, 8):
+        for connections in (int(c) for c in args.levels.split(",")):
             threads = min(connections, 2)
             out = subprocess.run(
                 [
@@ -124,7 +150,8 @@ def main() -> int:
             print(
                 f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
                 f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
-                f"of {result['requests']}"
+                f"of {result['requests']}  (503 {result['refused_503']})  "
+                f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
             )
     finally:
         stack.close()

@@ -161,6 +161,8 @@ class Supervisor:
                 "127.0.0.1",
                 "--port",
                 str(self.settings.api_port),
+                "--workers",
+                str(self.settings.api_workers),
                 "--log-level",
                 "warning",
             ],

@@ -34,6 +34,11 @@ class GroundworkSettings:
     api_port: int
     dagster_port: int
     mcp_port: int = 8089
+    #: API worker processes. One by default: measured on this 2-core machine
+    #: (bench/search_load.py, SciFact), two workers served the same ~70 req/s at
+    #: 8 clients with twice the memory; the engines and the query embedding,
+    #: not the interpreter lock, use the cores. More cores: raise it.
+    api_workers: int = 1
     malware_scan: str = "off"  # "off" or "clamd"
     clamd_socket: Path | None = None  # an external clamd; else the project starts one
     clamd_database: Path = Path("/var/lib/clamav")
@@ -87,6 +92,7 @@ class GroundworkSettings:
             api_port=int(env.get("GROUNDWORK_API_PORT", "8088")),
             dagster_port=int(env.get("GROUNDWORK_DAGSTER_PORT", "3000")),
             mcp_port=int(env.get("GROUNDWORK_MCP_PORT", "8089")),
+            api_workers=max(1, int(env.get("GROUNDWORK_API_WORKERS", "1"))),
             malware_scan=_choice(env, "GROUNDWORK_MALWARE_SCAN", ("off", "clamd")),
             clamd_socket=Path(env["GROUNDWORK_CLAMD_SOCKET"])
             if env.get("GROUNDWORK_CLAMD_SOCKET")

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from groundwork.errors import GroundworkError
 from groundwork.ports import AccessScope
 from resources.platform import Platform
+from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers
 from retrieval_api.hygiene import RequestHygiene
@@ -86,4 +87,6 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(tools.router)
     app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
+    # outermost: an overloaded server refuses before parsing anything
+    app.add_middleware(AdmissionControl)  # type: ignore[arg-type]
     return app
