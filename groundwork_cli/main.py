@@ -630,7 +630,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from resources.platform import connect
 
     settings = GroundworkSettings.from_env()
-    platform = connect(settings)
+    platform = connect(settings, serving=True)
     dispatcher = ToolDispatcher(lambda: platform)
     try:
         if args.http:

@@ -113,6 +113,8 @@ class Platform:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     tenant_wall: str | None = None  # set on a view made by `for_tenant`
     _trigger: IngestTrigger | None = None
+    #: a request-serving process (API, MCP): embeds queries one at a time
+    serving: bool = False
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
@@ -130,7 +132,7 @@ class Platform:
         with self._lock:
             if model_key not in self._embedders:
                 self._embedders[model_key] = load_embedding_provider(
-                    model_by_key(model_key), self.settings.models_dir
+                    model_by_key(model_key), self.settings.models_dir, serving=self.serving
                 )
             return self._embedders[model_key]
 
@@ -221,6 +223,7 @@ class Platform:
             _lock=self._lock,
             tenant_wall=tenant_id,
             _trigger=self.ingest_trigger(),
+            serving=self.serving,
         )
         view._vectors = {key: PgVectorIndex(walled, index.model) for key, index in vectors.items()}  # type: ignore[attr-defined]
         return view
@@ -235,8 +238,10 @@ def connect(
     endpoints: EngineEndpoints | None = None,
     database: str | None = None,
     index_prefix: str | None = None,
+    serving: bool = False,
 ) -> Platform:
-    """Connect to (and migrate) the platform database; build every adapter."""
+    """Connect to (and migrate) the platform database; build every adapter.
+    `serving`: for a request-serving process (API, MCP)."""
     endpoints = endpoints or ensure_engines(settings)
     database = database or settings.database_name
     database_url = ensure_database(endpoints.server_url, database)
@@ -258,6 +263,7 @@ def connect(
         catalog=PostgresCatalog(pool),
         blobs=FilesystemBlobStore(settings.blob_dir),
         keywords=keywords,
+        serving=serving,
     )
 
 

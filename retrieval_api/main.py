@@ -17,7 +17,7 @@ def _platform_factory() -> Platform:
     global _platform
     with _lock:
         if _platform is None:
-            _platform = connect(GroundworkSettings.from_env())
+            _platform = connect(GroundworkSettings.from_env(), serving=True)
         return _platform
 
 

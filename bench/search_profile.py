@@ -1,0 +1,241 @@
+"""Where a /v1/search request's CPU goes, by layer, at 1 and 8 clients.
+
+    uv run python bench/search_profile.py [--requests 300]
+
+Runs the real API in this process (FastAPI's test client, so the framework,
+validation and JSON are all in the figure) over the largest tenant of the
+benchmark database (`bench/ingest_and_search.py --beir ...` first). Each
+layer is timed by wrapping the adapter method that is that layer, with the
+calling thread's CPU time (what this process spends, client libraries
+included) and wall time (which also covers waiting on an engine):
+
+- embedding: the query embedding (tokenizer + ONNX)
+- vector leg: the pgvector search through psycopg
+- keyword leg: the OpenSearch search through opensearch-py
+- re-check: reading the hits' chunks back under the caller's access
+- citations: recording issued ids and citations
+- service: everything else in the request (auth, routing, validation,
+  fusion, response building, JSON) = request CPU minus the layers above
+  (request CPU is this process's; it includes the test client's own small
+  share of building and reading the HTTP messages)
+
+Engine CPU is read from /proc for the PostgreSQL and OpenSearch processes
+before and after, divided by the request count. The last line is the
+service's own share: (request CPU - embedding) / (request CPU + engine CPU),
+the issue's "service's own CPU per request" (target <= 30%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psutil  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from evals.beir import load_queries  # noqa: E402
+from resources.embeddings import OnnxEmbeddingProvider  # noqa: E402
+from resources.opensearch.keyword_index import OpenSearchKeywordIndex  # noqa: E402
+from resources.platform import connect, ensure_engines  # noqa: E402
+from resources.postgres.catalog import PostgresCatalog  # noqa: E402
+from resources.postgres.catalog_parts.reading import PublishedChunkReader  # noqa: E402
+from resources.postgres.vector_index import PgVectorIndex  # noqa: E402
+from resources.settings import GroundworkSettings  # noqa: E402
+from retrieval_api.app import create_app  # noqa: E402
+
+DATABASE = "groundwork_bench"
+PREFIX = "gwbench"
+LAYERS = ("embedding", "vector leg", "keyword leg", "re-check", "citations")
+
+
+class Meter:
+    """Per-layer CPU and wall time. With one client a layer's CPU is the whole
+    process's (so ONNX's own pool threads count as embedding); with several
+    it is the calling thread's only (the pool threads then fall to service)."""
+
+    clock: Callable[[], float] = time.process_time
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.wall: dict[str, float] = defaultdict(float)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextmanager
+    def layer(self, name: str) -> Iterator[None]:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        clock = self.clock
+        cpu, wall = clock(), time.perf_counter()
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+            if depth == 0:  # nested layers count once, in the outer one
+                with self._lock:
+                    self.cpu[name] += clock() - cpu
+                    self.wall[name] += time.perf_counter() - wall
+
+
+def wrap(cls: type, method: str, meter: Meter, name: str) -> None:
+    original: Callable[..., Any] = getattr(cls, method)
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with meter.layer(name):
+            return original(self, *args, **kwargs)
+
+    setattr(cls, method, timed)
+
+
+def engine_cpu_seconds(platform_pids: dict[str, list[int]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for engine, pids in platform_pids.items():
+        total = 0.0
+        for pid in pids:
+            try:
+                times = psutil.Process(pid).cpu_times()
+                total += times.user + times.system
+            except psutil.NoSuchProcess:
+                continue
+        out[engine] = total
+    return out
+
+
+def engine_pids() -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {"postgres": [], "opensearch": []}
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if proc.info["name"] and proc.info["name"].startswith("postgres"):
+            found["postgres"].append(proc.pid)
+        elif "java" in (proc.info["name"] or "") and "opensearch" in cmd.lower():
+            found["opensearch"].append(proc.pid)
+    return found
+
+
+def run_level(
+    app: Any, key: str, queries: list[str], requests: int, clients: int, meter: Meter
+) -> dict[str, float]:
+    meter.clock = time.process_time if clients == 1 else time.thread_time
+    pids = engine_pids()
+    before = engine_cpu_seconds(pids)
+    lock = threading.Lock()
+    counter = iter(range(requests))
+
+    def client_loop() -> None:
+        client = TestClient(app)
+        headers = {"Authorization": f"Bearer {key}"}
+        while True:
+            with lock:
+                n = next(counter, None)
+            if n is None:
+                return
+            response = client.post(
+                "/v1/search",
+                json={"query": queries[n % len(queries)], "limit": 10},
+                headers=headers,
+            )
+            assert response.status_code == 200, response.text
+
+    meter.cpu.clear()
+    meter.wall.clear()
+    process_started = time.process_time()
+    wall_started = time.perf_counter()
+    threads = [threading.Thread(target=client_loop) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - wall_started
+    process_cpu = time.process_time() - process_started
+    pids_after = engine_pids()  # pool connections opened meanwhile count from zero
+    after = engine_cpu_seconds(pids_after)
+    per = 1000.0 / requests
+    figures = {f"{name} cpu": meter.cpu[name] * per for name in LAYERS}
+    figures.update({f"{name} wall": meter.wall[name] * per for name in LAYERS})
+    figures["request cpu"] = process_cpu * per
+    figures["service cpu"] = figures["request cpu"] - sum(meter.cpu[n] * per for n in LAYERS)
+    figures["postgres cpu"] = (after["postgres"] - before["postgres"]) * per
+    figures["opensearch cpu"] = (after["opensearch"] - before["opensearch"]) * per
+    figures["req/s"] = requests / wall
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument(
+        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
+    )
+    args = parser.parse_args()
+    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
+    os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
+    settings = GroundworkSettings.from_env()
+    platform = connect(
+        settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
+    )
+    tenants = sorted(
+        platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks
+    )
+    if not tenants:
+        print("no benchmark corpus: run bench/ingest_and_search.py --beir ... first")
+        return 1
+    tenant = tenants[0].tenant_id
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "profile")
+    queries = (
+        list(load_queries(args.beir).values())
+        if args.beir.exists()
+        else [f"storage quota policy {i}" for i in range(300)]
+    )
+    random.Random(3).shuffle(queries)
+
+    meter = Meter()
+    wrap(OnnxEmbeddingProvider, "embed_query", meter, "embedding")
+    wrap(PgVectorIndex, "search", meter, "vector leg")
+    wrap(OpenSearchKeywordIndex, "search", meter, "keyword leg")
+    wrap(PublishedChunkReader, "load_chunks", meter, "re-check")
+    wrap(PostgresCatalog, "record_issued", meter, "citations")
+    wrap(PostgresCatalog, "record_citations", meter, "citations")
+    app = create_app(lambda: platform)
+    run_level(app, key, queries, 30, 1, meter)  # warm-up
+    rows = {
+        clients: run_level(app, key, queries, args.requests, clients, meter) for clients in (1, 8)
+    }
+    print(f"/v1/search CPU by layer, ms per request ({args.requests} requests, tenant {tenant})")
+    print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))
+    names = [
+        *(f"{n} cpu" for n in LAYERS),
+        "service cpu",
+        "request cpu",
+        "postgres cpu",
+        "opensearch cpu",
+    ]
+    for name in names:
+        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
+    for name in (f"{n} wall" for n in LAYERS):
+        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
+    for c, row in rows.items():
+        total = row["request cpu"] + row["postgres cpu"] + row["opensearch cpu"]
+        own = row["request cpu"] - row["embedding cpu"]
+        print(
+            f"{c} client(s): {row['req/s']:.1f} req/s; total CPU {total:.1f} ms/request; "
+            f"API process minus embedding {own:.1f} ms = {100 * own / total:.0f}% of it"
+        )
+    print(json.dumps({c: {k: round(v, 2) for k, v in row.items()} for c, row in rows.items()}))
+    platform.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
