@@ -71,7 +71,8 @@ def ten_page_pdf(marker: str, pages: int = 10) -> bytes:
     return bytes(pdf.output())
 
 
-def _upload(api: str, key: str, name: str, data: bytes) -> None:
+def _upload(api: str, key: str, name: str, data: bytes) -> str:
+    """Upload through a session; the new source's id."""
     headers = {"Authorization": f"Bearer {key}"}
     session = httpx.post(
         f"{api}/v1/uploads",
@@ -87,9 +88,11 @@ def _upload(api: str, key: str, name: str, data: bytes) -> None:
         headers=headers,
         timeout=30,
     ).raise_for_status()
-    httpx.post(
+    done = httpx.post(
         f"{api}/v1/uploads/{upload_id}/complete", json={}, headers=headers, timeout=60
-    ).raise_for_status()
+    )
+    done.raise_for_status()
+    return str(done.json()["source_id"])
 
 
 def _runs_since(instance: object, since: float) -> list[tuple[str, float, float, float]]:
@@ -134,6 +137,8 @@ def main() -> int:
     instance = dg.DagsterInstance.get()
     latencies: list[float] = []
     parts: dict[str, list[float]] = {"wait": [], "start": [], "work": [], "rest": []}
+    dropped: list[Path] = []
+    uploaded: list[str] = []
     print(f"{'round':>5} {'total':>6} {'wait':>6} {'start':>6} {'work':>6} {'rest':>6}  runs")
     for round_ in range(args.rounds):
         marker = f"zq{uuid.uuid4().hex[:10]}"
@@ -145,8 +150,9 @@ def main() -> int:
             partial = target.with_name(f".{target.name}.part")  # hidden: the inbox skips it
             partial.write_bytes(data)
             partial.rename(target)  # whole file at once: never a half-written PDF
+            dropped.append(target)
         else:
-            _upload(args.api, key, f"fresh-{marker}.pdf", data)
+            uploaded.append(_upload(args.api, key, f"fresh-{marker}.pdf", data))
         while time.monotonic() - started < 180:
             body = httpx.post(
                 f"{args.api}/v1/search",
@@ -174,6 +180,15 @@ def main() -> int:
         print(f"{round_:>5} {latencies[-1]:6.1f} {breakdown}  {names}", flush=True)
         # a random gap: drops must not phase-lock with the sensor daemon's 5 s loop
         time.sleep(random.uniform(1.0, 6.0))
+    # leave the demo tenant as it was: the bench's files are deleted again
+    for path in dropped:
+        path.unlink(missing_ok=True)
+    for source_id in uploaded:
+        httpx.delete(
+            f"{args.api}/v1/sources/{source_id}",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        )
     latencies.sort()
     p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
     print(
