@@ -53,6 +53,7 @@ from groundwork.ports import (
     VectorRecord,
 )
 from groundwork.retrieval.outcome import ChunkView
+from groundwork.retrieval.query import keyword_query
 
 FAKE_MODEL = EmbeddingModelRef(
     key="fake_hashing",
@@ -62,6 +63,18 @@ FAKE_MODEL = EmbeddingModelRef(
     pooling=Pooling.MEAN,
 )
 _WORD = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
+
+
+def _words_in_order(text: str) -> list[str]:
+    return [p for token in _WORD.findall(text.lower()) for p in re.split(r"[-./]", token) if p]
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    """The phrase's words appear together and in order."""
+    words, wanted = _words_in_order(text), _words_in_order(phrase)
+    return bool(wanted) and any(
+        words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1)
+    )
 
 
 def _terms(text: str) -> list[str]:
@@ -300,11 +313,16 @@ class InMemoryKeywordIndex(_RowStore):
     def search(
         self, scope: AccessScope, query: str, limit: int, filters: SearchFilters | None = None
     ) -> list[ScoredChunk]:
-        terms = set(_terms(query))
+        parsed = keyword_query(query)
+        terms = set(_terms(" ".join([parsed.words, *parsed.phrases])))
         if not scope.subjects or limit <= 0 or not terms:
             return []
         visible = [
-            r.chunk for r in self.rows.values() if r.live and _visible(r.chunk, scope, filters)
+            r.chunk
+            for r in self.rows.values()
+            if r.live
+            and _visible(r.chunk, scope, filters)
+            and all(_has_phrase(r.chunk.content, p) for p in parsed.phrases)
         ]
         documents = {c.chunk_id: _terms(c.content) for c in visible}
         n = len(documents) or 1

@@ -167,3 +167,26 @@ def interpret(query: str) -> InterpretedQuery:
     keyword_terms = [*kept, *(f'"{p}"' for p in phrases)]
     keyword_text = " ".join(keyword_terms) if keyword_terms else query
     return InterpretedQuery(query, keyword_text, identifiers, phrases)
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+#: a query's phrases are bounded like the query itself
+MAX_PHRASES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordQuery:
+    """What a keyword engine is asked: phrases that must appear as written
+    (words together, in order) and the other words, which rank."""
+
+    phrases: tuple[str, ...]
+    words: str
+
+
+def keyword_query(text: str) -> KeywordQuery:
+    """Split a keyword query into its quoted phrases and the rest (a stray,
+    unclosed quote is just a character). Every keyword adapter reads queries
+    through this one rule."""
+    phrases = tuple(p.strip() for p in _QUOTED.findall(text) if p.strip())[:MAX_PHRASES]
+    rest = _QUOTED.sub(" ", text).replace('"', " ")
+    return KeywordQuery(phrases, " ".join(rest.split()))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
+from groundwork.retrieval.query import keyword_query
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import document_refusals, translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
@@ -81,18 +82,36 @@ class PostgresKeywordIndex(ChunkRowTable):
         limit: int,
         filters: SearchFilters | None = None,
     ) -> list[ScoredChunk]:
-        terms = _or_query(query)
+        parsed = keyword_query(query)
+        terms = _or_query(" ".join([parsed.words, *parsed.phrases]))
         if not scope.subjects or limit <= 0 or not terms:
             return []
         extra, extra_params = filter_conditions(filters)
+        # quoted phrases must appear as written (phraseto_tsquery: words in
+        # order, adjacent); otherwise any word matches; every word ranks
+        matched = (
+            sql.SQL("tsv @@ ({})").format(
+                sql.SQL(" && ").join(
+                    sql.SQL("phraseto_tsquery('simple', %s)") for _ in parsed.phrases
+                )
+            )
+            if parsed.phrases
+            else sql.SQL("tsv @@ q")
+        )
         conditions = [
             sql.SQL("tenant_id = %s"),
             sql.SQL("live"),
             sql.SQL("groundwork_readable(subjects, %s)"),
-            sql.SQL("tsv @@ q"),
+            matched,
             *extra,
         ]
-        params: list[object] = [terms, scope.tenant_id, list(scope.subjects), *extra_params]
+        params: list[object] = [
+            terms,
+            scope.tenant_id,
+            list(scope.subjects),
+            *parsed.phrases,
+            *extra_params,
+        ]
         statement = sql.SQL(
             "SELECT chunk_id, source_id, version_id, ts_rank_cd(tsv, q) AS rank "
             "FROM keyword_chunks, websearch_to_tsquery('simple', %s) q WHERE {} "

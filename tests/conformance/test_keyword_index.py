@@ -49,6 +49,27 @@ class KeywordIndexContract:
         assert index.search(scope, "ERR-4021", 5)[0].chunk_id == exact.chunk_id
         assert index.search(scope, "Q3-2026", 5)[0].chunk_id == quarter.chunk_id
 
+    def test_quoted_phrases_match_as_phrases(self, index: KeywordIndex) -> None:
+        """Words in quotes must appear together, in that order; the words
+        outside quotes still rank (issue 20's defect: quotes were ignored)."""
+        tenant = new_tenant()
+        in_order = chunk(tenant, "The storage quota policy applies to every team.")
+        shuffled = chunk(tenant, "A quota for storage is set by policy.")
+        ident = chunk(tenant, "Q3-2026 revenue grew in every region.")
+        ident_apart = chunk(tenant, "Revenue was flat before Q3-2026 began.")
+        self._publish(index, [in_order, shuffled, ident, ident_apart])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+
+        def ids(query: str) -> set[str]:
+            return {h.chunk_id for h in index.search(scope, query, 10)}
+
+        assert ids('"storage quota"') == {in_order.chunk_id}
+        assert ids('"storage quota" policy') == {in_order.chunk_id}
+        assert ids('"Q3-2026 revenue"') == {ident.chunk_id}
+        assert ids('"quota storage"') == set()
+        # without quotes the same words match either order
+        assert ids("storage quota") >= {in_order.chunk_id, shuffled.chunk_id}
+
     def test_stopwords_stay_in_the_index(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
         doc = chunk(tenant, "To be or not to be")

@@ -17,3 +17,23 @@ def test_quoted_phrases_are_kept_as_phrases() -> None:
     q = interpret('where is the "read replica" lag')
     assert q.phrases == ("read replica",)
     assert q.keyword_text == 'lag "read replica"'
+
+
+def test_a_keyword_query_splits_into_phrases_and_ranked_words() -> None:
+    from groundwork.retrieval.query import MAX_PHRASES, keyword_query
+
+    parsed = keyword_query('"storage quota" policy "Q3-2026 revenue" team')
+    assert parsed.phrases == ("storage quota", "Q3-2026 revenue")
+    assert parsed.words == "policy team"
+    stray = keyword_query('policy "unclosed quote')
+    assert stray.phrases == () and stray.words == "policy unclosed quote"
+    assert keyword_query('""  ').phrases == ()
+    many = keyword_query(" ".join(f'"w{n} x"' for n in range(20)))
+    assert len(many.phrases) == MAX_PHRASES
+
+
+def test_interpretation_hands_phrases_to_the_keyword_leg_quoted() -> None:
+    from groundwork.retrieval.query import interpret, keyword_query
+
+    interpreted = interpret('what is the "storage quota" for the team')
+    assert keyword_query(interpreted.keyword_text).phrases == ("storage quota",)
