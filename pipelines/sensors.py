@@ -44,11 +44,22 @@ def _platform_or_skip(groundwork: GroundworkResource) -> Platform | dg.SkipReaso
         return dg.SkipReason(str(exc))
 
 
-def busy_partitions(instance: dg.DagsterInstance) -> set[tuple[str, str]]:
-    """(job, partition key) pairs with a run queued or in progress: a second run
-    of the same partition would only repeat the first one's work."""
-    runs = instance.get_runs(filters=dg.RunsFilter(statuses=ACTIVE_RUN_STATUSES))
-    return {(run.job_name, run.tags.get("dagster/partition", "")) for run in runs}
+def partition_busy(instance: dg.DagsterInstance, job_name: str, partition: str) -> bool:
+    """A run of this job and partition is queued or in progress: a second one
+    would only repeat its work (Dagster's queue would hold it anyway: one run
+    per partition at a time). Asked only for a partition about to get a
+    request, so an idle tick reads no runs at all (it used to fetch every
+    active run on every tick)."""
+    return bool(
+        instance.get_run_ids(
+            filters=dg.RunsFilter(
+                job_name=job_name,
+                statuses=ACTIVE_RUN_STATUSES,
+                tags={"dagster/partition": partition},
+            ),
+            limit=1,
+        )
+    )
 
 
 MODEL_STAGES = ("embed", "publish")
@@ -86,7 +97,6 @@ def inbox_sensor(
     settings = platform.settings
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions("tenant"))
-    busy = busy_partitions(context.instance)
     current: dict[str, str] = {}
     new_partitions: list[str] = []
     requests: list[dg.RunRequest] = []
@@ -97,15 +107,16 @@ def inbox_sensor(
         fingerprint = inbox_fingerprint(settings.inbox_dir, tenant_id)
         if tenant_id not in known:
             new_partitions.append(tenant_id)
-        if (tenant_ingest_job.name, tenant_id) in busy:
+        if previous.get(tenant_id) == fingerprint:
+            current[tenant_id] = fingerprint
+            continue
+        if partition_busy(context.instance, tenant_ingest_job.name, tenant_id):
             # keep the old fingerprint: the change is picked up after the run ends
             if tenant_id in previous:
                 current[tenant_id] = previous[tenant_id]
             continue
         current[tenant_id] = fingerprint
-        if previous.get(tenant_id) != fingerprint and not _already_requested(
-            context.instance, tenant_id, fingerprint
-        ):
+        if not _already_requested(context.instance, tenant_id, fingerprint):
             requests.append(
                 dg.RunRequest(run_key=f"inbox:{tenant_id}:{fingerprint}", partition_key=tenant_id)
             )
@@ -132,7 +143,6 @@ def pending_work_sensor(
     if isinstance(platform, dg.SkipReason):
         return platform
     known = set(context.instance.get_dynamic_partitions("tenant"))
-    busy = busy_partitions(context.instance)
     new_partitions: list[str] = []
     requests: list[dg.RunRequest] = []
     for tenant in platform.catalog.list_tenants():
@@ -143,9 +153,9 @@ def pending_work_sensor(
         fingerprint = hashlib.sha256(
             json.dumps([pending, counts.versions, counts.chunks], sort_keys=True).encode()
         ).hexdigest()[:16]
-        if (tenant_ingest_job.name, tenant.tenant_id) in busy:
-            continue
-        if any(pending[s] for s in (*TENANT_STAGES, *MODEL_STAGES)):
+        if any(pending[s] for s in (*TENANT_STAGES, *MODEL_STAGES)) and not partition_busy(
+            context.instance, tenant_ingest_job.name, tenant.tenant_id
+        ):
             requests.append(
                 dg.RunRequest(
                     run_key=f"work:{tenant.tenant_id}:{fingerprint}",
@@ -185,7 +195,6 @@ def deletion_sensor(
     platform = _platform_or_skip(groundwork)
     if isinstance(platform, dg.SkipReason):
         return platform
-    busy = busy_partitions(context.instance)
     pending: dict[str, list[str]] = {}
     for tenant_id, source_id in platform.catalog.sources_marked_for_deletion():
         pending.setdefault(tenant_id, []).append(source_id)
@@ -195,7 +204,7 @@ def deletion_sensor(
             partition_key=tenant_id,
         )
         for tenant_id, ids in sorted(pending.items())
-        if (deletion_sweep_job.name, tenant_id) not in busy
+        if not partition_busy(context.instance, deletion_sweep_job.name, tenant_id)
     ]
     return dg.SensorResult(run_requests=requests)
 

@@ -354,3 +354,35 @@ def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
         assert result.success
     assert seen_during_registration == [1]  # started with the run, before extraction
     assert workers() == []
+
+
+def test_an_idle_inbox_tick_reads_no_runs(
+    platform: Platform, index_prefix: str, monkeypatch
+) -> None:
+    """#14: the sensors fetched every active run on every tick; a tick that has
+    nothing to request now asks Dagster's run storage nothing."""
+    tenant = f"s-{uuid.uuid4().hex[:8]}"
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
+    with dg.instance_for_test() as instance:
+        first = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, resources={"groundwork": resource(index_prefix)}
+            )
+        )
+        reads: list[str] = []
+        for name in ("get_runs", "get_run_ids", "get_run_records"):
+            original = getattr(instance, name)
+
+            def counted(*args, _name=name, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+                reads.append(_name)
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(instance, name, counted)
+        inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance,
+                cursor=first.cursor,
+                resources={"groundwork": resource(index_prefix)},
+            )
+        )
+        assert reads == []
