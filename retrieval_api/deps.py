@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from groundwork.ports import Principal
+from groundwork.services.tool_dispatch import ToolDispatcher
 from resources.platform import Platform
 
 
@@ -61,3 +62,13 @@ def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
 
 PlatformDep = Annotated[Platform, Depends(get_tenant_platform)]
 WholePlatformDep = Annotated[Platform, Depends(get_platform)]
+
+
+def tool_dispatcher(request: Request) -> ToolDispatcher:
+    """The process's tool dispatcher (one per app): its drill-down turn ledger
+    also counts /v1/chunks, so the two transports share one cap per key."""
+    dispatcher: ToolDispatcher | None = getattr(request.app.state, "tool_dispatcher", None)
+    if dispatcher is None:
+        dispatcher = ToolDispatcher(request.app.state.platform_factory)
+        request.app.state.tool_dispatcher = dispatcher
+    return dispatcher

@@ -68,6 +68,9 @@ class SearchResponse(BaseModel):
     model: str
     hits: list[HitOut] = Field(default_factory=list)
     browse: BrowseOut | None = None
+    turn_id: str = Field(
+        default="", description="pass to /v1/chunks as `turn` for the ids handed out here"
+    )
 
 
 class RegistrationOut(BaseModel):
@@ -233,6 +236,9 @@ class SummariesOut(BaseModel):
 
     overview: str
     summaries: list[SummaryOut]
+    turn_id: str = Field(
+        default="", description="pass to /v1/chunks as `turn` for the ids handed out here"
+    )
 
 
 class SubjectsBody(BaseModel):

@@ -19,6 +19,7 @@ from groundwork.retrieval.context import ContextSelection, select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.services.platform import PlatformPorts
+from groundwork.services.turns import issue_turn
 from groundwork.summaries import SourceSummary, summarize_sources
 
 OUTCOME_MESSAGES = {
@@ -67,6 +68,7 @@ class SearchResult:
     model: str
     hits: tuple[IssuedHit, ...] = ()
     browse: BrowsePage | None = None
+    turn_id: str = ""  # the drill-down turn for the ids handed out here
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,7 @@ class ContextResult:
 class SummariesResult:
     overview: str
     summaries: tuple[SourceSummary, ...]
+    turn_id: str = ""
 
 
 def is_browse(query: str) -> bool:
@@ -132,6 +135,7 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
             message=OUTCOME_MESSAGES["browse"],
             model=ports.serving_model(who.tenant_id),
             browse=browse(ports, who, media_type, query.cursor, query.limit),
+            turn_id=issue_turn(ports.approval_secret(), who.key_id),
         )
     model_key, outcome = run_search(ports, who, query)
     hits: tuple[IssuedHit, ...] = ()
@@ -143,7 +147,13 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
             [h.chunk.chunk_id for h in outcome.hits],
         )
         hits = tuple(IssuedHit(cid, hit) for cid, hit in zip(ids, outcome.hits, strict=True))
-    return SearchResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], model_key, hits)
+    return SearchResult(
+        outcome.kind,
+        OUTCOME_MESSAGES[outcome.kind],
+        model_key,
+        hits,
+        turn_id=issue_turn(ports.approval_secret(), who.key_id),
+    )
 
 
 def browse(
@@ -216,7 +226,9 @@ def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> S
     lead = ports.catalog.first_chunks(who.scope, ordered)
     found = summarize_sources(ordered, hits_by_source, lead, ports.summarizer())
     ports.catalog.record_issued(who.key_id, [p for s in found for p in s.pointers])
-    return SummariesResult(overview, tuple(found))
+    return SummariesResult(
+        overview, tuple(found), turn_id=issue_turn(ports.approval_secret(), who.key_id)
+    )
 
 
 def summarize_one(ports: PlatformPorts, who: Principal, source_id: str) -> SourceSummary | None:

@@ -17,7 +17,8 @@ from groundwork.ports import Principal
 from groundwork.services.hygiene import check_value
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.scopes import require_scope
-from groundwork.services.tool_handlers import HANDLERS, Handler, TurnLedger, get_chunks
+from groundwork.services.tool_handlers import HANDLERS, Handler, get_chunks
+from groundwork.services.turns import TurnLedger
 from groundwork.tools.registry import DEFAULT_DRILLDOWN_CAP, TOOLS
 from groundwork.tools.spec import ToolRefusal, ToolSpec
 
@@ -47,10 +48,9 @@ class ToolDispatcher:
         self, platform_factory: Callable[[], WalledPlatform], drilldown_cap: int | None = None
     ) -> None:
         self._platform_factory = platform_factory
-        self._handlers: dict[str, Handler] = {
-            **HANDLERS,
-            "get_chunks": get_chunks(TurnLedger(drilldown_cap or drilldown_cap_from_env())),
-        }
+        #: one per process's dispatcher; HTTP /v1/chunks counts against it too
+        self.turns = TurnLedger(drilldown_cap or drilldown_cap_from_env())
+        self._handlers: dict[str, Handler] = {**HANDLERS, "get_chunks": get_chunks(self.turns)}
         missing = set(TOOLS) - set(self._handlers)
         if missing:
             raise RuntimeError(f"tools without a handler: {sorted(missing)}")

@@ -6,10 +6,7 @@ field carrying file text is named `untrusted_*` and fenced."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from threading import Lock
 from typing import Any
 
 from groundwork.artifact_edits import edit_from_dict
@@ -27,7 +24,7 @@ from groundwork.documents import (
     ExtractionFailure,
     FailureReason,
 )
-from groundwork.errors import CapabilityUnavailable, DrillDownRefused, NotFound
+from groundwork.errors import CapabilityUnavailable, DrillDownRefused, NotFound, Refused
 from groundwork.files import FileVersionInfo, stored_version
 from groundwork.ports import Principal, SearchFilters
 from groundwork.reading import (
@@ -40,7 +37,7 @@ from groundwork.reading import (
 from groundwork.render import ExportFormat
 from groundwork.rendering import to_markdown
 from groundwork.services import artifacts as artifact_service
-from groundwork.services import retrieval
+from groundwork.services import retrieval, turns
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.registration import register_bytes
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
@@ -195,6 +192,7 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
     out: dict[str, Any] = {
         "outcome": result.outcome,
         "message": result.message,
+        "turn_id": result.turn_id,
         "hits": [
             {
                 "citation_id": issued.citation_id,
@@ -565,6 +563,7 @@ def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any])
     )
     return {
         "overview": found.overview,
+        "turn_id": found.turn_id,
         "summaries": [
             {
                 "source_id": s.source_id,
@@ -579,35 +578,14 @@ def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any])
     }
 
 
-@dataclass
-class TurnLedger:
-    """Drill-down calls per (key, conversation turn); turns expire after 15 minutes."""
-
-    cap: int
-    calls: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
-    lock: Lock = field(default_factory=Lock)
-
-    def take(self, key_id: str, turn_id: str) -> int | None:
-        """Calls left after this one, or None when the cap is reached."""
-        now = time.monotonic()
-        with self.lock:
-            self.calls = {k: v for k, v in self.calls.items() if now - v[1] < 900}
-            used, started = self.calls.get((key_id, turn_id), (0, now))
-            if used >= self.cap:
-                return None
-            self.calls[(key_id, turn_id)] = (used + 1, started)
-            return self.cap - used - 1
-
-
-def get_chunks(ledger: TurnLedger) -> Handler:
+def get_chunks(ledger: turns.TurnLedger) -> Handler:
     def run(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-        left = ledger.take(who.key_id, str(args.get("turn_id", "")))
-        if left is None:
-            return ToolRefusal(
-                "limit",
-                f"the drill-down cap of {ledger.cap} get_chunks calls for this turn is reached",
-                "answer from what you have, or use search_files / get_summaries for a wider view",
+        try:
+            left = ledger.take(
+                platform.approval_secret(), who.key_id, str(args.get("turn_id") or "") or None
             )
+        except Refused as refused:
+            return ToolRefusal(refused.code, refused.message, refused.alternative)
         chunks, unknown = [], []
         for chunk_id in args["chunk_ids"]:
             try:

@@ -138,8 +138,9 @@ TOOLS: dict[str, ToolSpec] = {
                     "message": string("what the outcome means"),
                     "hits": array(loose("a passage with its citation"), "passages", 20),
                     "browse": loose("for a `*` query: what exists, by type, with files"),
+                    "turn_id": string("the turn to pass to get_chunks for these ids", 400),
                 },
-                ["outcome", "hits"],
+                ["outcome", "hits", "turn_id"],
             ),
             "read",
             "files:read",
@@ -445,8 +446,9 @@ TOOLS: dict[str, ToolSpec] = {
                 {
                     "overview": string("what is visible, by type"),
                     "summaries": array(loose("a file summary"), "summaries", 20),
+                    "turn_id": string("the turn to pass to get_chunks for these ids", 400),
                 },
-                ["summaries"],
+                ["summaries", "turn_id"],
             ),
             "read",
             "files:read",
@@ -454,12 +456,12 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_chunks",
             "Drill down: the verbatim text of chunks by id, only ids you were handed by "
-            "search_files or get_summaries. Capped per conversation turn; pass the same turn_id "
-            "for calls in one turn.",
+            "search_files or get_summaries. Capped per turn: pass the turn_id those calls "
+            "returned (without one, calls count against the key's own cap).",
             obj(
                 {
                     "chunk_ids": array(string("a chunk id", 100), "chunk ids", 20),
-                    "turn_id": string("an id for the current conversation turn", 100),
+                    "turn_id": string("the turn_id from search_files or get_summaries", 400),
                 },
                 ["chunk_ids"],
             ),

@@ -2,9 +2,9 @@
 
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query, Request
 
 from groundwork.citations import Citation
 from groundwork.documents import Location
@@ -14,7 +14,7 @@ from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.services.retrieval import drill_down
 from resources.platform import Platform
-from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.deps import PlatformDep, PrincipalDep, tool_dispatcher
 from retrieval_api.schemas import (
     ChunkOut,
     CitationCheckOut,
@@ -29,9 +29,18 @@ CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
 
 
 @router.get("/v1/chunks/{chunk_id}", response_model=ChunkOut)
-def get_chunk(chunk_id: str, who: PrincipalDep, platform: PlatformDep) -> ChunkOut:
+def get_chunk(
+    chunk_id: str,
+    request: Request,
+    who: PrincipalDep,
+    platform: PlatformDep,
+    turn: Annotated[str | None, Query(max_length=400)] = None,
+) -> ChunkOut:
     """Raw chunk text, only for ids this key was handed by a previous response
-    (copied verbatim); anything else is an error naming the valid ids."""
+    (copied verbatim); anything else is an error naming the valid ids. Capped
+    per turn like the get_chunks tool (the same count): pass the `turn_id` of
+    the search or summaries response that handed out the id."""
+    tool_dispatcher(request).turns.take(platform.approval_secret(), who.key_id, turn)
     return chunk_out(drill_down(platform, who, chunk_id))
 
 

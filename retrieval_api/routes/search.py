@@ -98,6 +98,7 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Search
         model=result.model,
         hits=[hit_out(h) for h in result.hits],
         browse=browse_out(result.browse) if result.browse is not None else None,
+        turn_id=result.turn_id,
     )
 
 
@@ -163,4 +164,5 @@ def summaries(
             )
             for s in result.summaries
         ],
+        turn_id=result.turn_id,
     )

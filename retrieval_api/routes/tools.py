@@ -9,18 +9,14 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 
 from groundwork.services.tool_dispatch import ToolDispatcher
-from retrieval_api.deps import PrincipalDep
+from retrieval_api.deps import PrincipalDep, tool_dispatcher
 from retrieval_api.errors import REFUSAL_STATUS
 
 router = APIRouter()
 
 
 def _dispatcher(request: Request) -> ToolDispatcher:
-    dispatcher = getattr(request.app.state, "tool_dispatcher", None)
-    if dispatcher is None:
-        dispatcher = ToolDispatcher(request.app.state.platform_factory)
-        request.app.state.tool_dispatcher = dispatcher
-    return dispatcher
+    return tool_dispatcher(request)
 
 
 @router.get("/v1/tools")

@@ -202,7 +202,9 @@ def test_every_tool_over_http(tenant: dict[str, Any]) -> None:
     status, summaries = _http(tenant, "get_summaries", {"query": "handbook policy"})
     assert status == 200 and summaries["summaries"]
     status, chunks = _http(
-        tenant, "get_chunks", {"chunk_ids": chunk_ids + ["ch_" + "0" * 32], "turn_id": "t1"}
+        tenant,
+        "get_chunks",
+        {"chunk_ids": chunk_ids + ["ch_" + "0" * 32], "turn_id": summaries["turn_id"]},
     )
     assert (
         status == 200 and len(chunks["chunks"]) == 2 and chunks["unknown_ids"] == ["ch_" + "0" * 32]
@@ -286,28 +288,64 @@ def test_every_tool_over_http(tenant: dict[str, Any]) -> None:
     )
 
 
-def test_drilldown_is_capped_per_turn(platform: Platform, tenant: dict[str, Any]) -> None:
+def test_drilldown_is_capped_per_server_issued_turn(
+    platform: Platform, tenant: dict[str, Any]
+) -> None:
+    """Issue 20's defect: a caller-chosen turn_id reset the cap. A turn is now
+    issued by the server with the ids (search_files, get_summaries), bound to
+    the key; an invented or another key's turn is refused; without a turn the
+    calls count against the key's own bucket; HTTP /v1/chunks counts against
+    the same cap."""
+    from fastapi.testclient import TestClient
+
     from groundwork.services.tool_dispatch import ToolDispatcher
+    from retrieval_api.app import create_app
 
     dispatcher = ToolDispatcher(lambda: platform, drilldown_cap=2)
     who = platform.catalog.principal_for_key(tenant["key"])
     assert who is not None
+    found = dispatcher.call(who, "search_files", {"query": "handbook policy"})
+    assert found.ok
+    turn = found.payload["turn_id"]
+    chunk = {"chunk_ids": ["ch_" + "1" * 32]}
     for left in (1, 0):
-        result = dispatcher.call(
-            who, "get_chunks", {"chunk_ids": ["ch_" + "1" * 32], "turn_id": "turn-a"}
-        )
+        result = dispatcher.call(who, "get_chunks", {**chunk, "turn_id": turn})
         assert result.ok and result.payload["calls_left_this_turn"] == left
-    capped = dispatcher.call(
-        who, "get_chunks", {"chunk_ids": ["ch_" + "1" * 32], "turn_id": "turn-a"}
+    capped = dispatcher.call(who, "get_chunks", {**chunk, "turn_id": turn})
+    assert not capped.ok and capped.payload["error"] == "limit"
+    invented = dispatcher.call(who, "get_chunks", {**chunk, "turn_id": "turn-b"})
+    assert not invented.ok and invented.payload["error"] == "invalid"
+    _, other_key = platform.catalog.create_api_key(
+        tenant["id"], [f"tenant:{tenant['id']}"], "other"
     )
-    assert (
-        not capped.ok
-        and capped.payload["error"] == "limit"
-        and "search_files" in capped.payload["alternative"]
-    )
-    assert dispatcher.call(
-        who, "get_chunks", {"chunk_ids": ["ch_" + "1" * 32], "turn_id": "turn-b"}
-    ).ok
+    other = platform.catalog.principal_for_key(other_key)
+    assert other is not None
+    stolen = dispatcher.call(other, "get_chunks", {**chunk, "turn_id": turn})
+    assert not stolen.ok and stolen.payload["error"] == "invalid"
+    for left in (1, 0):  # no turn: the key's own bucket, not a reset
+        result = dispatcher.call(who, "get_chunks", chunk)
+        assert result.ok and result.payload["calls_left_this_turn"] == left
+    assert not dispatcher.call(who, "get_chunks", chunk).ok
+    fresh = dispatcher.call(who, "get_summaries", {"query": "handbook"}).payload["turn_id"]
+    assert dispatcher.call(who, "get_chunks", {**chunk, "turn_id": fresh}).ok
+
+    app = create_app(lambda: platform)
+    app.state.tool_dispatcher = dispatcher  # the app's one ledger
+    client = TestClient(app, raise_server_exceptions=False)
+    headers = {"Authorization": f"Bearer {tenant['key']}"}
+    searched = client.post("/v1/search", json={"query": "handbook policy"}, headers=headers)
+    assert searched.status_code == 200
+    http_turn = searched.json()["turn_id"]
+    chunk_id = searched.json()["hits"][0]["chunk_id"]
+    statuses = [
+        client.get(
+            f"/v1/chunks/{chunk_id}", params={"turn": http_turn}, headers=headers
+        ).status_code
+        for _ in range(3)
+    ]
+    assert statuses == [200, 200, 429]
+    forged = client.get(f"/v1/chunks/{chunk_id}", params={"turn": "x.y"}, headers=headers)
+    assert forged.status_code == 422 and forged.json()["error"] == "invalid"
 
 
 def test_tools_over_a_real_mcp_stdio_session(

@@ -159,7 +159,7 @@ def _scenarios(w: World) -> list[tuple[str, str, Callable[[], Outcome], str, dic
             "key",
             lambda: _http_outcome(c.get("/v1/chunks/ch_" + "0" * 32, headers=h), lambda b: b),
             "get_chunks",
-            {"chunk_ids": ["ch_" + "0" * 32], "turn_id": "parity"},
+            {"chunk_ids": ["ch_" + "0" * 32]},
             # the tool answers per id; an id it did not hand out is the same refusal
             lambda b: None if b["chunks"] else "unknown_id",
         ),
