@@ -26,6 +26,7 @@ from groundwork.artifacts import (
 )
 from groundwork.catalog import ApiKeyInfo, NeedsApproval, PendingVersion, Tenant, Unchanged
 from groundwork.chunking import Chunk
+from groundwork.documents import ExtractedDocument, ExtractionFailure
 from groundwork.errors import (
     DimensionMismatch,
     EngineUnavailable,
@@ -952,3 +953,68 @@ class InMemoryRegistrationLedger:
                 return False
             version[3] = "quarantined"
             return True
+
+
+@dataclasses.dataclass
+class _FakeVersion:
+    version_id: str
+    version_no: int
+    filename: str
+    processing_state: str = "pending"
+    result: ExtractedDocument | ExtractionFailure | None = None
+
+
+class InMemorySourceReading:
+    """The SourceReading port over dicts (passes
+    tests/conformance/test_source_reading.py): a scope sees active sources of
+    its tenant whose subjects it shares; hidden and missing answer alike."""
+
+    def __init__(self) -> None:
+        # source id -> [tenant, subjects, active, versions, current version id]
+        self.sources: dict[str, list[Any]] = {}
+
+    def _visible(self, scope: AccessScope, source_id: str) -> list[Any] | None:
+        source = self.sources.get(source_id)
+        if (
+            source is None
+            or source[0] != scope.tenant_id
+            or not source[2]
+            or not set(source[1]) & set(scope.subjects)
+        ):
+            return None
+        return source
+
+    def has_accessible_sources(self, scope: AccessScope) -> bool:
+        return any(self._visible(scope, s) is not None for s in self.sources)
+
+    def source_status(self, scope: AccessScope, source_id: str) -> dict[str, object] | None:
+        source = self._visible(scope, source_id)
+        if source is None:
+            return None
+        version = next(v for v in source[3] if v.version_id == source[4])
+        failure = version.result if isinstance(version.result, ExtractionFailure) else None
+        return {
+            "source_id": source_id,
+            "version_id": version.version_id,
+            "version_no": version.version_no,
+            "filename": version.filename,
+            "processing_state": version.processing_state,
+            "failure_reason": failure.reason.value if failure else None,
+            "published": False,
+        }
+
+    def current_extraction(
+        self, scope: AccessScope, source_id: str, version_no: int | None = None
+    ) -> tuple[str, ExtractedDocument | ExtractionFailure | None] | None:
+        source = self._visible(scope, source_id)
+        if source is None:
+            return None
+        version = next(
+            (
+                v
+                for v in source[3]
+                if (v.version_id == source[4] if version_no is None else v.version_no == version_no)
+            ),
+            None,
+        )
+        return None if version is None else (version.version_id, version.result)
