@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from groundwork.ports import (
@@ -38,15 +39,27 @@ class DagsterIngestTrigger:
 
         return DagsterGraphQLClient(self._host, port_number=self._port, timeout=self._timeout)
 
+    @staticmethod
+    def _not_started(client: Any, run_id: str) -> bool:
+        """Whether a remembered run is still waiting to start; a run that can
+        no longer be read (deleted from the UI) is not, so a new one is asked."""
+        try:
+            return str(client.get_run_status(run_id).value) in NOT_STARTED
+        except Exception:
+            return False
+
     def request_ingest(
         self, tenant_id: str, labels: Mapping[str, str] | None = None
     ) -> IngestTriggerOutcome:
         try:
             client = self._client()
-            with self._lock:
-                previous = self._queued.get(tenant_id)
-            if previous is not None and client.get_run_status(previous).value in NOT_STARTED:
-                return IngestAlreadyQueued(previous)
+        except Exception as exc:  # best effort: the registration already succeeded
+            return IngestNotRequested(f"no Dagster client: {exc}")
+        with self._lock:
+            previous = self._queued.get(tenant_id)
+        if previous is not None and self._not_started(client, previous):
+            return IngestAlreadyQueued(previous)
+        try:
             run_id = client.submit_job_execution(
                 INGEST_JOB,
                 tags={

@@ -107,6 +107,24 @@ def test_the_dagster_trigger_queues_one_run_per_tenant_burst(
     assert runs[0].status == dg.DagsterRunStatus.QUEUED
 
 
+def test_a_remembered_run_that_was_deleted_does_not_block_the_next_request(
+    dagster_webserver: tuple[str, Path],
+) -> None:
+    """The trigger remembers each tenant's queued run; once that run is gone
+    (deleted from the UI), the next registration must still get a run."""
+    url, home = dagster_webserver
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    trigger = DagsterIngestTrigger(url)
+    first = trigger.request_ingest(tenant)
+    assert isinstance(first, IngestRequested), first
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.delete_run(first.run_id)
+    again = trigger.request_ingest(tenant)
+    assert isinstance(again, IngestRequested), again
+    assert again.run_id != first.run_id
+    assert [r.run_id for r in _queued_runs(home, tenant)] == [again.run_id]
+
+
 def test_no_orchestrator_is_an_outcome_not_an_error() -> None:
     assert isinstance(NoIngestTrigger().request_ingest("acme"), IngestNotRequested)
     silent = DagsterIngestTrigger(f"http://127.0.0.1:{_free_port()}", timeout=2)
