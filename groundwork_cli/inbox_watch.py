@@ -16,6 +16,7 @@ the same work again.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from watchdog.observers import Observer
 
 from groundwork.catalog import TENANT_ID
 from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
-from groundwork.ports import IngestTrigger, IngestTriggerOutcome
+from groundwork.ports import IngestNotRequested, IngestTrigger
 
+logger = logging.getLogger(__name__)
 #: a burst of writes (a copy in progress, many files) becomes one request once
 #: the tenant's folder has been quiet this long
 QUIET_SECONDS = 0.3
@@ -69,7 +71,6 @@ class InboxWatcher:
         self._timers: dict[str, threading.Timer] = {}
         self._lock = threading.Lock()
         self._observer: Observer | None = None  # type: ignore[valid-type]
-        self.outcomes: list[tuple[str, IngestTriggerOutcome]] = []  # the last few, for logs
 
     def start(self) -> None:
         self.inbox.mkdir(parents=True, exist_ok=True)
@@ -107,4 +108,6 @@ class InboxWatcher:
         outcome = self._trigger.request_ingest(
             tenant, {"groundwork/trigger": "inbox", FINGERPRINT_LABEL: fingerprint}
         )
-        self.outcomes = [*self.outcomes[-19:], (tenant, outcome)]
+        if isinstance(outcome, IngestNotRequested):
+            # the inbox sensor picks the change up on a later pass
+            logger.warning("inbox change in %s: no run requested now: %s", tenant, outcome.reason)
