@@ -17,7 +17,6 @@ Each round prints where its seconds went, read from Dagster's own run records
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
@@ -84,7 +83,7 @@ def _upload(api: str, key: str, name: str, data: bytes) -> str:
     httpx.put(
         f"{api}/v1/uploads/{upload_id}",
         params={"offset": 0},
-        content=io.BytesIO(data).read(),
+        content=data,
         headers=headers,
         timeout=30,
     ).raise_for_status()
