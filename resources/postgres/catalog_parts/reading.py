@@ -18,6 +18,15 @@ from groundwork.retrieval.outcome import ChunkView
 from resources.postgres.catalog_parts.common import StoreBase
 from resources.postgres.database import translated_errors
 
+#: Upserted in sorted id order: concurrent searches with one key hand out
+#: overlapping ids in different rank orders, and two upserts that lock the same
+#: rows in different orders deadlock. One order for every caller cannot.
+_UPSERT_ISSUED = (
+    "INSERT INTO issued_chunks (key_id, chunk_id) "
+    "SELECT %s, u.chunk_id FROM unnest(%s::text[]) AS u(chunk_id) ORDER BY u.chunk_id "
+    "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()"
+)
+
 
 class Reading(StoreBase):
     # reading (ChunkReader) -------------------------------------------------------------
@@ -169,10 +178,17 @@ class Reading(StoreBase):
         return [views[r[0]] for r in rows if r[0] in views]
 
     def record_citations(
-        self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
+        self,
+        scope: AccessScope,
+        key_id: str,
+        citations: Sequence[Citation],
+        issued_chunk_ids: Sequence[str] = (),
     ) -> list[str]:
-        """Store citation snapshots in one statement (this is on the search path); return their ids."""
+        """One statement for both writes (a data-modifying CTE): the issued ids
+        and the citation snapshots land together or not at all, in one round trip."""
+        issued = sorted(set(issued_chunk_ids)) if key_id else []
         if not citations:
+            self.record_issued(key_id, issued)
             return []
         ids = [f"cit_{uuid.uuid4().hex}" for _ in citations]
         # rows go in in id order, like every multi-row write here (one lock order
@@ -180,6 +196,7 @@ class Reading(StoreBase):
         rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
+                f"WITH issued AS ({_UPSERT_ISSUED}) "
                 "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
                 "content_hash, subjects, snapshot) "
                 "SELECT c.citation_id, %s, %s, c.chunk_id, c.source_id, c.version_id, c.content_hash, "
@@ -187,6 +204,8 @@ class Reading(StoreBase):
                 "%s::text[], %s::jsonb[]) AS c(citation_id, chunk_id, source_id, version_id, content_hash, snapshot) "
                 "JOIN sources s ON s.source_id = c.source_id AND s.tenant_id = %s",
                 (
+                    key_id,
+                    issued,
                     scope.tenant_id,
                     key_id,
                     [i for i, _ in rows],
@@ -224,18 +243,11 @@ class Reading(StoreBase):
         return dict(row) if row else None
 
     def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None:
-        """Upsert in sorted id order: concurrent searches with one key hand out
-        overlapping ids in different rank orders, and two upserts that lock the
-        same rows in different orders deadlock. One order for every caller cannot."""
+        """Record chunk ids as handed to this key (see _UPSERT_ISSUED for the order)."""
         if not chunk_ids or not key_id:
             return
         with translated_errors("recording issued ids"), self.pool.connection() as conn:
-            conn.execute(
-                "INSERT INTO issued_chunks (key_id, chunk_id) "
-                "SELECT %s, u.chunk_id FROM unnest(%s::text[]) AS u(chunk_id) ORDER BY u.chunk_id "
-                "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()",
-                (key_id, sorted(set(chunk_ids))),
-            )
+            conn.execute(_UPSERT_ISSUED, (key_id, sorted(set(chunk_ids))))
 
     def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:
         with translated_errors("reading issued ids"), self.pool.connection() as conn:
