@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,18 @@ from groundwork.ports import AccessScope
 from groundwork.retrieval.outcome import ChunkView
 from resources.postgres.catalog_parts.common import StoreBase
 from resources.postgres.database import translated_errors
+
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9_:.-]+$")
+
+
+def id_array(ids: Sequence[str]) -> str | list[str]:
+    """Ids for `string_to_array(%s, ',')`: psycopg dumps a Python list element by
+    element in Python (155 us for a search's 150 ids, against 31 us for one
+    joined string, measured); ids that need quoting go as a list."""
+    if all(_PLAIN_ID.match(i) for i in ids):
+        return ",".join(ids)
+    return list(ids)
+
 
 #: Upserted in sorted id order: concurrent searches with one key hand out
 #: overlapping ids in different rank orders, and two upserts that lock the same
@@ -52,6 +65,8 @@ class Reading(StoreBase):
         the previous version, one version per source, so it is never empty."""
         if not chunk_ids or not scope.subjects:
             return {}
+        ids = id_array(chunk_ids)
+        ids_sql = "string_to_array(%s, ',')" if isinstance(ids, str) else "%s::text[]"
         with translated_errors("reading chunks"), self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
@@ -64,12 +79,12 @@ class Reading(StoreBase):
                 "AND p.model_key = coalesce(%s, t.active_model) "
                 "AND (p.version_id = c.version_id OR (p.previous_version_id = c.version_id "
                 "     AND p.published_at > now() - make_interval(secs => %s))) "
-                "WHERE c.chunk_id = ANY(%s) AND c.tenant_id = %s AND s.tenant_id = %s "
+                f"WHERE c.chunk_id = ANY({ids_sql}) AND c.tenant_id = %s AND s.tenant_id = %s "
                 "AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
                 (
                     model_key,
                     RETIRE_GRACE_SECONDS,
-                    list(chunk_ids),
+                    ids,
                     scope.tenant_id,
                     scope.tenant_id,
                     list(scope.subjects),
