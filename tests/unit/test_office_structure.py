@@ -9,6 +9,8 @@ import re
 import zipfile
 
 import docx
+import openpyxl
+import openpyxl.comments
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PackURI
 from docx.opc.part import Part
@@ -20,7 +22,7 @@ from pptx.enum.chart import XL_CHART_TYPE
 from pptx.util import Inches
 
 from groundwork.documents import Block, BlockKind, CellSpan, ExtractedDocument, Table
-from groundwork.extract import DOCX, PPTX, extract
+from groundwork.extract import DOCX, PPTX, XLSX, extract
 from tests.conftest import shared_data_or_skip
 
 
@@ -233,3 +235,131 @@ def test_a_chart_without_data_costs_the_chart_not_the_document() -> None:
     assert not _tables(doc)
     assert any(b.text == "Duck survey" for b in doc.blocks)
     assert any("chart" in w for w in doc.warnings)
+
+
+# --- XLSX ------------------------------------------------------------------------------
+
+
+def _book(workbook: openpyxl.Workbook) -> bytes:
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def test_xlsx_formulas_without_saved_results_show_the_formula_and_say_so() -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Budget"
+    for row in (("Item", "Cost"), ("Servers", 120), ("Licences", 30), ("Total", "=SUM(B2:B3)")):
+        sheet.append(row)
+    doc = _ok(extract(_book(workbook), XLSX, "budget.xlsx"))
+    [table] = _tables(doc)
+    assert table.table is not None and table.table.rows[-1] == ("Total", "=SUM(B2:B3)")
+    assert any("1 formula cells have no saved result" in w for w in doc.warnings)
+
+
+def test_xlsx_hidden_sheets_are_extracted_marked_and_reported() -> None:
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "Prices"
+    workbook.active.append(("Plan", "Rate"))
+    workbook.active.append(("Basic", 10))
+    hidden = workbook.create_sheet("Rates")
+    hidden.append(("Code", "Factor"))
+    hidden.append(("B", 1.2))
+    hidden.sheet_state = "hidden"
+    doc = _ok(extract(_book(workbook), XLSX, "prices.xlsx"))
+    rates = [b for b in doc.blocks if b.location.sheet == "Rates"]
+    assert rates and all(b.location.part == "hidden sheet" for b in rates)
+    assert not any(b.location.part for b in doc.blocks if b.location.sheet == "Prices")
+    assert any("'Rates' is hidden" in w for w in doc.warnings)
+
+
+def test_xlsx_side_by_side_tables_merged_title_and_comments_keep_their_ranges() -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Report"
+    sheet["A1"] = "Reading list"
+    sheet.merge_cells("A1:C1")
+    for r, row in enumerate((("#", "Title", "Year"), ("1", "Dune", "1965")), start=2):
+        for c, value in enumerate(row, start=1):
+            sheet.cell(r, c, value)
+    for r, pair in enumerate((("Region", "Sales"), ("North", "40")), start=2):
+        for c, value in enumerate(pair, start=5):  # column D stays empty: another table
+            sheet.cell(r, c, value)
+    sheet["F3"].comment = openpyxl.comments.Comment("Preliminary figure", "Ana")
+    doc = _ok(extract(_book(workbook), XLSX, "report.xlsx"))
+    located = [(b.kind, b.text, b.location.cell_range) for b in doc.blocks if b.table is None]
+    assert (BlockKind.PARAGRAPH, "Reading list", "A1:C1") in located
+    assert (BlockKind.PARAGRAPH, "[comment on F3 by Ana]: Preliminary figure", "F3") in located
+    books, sales = _tables(doc)
+    assert books.location.cell_range == "A2:C3" and sales.location.cell_range == "E2:F3"
+    assert books.table is not None and books.table.rows == (
+        ("#", "Title", "Year"),
+        ("1", "Dune", "1965"),
+    )
+    assert sales.table is not None and sales.table.rows == (("Region", "Sales"), ("North", "40"))
+
+
+def test_xlsx_merged_cells_inside_a_table_are_spans() -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    for row in (("Team", "People"), ("Storage", 12), (None, 7)):
+        sheet.append(row)
+    sheet.merge_cells("A2:A3")
+    doc = _ok(extract(_book(workbook), XLSX, "teams.xlsx"))
+    [table] = _tables(doc)
+    assert table.table is not None
+    assert table.table.rows == (("Team", "People"), ("Storage", "12"), ("Storage", "7"))
+    assert table.table.spans == (CellSpan(1, 0, 2, 1),)
+
+
+def test_xlsx_a_very_wide_sheet_is_cut_with_a_visible_note() -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Wide"
+    for r in range(1, 3):
+        for c in range(1, 401):
+            sheet.cell(r, c, f"v{r}-{c}")
+    doc = _ok(extract(_book(workbook), XLSX, "wide.xlsx"))
+    [table] = _tables(doc)
+    assert table.table is not None and len(table.table.rows[0]) == 256
+    assert table.location.cell_range == "A1:IV2"
+    assert doc.truncated and any("400 columns; only the first 256" in w for w in doc.warnings)
+
+
+def test_xlsx_a_chart_without_cached_numbers_is_reported_not_invented() -> None:
+    from openpyxl.chart import BarChart, Reference
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    for row in (("Year", "Ducks"), (2019, 120), (2020, 130)):
+        sheet.append(row)
+    chart = BarChart()
+    chart.add_data(Reference(sheet, min_col=2, min_row=1, max_row=3), titles_from_data=True)
+    sheet.add_chart(chart, "D2")  # openpyxl writes references without cached values
+    doc = _ok(extract(_book(workbook), XLSX, "ducks.xlsx"))
+    assert len(_tables(doc)) == 1
+    assert any("no data could be read from chart 1" in w for w in doc.warnings)
+
+
+# --- PPTX reading order ----------------------------------------------------------------
+
+
+def test_pptx_shapes_are_read_top_to_bottom_then_left_to_right_and_untitled_slides_get_no_heading() -> (
+    None
+):
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])  # blank: no title
+    for text, left, top in (
+        ("Footer note", 1, 6),
+        ("Right column", 5, 2),
+        ("Left column", 1, 2.05),
+        ("Banner", 1, 0.5),
+    ):
+        box = slide.shapes.add_textbox(Inches(left), Inches(top), Inches(3), Inches(1))
+        box.text_frame.text = text
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    doc = _ok(extract(buffer.getvalue(), PPTX, "order.pptx"))
+    assert [b.text for b in doc.blocks] == ["Banner", "Left column", "Right column", "Footer note"]
+    assert all(b.kind == BlockKind.PARAGRAPH and b.location.slide == 1 for b in doc.blocks)
