@@ -20,6 +20,7 @@ from groundwork.documents import Block, BlockKind, CellSpan, FailureReason, Loca
 from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_zip
 from groundwork.extract.charts import C as CHART_NS
 from groundwork.extract.charts import chart_blocks, read_chart
+from groundwork.extract.docx_numbering import Numbering
 from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
@@ -92,6 +93,43 @@ def _outline_level(element: Any) -> int | None:
         return None
     value = int(outline.get(qn("w:val")) or 9)
     return value + 1 if value < 9 else None
+
+
+def _numbering_reference(p_pr: Any) -> tuple[str, int] | None:
+    num = p_pr.find(qn("w:numPr")) if p_pr is not None else None
+    if num is None:
+        return None
+    num_id, ilvl = num.find(qn("w:numId")), num.find(qn("w:ilvl"))
+    try:
+        level = int(ilvl.get(qn("w:val"))) if ilvl is not None else 0
+    except (TypeError, ValueError):
+        level = 0
+    return ((num_id.get(qn("w:val")) or "") if num_id is not None else "", level)
+
+
+def _style_numbering(document: Any) -> dict[str, tuple[str, int]]:
+    """styleId -> the numbering its paragraphs get (numbered heading styles),
+    following w:basedOn a few steps."""
+    own: dict[str, tuple[str | None, tuple[str, int] | None]] = {}
+    for style in document.styles.element.iterfind(qn("w:style")):
+        based = style.find(qn("w:basedOn"))
+        own[style.get(qn("w:styleId")) or ""] = (
+            based.get(qn("w:val")) if based is not None else None,
+            _numbering_reference(style.find(qn("w:pPr"))),
+        )
+    resolved: dict[str, tuple[str, int]] = {}
+    for style_id in own:
+        current: str | None = style_id
+        for _ in range(8):
+            if current is None or current not in own:
+                break
+            parent, reference = own[current]
+            if reference is not None:
+                if reference[0]:
+                    resolved[style_id] = reference
+                break
+            current = parent
+    return resolved
 
 
 def _list_level(element: Any) -> int | None:
@@ -235,6 +273,11 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
     blocks: list[Block] = []
     counter = [0]
     charts_seen = [0]
+    try:
+        numbering = Numbering.read(document.part.numbering_part.element)
+    except (KeyError, NotImplementedError, AttributeError):
+        numbering = Numbering()
+    style_numbering = _style_numbering(document)
     warnings: list[str] = []
     truncated = False
     title: str | None = None
@@ -263,6 +306,19 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
         nonlocal title
         counter[0] += 1
         text = _paragraph_text(element)
+        p_pr = element.find(qn("w:pPr"))
+        reference = _numbering_reference(p_pr)
+        if reference is None or not reference[0]:
+            style_tag = p_pr.find(qn("w:pStyle")) if p_pr is not None else None
+            style_id = style_tag.get(qn("w:val")) if style_tag is not None else None
+            inherited = style_numbering.get(style_id or "")
+            if inherited is not None:
+                reference = (inherited[0], reference[1] if reference else inherited[1])
+        if reference is not None and reference[0] not in ("", "0"):
+            # counted even when empty: Word numbers an empty paragraph too
+            label = numbering.label(*reference)
+            if label and text:
+                text = f"{label} {text}"
         if not text:
             return
         location = Location(element=counter[0])

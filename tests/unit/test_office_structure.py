@@ -100,6 +100,21 @@ def test_docx_single_cell_layout_table_is_unwrapped_into_its_content() -> None:
     assert table.table is not None and table.table.rows == (("Tab1", "Tab2"), ("A", "B"))
 
 
+def test_docx_numbered_paragraphs_carry_the_number_word_draws() -> None:
+    document = docx.Document()
+    document.add_heading("Steps", 1)
+    for text in ("Unplug it", "Wait", "Plug it in"):
+        document.add_paragraph(text, style="List Number")
+    document.add_paragraph("Keep the receipt", style="List Bullet")
+    doc = _ok(extract(_saved(document), DOCX, "steps.docx"))
+    assert [(b.kind, b.text) for b in doc.blocks[1:]] == [
+        (BlockKind.LIST_ITEM, "1. Unplug it"),
+        (BlockKind.LIST_ITEM, "2. Wait"),
+        (BlockKind.LIST_ITEM, "3. Plug it in"),
+        (BlockKind.LIST_ITEM, "Keep the receipt"),  # a bullet gets no label
+    ]
+
+
 # --- Strict OOXML --------------------------------------------------------------------
 
 #: Transitional -> Strict, written out by hand from ECMA-376 Part 1 (not derived
