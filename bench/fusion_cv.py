@@ -16,12 +16,21 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.evidence import beir_golden  # noqa: E402
-from evals.fusion_cv import cross_validate, format_cross_validation, record_legs  # noqa: E402
+from evals.fusion_cv import (  # noqa: E402
+    MAX_DEPTH,
+    FusionSetting,
+    cross_validate,
+    format_cross_validation,
+    mrr_by_mode,
+    record_legs,
+)
+from evals.identifiers import identifier_golden  # noqa: E402
 from resources.platform import connect, ensure_engines  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 
@@ -36,6 +45,14 @@ def main() -> int:
     )
     parser.add_argument("--split", default="train")
     parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+    parser.add_argument(
+        "--identifiers", type=int, default=200, help="identifier queries drawn from the corpus"
+    )
+    parser.add_argument(
+        "--setting",
+        default="",
+        help="keyword weight,k,depth to score beside the shipped constants, e.g. 0.75,2,100",
+    )
     args = parser.parse_args()
     os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
     os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
@@ -61,6 +78,25 @@ def main() -> int:
         )
         print(f"cross-validated in {time.monotonic() - started:.1f} s")
         print(format_cross_validation(model_key, result))
+        settings_scored = {"shipped": FusionSetting(engines.policy, MAX_DEPTH)}
+        if args.setting:
+            weight, k, depth = args.setting.split(",")
+            settings_scored[args.setting] = FusionSetting(
+                replace(
+                    engines.policy,
+                    rrf_k=int(k),
+                    leg_weights=(("vector", 1.0), ("keyword", float(weight))),
+                ),
+                int(depth),
+            )
+        identifiers = record_legs(engines, tenant, identifier_golden(args.beir, args.identifiers))
+        floor = engines.vectors.model.semantic_floor
+        for label, setting in settings_scored.items():
+            mrr = mrr_by_mode(identifiers, setting, floor, engines.reranker)
+            print(
+                f"identifier queries ({len(identifiers)}), {label}: MRR@10 "
+                + "  ".join(f"{mode} {value:.3f}" for mode, value in mrr.items())
+            )
     finally:
         platform.close()
     return 0

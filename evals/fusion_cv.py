@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.golden import GoldenQuery
-from evals.metrics import ndcg_at_k
+from evals.metrics import mrr_at_k, ndcg_at_k
 from evals.retrieval import source_name
 from groundwork.ports import AccessScope, ScoredChunk
 from groundwork.retrieval.kernel import (
@@ -117,14 +117,16 @@ def record_legs(
     return recorded
 
 
-def score_query(
+def ranked_names(
     recorded: RecordedQuery,
     setting: FusionSetting,
     semantic_floor: float,
     legs_used: Sequence[str] = ("vector", "keyword"),
     reranker: Reranker | None = None,
-) -> float:
-    """nDCG@10 over sources of what the kernel would return with `setting`."""
+    depth: int = 10,
+) -> list[str]:
+    """The first `depth` sources (named as the golden set names them) of what the
+    kernel would return with `setting`."""
     legs: dict[str, list[str]] = {}
     if "vector" in legs_used:
         legs["vector"] = vector_leg(recorded.vector[: setting.depth], semantic_floor)
@@ -142,9 +144,47 @@ def score_query(
         name = source_name(recorded.views[chunk_id], wanted)
         if name not in ranked:
             ranked.append(name)
-        if len(ranked) == 10:
+        if len(ranked) == depth:
             break
+    return ranked
+
+
+def score_query(
+    recorded: RecordedQuery,
+    setting: FusionSetting,
+    semantic_floor: float,
+    legs_used: Sequence[str] = ("vector", "keyword"),
+    reranker: Reranker | None = None,
+) -> float:
+    """nDCG@10 over sources of what the kernel would return with `setting`."""
+    ranked = ranked_names(recorded, setting, semantic_floor, legs_used, reranker)
     return ndcg_at_k(ranked, dict(recorded.golden.sources), 10)
+
+
+def mrr_by_mode(
+    recorded: Sequence[RecordedQuery],
+    setting: FusionSetting,
+    semantic_floor: float,
+    reranker: Reranker | None,
+) -> dict[str, float]:
+    """MRR@10 per search mode with `setting` (the identifier check)."""
+    modes: dict[str, tuple[tuple[str, ...], Reranker | None]] = {
+        "keyword": (("keyword",), None),
+        "vector": (("vector",), None),
+        "hybrid": (("vector", "keyword"), None),
+        "hybrid+rerank": (("vector", "keyword"), reranker),
+    }
+    return {
+        mode: statistics.fmean(
+            mrr_at_k(
+                ranked_names(r, setting, semantic_floor, legs, rerank),
+                dict(r.golden.sources),
+                10,
+            )
+            for r in recorded
+        )
+        for mode, (legs, rerank) in modes.items()
+    }
 
 
 def grid(shipped: RetrievalPolicy) -> list[FusionSetting]:
