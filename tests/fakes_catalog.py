@@ -678,6 +678,11 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 for k, p in self._progress.items()
                 if not (p.tenant_id == tenant_id and k[1] == model_key)
             }
+            self._pointers = {
+                k: p
+                for k, p in self._pointers.items()
+                if not (p.tenant_id == tenant_id and k[1] == model_key)
+            }
             previous, switched_at = self._serving.get(tenant_id, (None, 0.0))
             if previous == model_key:
                 self._serving[tenant_id] = (None, switched_at)

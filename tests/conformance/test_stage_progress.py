@@ -21,73 +21,31 @@ compare-and-set to stored), so the suite drives one object serving both."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import uuid
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections.abc import Iterator
 
 import pytest
 
-from groundwork.catalog import (
-    ChunkBatch,
-    PendingVersion,
-    RegistrationLedger,
-    StageProgress,
-    TenantCounts,
-    VersionRecord,
-)
-from groundwork.chunking import Chunk, chunk_id_for
-from groundwork.documents import (
-    ExtractedDocument,
-    ExtractionFailure,
-    FailureReason,
-    Location,
-)
-from groundwork.extract import extract
+from groundwork.catalog import ChunkBatch, RegistrationLedger, StageProgress, TenantCounts
+from groundwork.documents import ExtractionFailure, FailureReason
 from groundwork.pipeline import blob_key_for
 from resources.platform import Platform
+from tests.conformance.pipeline_steps import (
+    MODEL_A,
+    MODEL_B,
+    PipelineLedger,
+    begin,
+    chunked,
+    chunks_of,
+    document,
+    extracted,
+    ids,
+    indexed,
+    published,
+    sha,
+    stored,
+)
 from tests.fakes_catalog import InMemoryPipelineCatalog
-
-MODEL_A = "model-a"
-MODEL_B = "model-b"
-
-
-class PipelineLedger(RegistrationLedger, StageProgress, Protocol):
-    """What the suite drives: versions registered, then taken through the stages."""
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _document(text: str) -> ExtractedDocument:
-    result = extract(text.encode(), "text/markdown", "doc.md")
-    assert isinstance(result, ExtractedDocument)
-    return result
-
-
-def _chunks(version: VersionRecord, count: int, label: str = "body") -> list[Chunk]:
-    """`count` chunks of the version; the first under a heading (its content
-    carries the heading path), ids derived from the version and position."""
-    return [
-        Chunk(
-            chunk_id=chunk_id_for(version.tenant_id, version.version_id, position),
-            tenant_id=version.tenant_id,
-            source_id=version.source_id,
-            version_id=version.version_id,
-            position=position,
-            heading_path=("Intro",) if position == 0 else (),
-            body=f"{label} {position} of {version.version_no}",
-            location=Location(line_start=position + 1, line_end=position + 1),
-            kind="text",
-            token_count=4,
-        )
-        for position in range(count)
-    ]
-
-
-def _ids(chunks: Sequence[Chunk]) -> set[str]:
-    return {c.chunk_id for c in chunks}
 
 
 class StageProgressContract:
@@ -103,72 +61,6 @@ class StageProgressContract:
     def other(self) -> str:
         return f"sp-{uuid.uuid4().hex[:10]}"
 
-    # taking a version through the stages, as the pipeline does -------------------
-    @staticmethod
-    def _begin(
-        ledger: PipelineLedger,
-        tenant: str,
-        origin: str,
-        text: str,
-        subjects: Sequence[str] = ("team:a",),
-    ) -> PendingVersion:
-        begun = ledger.begin_version(
-            tenant,
-            origin,
-            origin.rsplit(":", 1)[-1],
-            subjects,
-            _sha(text),
-            len(text),
-            "text/markdown",
-        )
-        assert isinstance(begun, PendingVersion)
-        return begun
-
-    def _stored(
-        self, ledger: PipelineLedger, tenant: str, origin: str, text: str
-    ) -> PendingVersion:
-        begun = self._begin(ledger, tenant, origin, text)
-        assert ledger.mark_stored(begun.version_id)
-        return begun
-
-    def _extracted(self, ledger: PipelineLedger, tenant: str, origin: str, text: str) -> str:
-        begun = self._stored(ledger, tenant, origin, text)
-        assert ledger.claim_extraction(begun.version_id)
-        ledger.save_extraction(begun.version_id, _document(f"# {origin}\n\n{text}"))
-        return begun.version_id
-
-    def _chunked(
-        self, ledger: PipelineLedger, tenant: str, origin: str, text: str, count: int = 2
-    ) -> tuple[VersionRecord, list[Chunk]]:
-        version_id = self._extracted(ledger, tenant, origin, text)
-        version = next(
-            v for v, _ in ledger.versions_to_chunk(tenant, 100) if v.version_id == version_id
-        )
-        chunks = _chunks(version, count)
-        ledger.replace_chunks(version, chunks)
-        return version, chunks
-
-    @staticmethod
-    def _indexed(ledger: PipelineLedger, version: VersionRecord, *models: str) -> None:
-        ledger.mark_keyword_indexed_many([version.version_id])
-        for model in models:
-            ledger.mark_embedded(version.version_id, version.tenant_id, model)
-
-    def _published(
-        self,
-        ledger: PipelineLedger,
-        tenant: str,
-        origin: str,
-        text: str,
-        models: Sequence[str] = (MODEL_A,),
-        count: int = 2,
-    ) -> tuple[VersionRecord, list[Chunk]]:
-        version, chunks = self._chunked(ledger, tenant, origin, text, count)
-        self._indexed(ledger, version, *models)
-        for model in models:
-            ledger.mark_published_many([version.version_id], model)
-        return version, chunks
-
     # the contract ------------------------------------------------------------------
     def test_the_subject_is_the_port(self, ledger: PipelineLedger) -> None:
         assert isinstance(ledger, StageProgress)
@@ -177,7 +69,7 @@ class StageProgressContract:
     def test_only_a_stored_current_version_waits_for_extraction(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:
-        pending = self._begin(ledger, tenant, "inbox:a.md", "one")
+        pending = begin(ledger, tenant, "inbox:a.md", "one")
         assert ledger.versions_to_extract(tenant, 10) == []  # bytes not stored yet
         assert ledger.mark_stored(pending.version_id)
         [record] = ledger.versions_to_extract(tenant, 10)
@@ -189,9 +81,9 @@ class StageProgressContract:
             version_no=1,
             filename="a.md",
             media_type="text/markdown",
-            sha256=_sha("one"),
+            sha256=sha("one"),
             size_bytes=3,
-            blob_key=blob_key_for(_sha("one")),
+            blob_key=blob_key_for(sha("one")),
             subjects=("team:a",),
             state="stored",
             processing_state="pending",
@@ -201,10 +93,10 @@ class StageProgressContract:
         )
         assert record.created_at is not None
 
-        infected = self._begin(ledger, tenant, "inbox:bad.md", "infected")
+        infected = begin(ledger, tenant, "inbox:bad.md", "infected")
         assert ledger.mark_quarantined(infected.version_id, "Eicar")
-        replacement = self._stored(ledger, tenant, "inbox:a.md", "two")
-        later = self._stored(ledger, tenant, "inbox:c.md", "three")
+        replacement = stored(ledger, tenant, "inbox:a.md", "two")
+        later = stored(ledger, tenant, "inbox:c.md", "three")
         # the replaced version is no longer current: only its successor is work
         assert [v.version_id for v in ledger.versions_to_extract(tenant, 10)] == [
             replacement.version_id,
@@ -216,17 +108,17 @@ class StageProgressContract:
     def test_a_claim_is_a_compare_and_set_on_the_processing_state(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        first = self._stored(ledger, tenant, "inbox:a.md", "one")
+        first = stored(ledger, tenant, "inbox:a.md", "one")
         assert ledger.claim_extraction(first.version_id) is True
         [claimed] = ledger.versions_to_extract(tenant, 10)
         # a worker that died leaves its claim: the version is still work, and claimable
         assert claimed.processing_state == "extracting"
         assert ledger.claim_extraction(first.version_id) is True
-        ledger.save_extraction(first.version_id, _document("# A\n\none"))
+        ledger.save_extraction(first.version_id, document("# A\n\none"))
         assert ledger.claim_extraction(first.version_id) is False
         assert ledger.versions_to_extract(tenant, 10) == []
 
-        second = self._stored(ledger, tenant, "inbox:b.md", "two")
+        second = stored(ledger, tenant, "inbox:b.md", "two")
         assert ledger.claim_extraction(second.version_id)
         ledger.save_extraction(
             second.version_id, ExtractionFailure(FailureReason.ENCRYPTED, "password protected")
@@ -238,11 +130,11 @@ class StageProgressContract:
     def test_an_extraction_is_saved_as_a_value_and_a_failure_goes_no_further(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        good = self._stored(ledger, tenant, "inbox:good.md", "good")
-        document = _document("# Travel policy\n\nBook early.\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+        good = stored(ledger, tenant, "inbox:good.md", "good")
+        expected = document("# Travel policy\n\nBook early.\n\n| a | b |\n|---|---|\n| 1 | 2 |")
         assert ledger.claim_extraction(good.version_id)
-        ledger.save_extraction(good.version_id, document)
-        bad = self._stored(ledger, tenant, "inbox:bad.pdf", "bad")
+        ledger.save_extraction(good.version_id, expected)
+        bad = stored(ledger, tenant, "inbox:bad.pdf", "bad")
         assert ledger.claim_extraction(bad.version_id)
         ledger.save_extraction(bad.version_id, ExtractionFailure(FailureReason.MALFORMED, "broken"))
 
@@ -253,18 +145,18 @@ class StageProgressContract:
             "Travel policy",
             None,
         )
-        assert saved == document
+        assert saved == expected
         assert ledger.counts(tenant).failed == 1
         assert ledger.pending_work(tenant, MODEL_A)["extract"] == 0
 
     def test_chunks_are_written_beside_the_published_version(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        _, first_chunks = self._published(ledger, tenant, "inbox:a.md", "one", count=3)
-        second, second_chunks = self._chunked(ledger, tenant, "inbox:a.md", "two", count=2)
+        _, first_chunks = published(ledger, tenant, "inbox:a.md", "one", count=3)
+        second, second_chunks = chunked(ledger, tenant, "inbox:a.md", "two", count=2)
         assert ledger.versions_to_chunk(tenant, 10) == []
         # the published version's rows are untouched until the pointer moves
-        assert ledger.live_chunk_ids(tenant, MODEL_A) == _ids(first_chunks)
+        assert ledger.live_chunk_ids(tenant, MODEL_A) == ids(first_chunks)
         assert ledger.counts(tenant).chunks == 5
         [batch] = ledger.batches_to_keyword_index(tenant, 10)
         assert batch.version.version_id == second.version_id
@@ -273,8 +165,8 @@ class StageProgressContract:
     def test_a_rechunk_drops_the_positions_the_version_no_longer_has(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        version, chunks = self._chunked(ledger, tenant, "inbox:a.md", "one", count=3)
-        again = _chunks(version, 2, label="rewritten")
+        version, chunks = chunked(ledger, tenant, "inbox:a.md", "one", count=3)
+        again = chunks_of(version, 2, label="rewritten")
         ledger.replace_chunks(version, again)
         [batch] = ledger.batches_to_keyword_index(tenant, 10)
         assert [c.chunk_id for c in batch.chunks] == [c.chunk_id for c in chunks[:2]]
@@ -284,13 +176,13 @@ class StageProgressContract:
     def test_a_batch_carries_what_the_indexes_need(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        stored = self._stored(ledger, tenant, "inbox:notes.md", "notes")
-        assert ledger.claim_extraction(stored.version_id)
+        notes = stored(ledger, tenant, "inbox:notes.md", "notes")
+        assert ledger.claim_extraction(notes.version_id)
         # an extraction without a title: the index shows the filename instead
-        untitled = dataclasses.replace(_document("plain words"), title="")
-        ledger.save_extraction(stored.version_id, untitled)
+        untitled = dataclasses.replace(document("plain words"), title="")
+        ledger.save_extraction(notes.version_id, untitled)
         [(version, _)] = ledger.versions_to_chunk(tenant, 10)
-        chunks = _chunks(version, 2)
+        chunks = chunks_of(version, 2)
         ledger.replace_chunks(version, chunks)
         [batch] = ledger.batches_to_keyword_index(tenant, 10)
         assert batch == ChunkBatch(version, batch.chunks)
@@ -298,8 +190,8 @@ class StageProgressContract:
         assert (first.chunk_id, first.tenant_id, first.source_id, first.version_id) == (
             chunks[0].chunk_id,
             tenant,
-            stored.source_id,
-            stored.version_id,
+            notes.source_id,
+            notes.version_id,
         )
         assert (first.subjects, first.media_type, first.title, first.tags) == (
             ("team:a",),
@@ -314,7 +206,7 @@ class StageProgressContract:
     def test_keyword_indexing_and_each_models_embedding_are_tracked_apart(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:
-        version, _ = self._chunked(ledger, tenant, "inbox:a.md", "one")
+        version, _ = chunked(ledger, tenant, "inbox:a.md", "one")
         waiting = [version.version_id]
         assert [
             b.version.version_id for b in ledger.batches_to_keyword_index(tenant, 10)
@@ -343,26 +235,26 @@ class StageProgressContract:
     def test_publication_serves_each_model_its_own_versions_and_never_moves_back(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        older, _ = self._chunked(ledger, tenant, "inbox:a.md", "one")
-        _, newer_chunks = self._published(ledger, tenant, "inbox:a.md", "two")
-        other_source, other_chunks = self._chunked(ledger, tenant, "inbox:b.md", "three")
-        self._indexed(ledger, other_source, MODEL_A, MODEL_B)
-        assert ledger.live_chunk_ids(tenant, MODEL_A) == _ids(newer_chunks)
+        older, _ = chunked(ledger, tenant, "inbox:a.md", "one")
+        _, newer_chunks = published(ledger, tenant, "inbox:a.md", "two")
+        other_source, other_chunks = chunked(ledger, tenant, "inbox:b.md", "three")
+        indexed(ledger, other_source, MODEL_A, MODEL_B)
+        assert ledger.live_chunk_ids(tenant, MODEL_A) == ids(newer_chunks)
 
         ledger.mark_published_many([older.version_id, other_source.version_id], MODEL_A)
         # the older version does not take its source back; the other source is live
-        assert ledger.live_chunk_ids(tenant, MODEL_A) == _ids(newer_chunks) | _ids(other_chunks)
+        assert ledger.live_chunk_ids(tenant, MODEL_A) == ids(newer_chunks) | ids(other_chunks)
         assert ledger.live_chunk_ids(tenant, MODEL_B) == set()
         ledger.mark_published_many([other_source.version_id], MODEL_B)
-        assert ledger.live_chunk_ids(tenant, MODEL_B) == _ids(other_chunks)
-        assert ledger.live_chunk_ids(tenant, None) == _ids(newer_chunks) | _ids(other_chunks)
+        assert ledger.live_chunk_ids(tenant, MODEL_B) == ids(other_chunks)
+        assert ledger.live_chunk_ids(tenant, None) == ids(newer_chunks) | ids(other_chunks)
 
     def test_a_failed_version_leaves_every_stages_work(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
-        refused, _ = self._chunked(ledger, tenant, "inbox:refused.md", "one")
-        ready, _ = self._chunked(ledger, tenant, "inbox:ready.md", "two")
-        self._indexed(ledger, ready, MODEL_A)
+        refused, _ = chunked(ledger, tenant, "inbox:refused.md", "one")
+        ready, _ = chunked(ledger, tenant, "inbox:ready.md", "two")
+        indexed(ledger, ready, MODEL_A)
         ledger.mark_version_failed(refused.version_id, FailureReason.UNINDEXABLE, "too long")
         ledger.mark_version_failed(ready.version_id, FailureReason.UNINDEXABLE, "refused")
 
@@ -379,13 +271,13 @@ class StageProgressContract:
     def test_superseded_means_holding_chunks_neither_current_nor_published(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:
-        first, _ = self._published(ledger, tenant, "inbox:a.md", "one", (MODEL_A, MODEL_B))
-        second, _ = self._chunked(ledger, tenant, "inbox:a.md", "two")
+        first, _ = published(ledger, tenant, "inbox:a.md", "one", (MODEL_A, MODEL_B))
+        second, _ = chunked(ledger, tenant, "inbox:a.md", "two")
         # the first is published, the second current: nothing to sweep
         assert ledger.superseded_versions(tenant, MODEL_A) == []
         assert ledger.superseded_versions(tenant, None) == []
 
-        self._indexed(ledger, second, MODEL_A, MODEL_B)
+        indexed(ledger, second, MODEL_A, MODEL_B)
         ledger.mark_published_many([second.version_id], MODEL_A)
         assert ledger.superseded_versions(tenant, MODEL_A) == [first.version_id]
         assert ledger.superseded_versions(tenant, MODEL_B) == []
@@ -397,8 +289,8 @@ class StageProgressContract:
         assert ledger.superseded_versions(other, None) == []
 
         # a version replaced before it was ever published is superseded too
-        third, _ = self._chunked(ledger, tenant, "inbox:a.md", "three")
-        self._stored(ledger, tenant, "inbox:a.md", "four")
+        third, _ = chunked(ledger, tenant, "inbox:a.md", "three")
+        stored(ledger, tenant, "inbox:a.md", "four")
         assert ledger.superseded_versions(tenant, None) == sorted(
             [first.version_id, third.version_id]
         )
@@ -406,8 +298,8 @@ class StageProgressContract:
     def test_dropping_chunks_waits_out_the_grace_of_a_pointer_that_just_left(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:
-        first, _ = self._published(ledger, tenant, "inbox:a.md", "one", count=3)
-        second, second_chunks = self._published(ledger, tenant, "inbox:a.md", "two", count=2)
+        first, _ = published(ledger, tenant, "inbox:a.md", "one", count=3)
+        second, second_chunks = published(ledger, tenant, "inbox:a.md", "two", count=2)
         assert ledger.superseded_versions(tenant, None) == [first.version_id]
         # the pointer left the first version just now: searches in flight may re-check it
         assert ledger.drop_version_chunks(tenant, [first.version_id], grace_seconds=3600) == 0
@@ -418,28 +310,28 @@ class StageProgressContract:
         assert ledger.drop_version_chunks(tenant, [first.version_id], grace_seconds=0) == 3
         assert ledger.superseded_versions(tenant, None) == []
         assert ledger.counts(tenant).chunks == 2
-        assert ledger.live_chunk_ids(tenant, MODEL_A) == _ids(second_chunks)
+        assert ledger.live_chunk_ids(tenant, MODEL_A) == ids(second_chunks)
 
         # no pointer ever served this one: no grace to wait for
-        never, _ = self._chunked(ledger, tenant, "inbox:a.md", "three", count=4)
-        self._stored(ledger, tenant, "inbox:a.md", "four")
+        never, _ = chunked(ledger, tenant, "inbox:a.md", "three", count=4)
+        stored(ledger, tenant, "inbox:a.md", "four")
         assert ledger.drop_version_chunks(tenant, [never.version_id], grace_seconds=3600) == 4
-        assert ledger.live_chunk_ids(tenant, MODEL_A) == _ids(second_chunks)
+        assert ledger.live_chunk_ids(tenant, MODEL_A) == ids(second_chunks)
         assert ledger.counts(tenant).chunks == 2
 
     def test_pending_work_counts_what_each_stage_has_left(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:
-        self._stored(ledger, tenant, "inbox:a.md", "stored")
-        self._extracted(ledger, tenant, "inbox:b.md", "extracted")
-        self._chunked(ledger, tenant, "inbox:c.md", "chunked")
-        indexed, _ = self._chunked(ledger, tenant, "inbox:d.md", "indexed")
-        self._indexed(ledger, indexed, MODEL_A)
-        self._published(ledger, tenant, "inbox:e.md", "published")
-        failed = self._stored(ledger, tenant, "inbox:f.md", "failed")
+        stored(ledger, tenant, "inbox:a.md", "stored")
+        extracted(ledger, tenant, "inbox:b.md", "extracted")
+        chunked(ledger, tenant, "inbox:c.md", "chunked")
+        in_both, _ = chunked(ledger, tenant, "inbox:d.md", "indexed")
+        indexed(ledger, in_both, MODEL_A)
+        published(ledger, tenant, "inbox:e.md", "published")
+        failed = stored(ledger, tenant, "inbox:f.md", "failed")
         assert ledger.claim_extraction(failed.version_id)
         ledger.save_extraction(failed.version_id, ExtractionFailure(FailureReason.EMPTY, ""))
-        self._begin(ledger, tenant, "inbox:g.md", "bytes still on their way")
+        begin(ledger, tenant, "inbox:g.md", "bytes still on their way")
 
         assert ledger.pending_work(tenant, MODEL_A) == {
             "extract": 1,
@@ -462,10 +354,10 @@ class StageProgressContract:
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
         assert ledger.oldest_unpublished_seconds(tenant, MODEL_A) == 0.0
-        version, _ = self._chunked(ledger, tenant, "inbox:a.md", "one")
+        version, _ = chunked(ledger, tenant, "inbox:a.md", "one")
         waited = ledger.oldest_unpublished_seconds(tenant, MODEL_A)
         assert 0.0 < waited < 600
-        self._indexed(ledger, version, MODEL_A)
+        indexed(ledger, version, MODEL_A)
         ledger.mark_published_many([version.version_id], MODEL_A)
         assert ledger.oldest_unpublished_seconds(tenant, MODEL_A) == 0.0
         assert ledger.oldest_unpublished_seconds(tenant, MODEL_B) > 0.0
@@ -474,20 +366,20 @@ class StageProgressContract:
         self, ledger: PipelineLedger, tenant: str
     ) -> None:
         assert ledger.publication_latency(tenant, MODEL_A) == []
-        self._published(ledger, tenant, "inbox:a.md", "one")
-        self._published(ledger, tenant, "inbox:b.md", "two")
+        published(ledger, tenant, "inbox:a.md", "one")
+        published(ledger, tenant, "inbox:b.md", "two")
         latencies = ledger.publication_latency(tenant, MODEL_A)
         assert len(latencies) == 2 and all(0.0 < s < 600 for s in latencies)
         assert ledger.publication_latency(tenant, MODEL_B) == []
         assert ledger.publication_latency(tenant, MODEL_A, since_seconds=0) == []
 
     def test_counts(self, ledger: PipelineLedger, tenant: str, other: str) -> None:
-        self._chunked(ledger, tenant, "inbox:a.md", "one", count=2)
-        self._stored(ledger, tenant, "inbox:a.md", "two")
-        self._begin(ledger, tenant, "inbox:b.md", "pending")
-        infected = self._begin(ledger, tenant, "inbox:c.md", "infected")
+        chunked(ledger, tenant, "inbox:a.md", "one", count=2)
+        stored(ledger, tenant, "inbox:a.md", "two")
+        begin(ledger, tenant, "inbox:b.md", "pending")
+        infected = begin(ledger, tenant, "inbox:c.md", "infected")
         assert ledger.mark_quarantined(infected.version_id, "Eicar")
-        failed = self._stored(ledger, tenant, "inbox:d.md", "failed")
+        failed = stored(ledger, tenant, "inbox:d.md", "failed")
         assert ledger.claim_extraction(failed.version_id)
         ledger.save_extraction(failed.version_id, ExtractionFailure(FailureReason.EMPTY, ""))
         assert ledger.counts(tenant) == TenantCounts(sources=4, versions=5, failed=1, chunks=2)
