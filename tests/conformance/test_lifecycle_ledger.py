@@ -118,8 +118,9 @@ class LifecycleContract:
         assert catalog.versions_to_publish(tenant, MODEL_A) == []
         assert catalog.publication_latency(tenant, MODEL_A) == []
 
-        # the origin can be registered again: the same source, the next number, new subjects
-        again = begin(catalog, tenant, "inbox:a.md", "one", subjects=("team:b",))
+        # the origin can be registered again, its last bytes included (they were
+        # purged): the same source, the next number, the new upload's subjects
+        again = begin(catalog, tenant, "inbox:a.md", "two", subjects=("team:b",))
         assert again.source_id == source_id and not again.is_new_source
         assert catalog.mark_stored(again.version_id)
         [record] = catalog.versions_to_extract(tenant, 10)
