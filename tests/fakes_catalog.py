@@ -15,12 +15,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from groundwork.catalog import (
     ChunkBatch,
+    LifecycleLedger,
     NeedsApproval,
     PendingVersion,
+    RegistrationLedger,
+    StageProgress,
     TenantCounts,
+    TenantDirectory,
     Unchanged,
     VersionRecord,
 )
@@ -686,6 +691,16 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             previous, switched_at = self._serving.get(tenant_id, (None, 0.0))
             if previous == model_key:
                 self._serving[tenant_id] = (None, switched_at)
+
+
+if TYPE_CHECKING:
+
+    def _each_port_is_served() -> None:
+        """mypy proves the fake satisfies every port it stands in for."""
+        _tenants: TenantDirectory = InMemoryPipelineCatalog()
+        _registration: RegistrationLedger = InMemoryPipelineCatalog()
+        _stages: StageProgress = InMemoryPipelineCatalog()
+        _lifecycle: LifecycleLedger = InMemoryPipelineCatalog()
 
 
 __all__ = ["InMemoryPipelineCatalog"]
