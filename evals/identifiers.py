@@ -27,10 +27,16 @@ TEMPLATES = (
 )
 
 
+#: code-shaped: letters then digits (p53, BRCA1, rs1800795, ERR4021) or letters,
+#: a hyphen and digits (IL-6, ERR-4021). Tokens like "13-fold", "2003-january"
+#: or "5-mb" mix letters and digits too, but they are measurements and dates,
+#: and a keyword engine splits them into common words: not what a user means
+#: by an identifier.
+_CODE = re.compile(r"^[a-z]{1,8}-?[0-9]+[a-z0-9]*$")
+
+
 def is_strong_identifier(token: str) -> bool:
-    """Letters and digits mixed, at least four characters: a bare number, a year
-    or a hyphenated word is ordinary text (the reranker's rule too)."""
-    return len(token) >= 4 and any(c.isalpha() for c in token) and any(c.isdigit() for c in token)
+    return len(token) >= 3 and _CODE.match(token.lower()) is not None
 
 
 def identifier_golden_from(

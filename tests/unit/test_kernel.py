@@ -249,8 +249,9 @@ def test_context_budget_caps_dedupes_and_expands_sections() -> None:
     assert capped.skipped_as_duplicate == 1 and capped.skipped_for_source_cap >= 1
     tight = select_context(outcome.hits, budget_tokens=30, count_tokens=count)
     assert tight.used_tokens <= 30 and tight.skipped_for_budget > 0
+    in_a_section = next(h for h in outcome.hits if h.chunk.chunk_id in sections)
     expanded = select_context(
-        outcome.hits[:1],
+        [in_a_section],
         budget_tokens=10_000,
         count_tokens=count,
         load_section=lambda view: reader.section(STAFF, view.chunk_id),
