@@ -13,10 +13,13 @@ tolerance below the previous run of the same (tenant, model). Neither is
 ever green when the evaluation was skipped.
 """
 
+import json
+
 import dagster as dg
 
 from assets.partitions import tenant_and_model, tenant_model_partitions
 from assets.publication import published_index
+from evals.fusion_cv import constants_to_adopt
 from evals.gate import DEFAULT_TOLERANCE, run_regression
 from evals.golden import GoldenSetError
 from evals.judge import judge_from_env
@@ -142,6 +145,14 @@ def retrieval_quality(
         metadata[f"recall_at_100_{mode}"] = round(float(row["recall_at_100"]), 4)
     cv = result.cross_validation
     if "out_of_fold" in cv:
+        # the tenant serves its own constants only while tuning wins out of fold
+        adopted = constants_to_adopt(cv)
+        platform.catalog.set_fusion(tenant_id, adopted)
+        metadata["fusion_constants"] = (
+            json.dumps(adopted.to_dict())
+            if adopted
+            else "defaults (tuning did not win out of fold)"
+        )
         metadata["ndcg_at_10_hybrid_out_of_fold"] = float(cv["out_of_fold"])
         metadata["ndcg_at_10_hybrid_in_sample_best"] = float(cv["in_sample_best"])
         metadata["ndcg_at_10_plain_rrf"] = float(cv["plain_rrf"])

@@ -29,6 +29,7 @@ from evals.metrics import mrr_at_k, ndcg_at_k
 from evals.retrieval import source_name
 from groundwork.ports import AccessScope, ScoredChunk
 from groundwork.retrieval.kernel import (
+    FusionConstants,
     RetrievalPolicy,
     SearchEngines,
     rank_candidates,
@@ -63,6 +64,12 @@ class FusionSetting:
     depth: int  # candidates taken from each leg
 
     @property
+    def constants(self) -> FusionConstants:
+        return FusionConstants(
+            self.policy.rrf_k, dict(self.policy.leg_weights).get("keyword", 1.0), self.depth
+        )
+
+    @property
     def label(self) -> str:
         weights = dict(self.policy.leg_weights)
         return (
@@ -81,6 +88,7 @@ class CrossValidation:
     shipped: float  # the policy the kernel ships with, scored on these queries
     in_sample_best: float
     in_sample_setting: str
+    in_sample_constants: FusionConstants  # the setting chosen on every query (what is adopted)
     out_of_fold: float  # each fold scored with the setting chosen on the others
     out_of_fold_rerank: float  # the same, with the reranker applied
     chosen: tuple[str, ...]  # the setting each fold chose (stability)
@@ -90,6 +98,7 @@ class CrossValidation:
         """Back from a stored eval run's record (see `summary`)."""
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         fields["chosen"] = tuple(fields.get("chosen", ()))
+        fields["in_sample_constants"] = FusionConstants.from_dict(data["in_sample_constants"])
         return cls(**fields)
 
 
@@ -267,10 +276,28 @@ def cross_validate(
         shipped=overall(shipped_setting),
         in_sample_best=means[best_in_sample],
         in_sample_setting=settings[best_in_sample].label,
+        in_sample_constants=settings[best_in_sample].constants,
         out_of_fold=statistics.fmean(out_of_fold),
         out_of_fold_rerank=statistics.fmean(out_of_fold_rerank),
         chosen=tuple(chosen),
     )
+
+
+#: tuning must beat the defaults out of fold by more than this to be adopted
+ADOPTION_MARGIN = 0.002
+
+
+def constants_to_adopt(cross_validation: Mapping[str, Any]) -> FusionConstants | None:
+    """The tenant's own constants, when tuning wins out of fold: the tuning
+    procedure's out-of-fold nDCG@10 above the defaults' on the same queries by
+    more than the margin. Then the setting chosen on every query is adopted;
+    otherwise None (the defaults; an earlier adoption is withdrawn)."""
+    if "out_of_fold" not in cross_validation:
+        return None
+    gain = float(cross_validation["out_of_fold"]) - float(cross_validation["shipped"])
+    if gain <= ADOPTION_MARGIN:
+        return None
+    return FusionConstants.from_dict(cross_validation["in_sample_constants"])
 
 
 def format_cross_validation(model_key: str, result: CrossValidation) -> str:
@@ -280,7 +307,7 @@ def format_cross_validation(model_key: str, result: CrossValidation) -> str:
         f"  keyword leg alone            {result.keyword_only:.3f}",
         f"  vector leg alone             {result.vector_only:.3f}",
         f"  plain RRF (untuned)          {result.plain_rrf:.3f}",
-        f"  shipped constants            {result.shipped:.3f}   (in-sample where they were tuned)",
+        f"  default constants            {result.shipped:.3f}",
         f"  best in sample               {result.in_sample_best:.3f}   ({result.in_sample_setting})",
         f"  out of fold                  {result.out_of_fold:.3f}   <- predicts unseen queries",
         f"  out of fold + reranker       {result.out_of_fold_rerank:.3f}",
@@ -300,6 +327,7 @@ def summary(result: CrossValidation) -> Mapping[str, Any]:
         "shipped": round(result.shipped, 4),
         "in_sample_best": round(result.in_sample_best, 4),
         "in_sample_setting": result.in_sample_setting,
+        "in_sample_constants": result.in_sample_constants.to_dict(),
         "out_of_fold": round(result.out_of_fold, 4),
         "out_of_fold_rerank": round(result.out_of_fold_rerank, 4),
         "chosen": list(result.chosen),

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, Principal
+from groundwork.retrieval.kernel import FusionConstants
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,8 @@ class Tenant:
     tenant_id: str
     display_name: str
     active_model: str
+    #: its own fusion constants (adopted by the eval out of fold), else the defaults
+    fusion: FusionConstants | None = None
 
 
 #: A tenant id is also an inbox folder name and a Dagster partition key.
@@ -135,6 +138,11 @@ class TenantDirectory(Protocol):
     def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
         """Revoke at once (the next authentication fails); False when the tenant
         has no such active key."""
+        ...
+
+    def set_fusion(self, tenant_id: str, fusion: FusionConstants | None) -> bool:
+        """The tenant's own fusion constants (None: back to the defaults); False
+        for an unknown tenant."""
         ...
 
     def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:

@@ -53,6 +53,7 @@ from groundwork.ports import (
     TranscriptSegment,
     VectorRecord,
 )
+from groundwork.retrieval.kernel import FusionConstants
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.retrieval.query import keyword_query
 
@@ -841,6 +842,15 @@ class InMemoryTenantDirectory:
 
     def list_tenants(self) -> list[Tenant]:
         return [self._tenants[t] for t in sorted(self._tenants)]
+
+    def set_fusion(self, tenant_id: str, fusion: FusionConstants | None) -> bool:
+        with self._lock:
+            tenant = self._tenants.get(tenant_id)
+            if tenant is None:
+                return False
+            checked = fusion.validated() if fusion is not None else None
+            self._tenants[tenant_id] = dataclasses.replace(tenant, fusion=checked)
+            return True
 
     def create_api_key(
         self,

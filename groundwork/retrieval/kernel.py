@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -65,6 +65,40 @@ class RetrievalPolicy:
     relative_floor: float = 0.2
     #: multiplier on the fused score of chunks from low-confidence OCR/transcription
     low_confidence_weight: float = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class FusionConstants:
+    """A tenant's own fusion constants, chosen out of fold on its golden set by
+    the eval (evals/fusion_cv.py) and adopted only when they beat the defaults
+    there; a tenant without them searches with RetrievalPolicy's defaults."""
+
+    rrf_k: int
+    keyword_weight: float
+    depth: int  # candidates taken from each leg
+
+    def applied_to(self, policy: RetrievalPolicy) -> RetrievalPolicy:
+        return replace(
+            policy,
+            rrf_k=self.rrf_k,
+            leg_weights=(("vector", 1.0), ("keyword", self.keyword_weight)),
+        )
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"rrf_k": self.rrf_k, "keyword_weight": self.keyword_weight, "depth": self.depth}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> FusionConstants:
+        return cls(
+            int(str(data["rrf_k"])), float(str(data["keyword_weight"])), int(str(data["depth"]))
+        )
+
+    def validated(self) -> FusionConstants:
+        if not 1 <= self.rrf_k <= 1000 or not 0.0 <= self.keyword_weight <= 10.0:
+            raise InvalidRequest("fusion constants out of range (k 1-1000, keyword weight 0-10)")
+        if not 1 <= self.depth <= MAX_CANDIDATES:
+            raise InvalidRequest(f"fusion depth must be between 1 and {MAX_CANDIDATES}")
+        return self
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ checks accept exactly what was handed out, whichever transport handed it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from groundwork.citations import Citation
@@ -33,6 +33,8 @@ OUTCOME_MESSAGES = {
 BROWSE_QUERIES = frozenset({"", "*"})
 CHUNK_ID = re.compile(r"^ch_[0-9a-f]{32}$")
 CONTEXT_CANDIDATES = 30
+#: candidates per leg for a tenant without its own constants
+DEFAULT_DEPTH = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,19 +103,25 @@ def is_browse(query: str) -> bool:
 
 
 def run_search(
-    ports: PlatformPorts, who: Principal, query: SearchQuery, candidates: int | None = None
+    ports: PlatformPorts, who: Principal, query: SearchQuery
 ) -> tuple[str, RetrievalOutcome]:
-    model_key = ports.serving_model(who.tenant_id)
+    tenant = ports.catalog.get_tenant(who.tenant_id)  # one read: its model and its constants
+    model_key = tenant.active_model if tenant else ports.serving_model(who.tenant_id)
+    engines = ports.search_engines(model_key)
+    depth = DEFAULT_DEPTH
+    if tenant is not None and tenant.fusion is not None:
+        engines = replace(engines, policy=tenant.fusion.applied_to(engines.policy))
+        depth = tenant.fusion.depth
     request = SearchRequest(
         query=query.query,
         limit=query.limit,
-        candidates=candidates or max(50, query.limit),
+        candidates=max(depth, query.limit),
         mode=SearchMode(query.mode),
         filters=query.filters,
         rerank=query.rerank,
         pinned_source_ids=query.pinned_source_ids,
     )
-    return model_key, hybrid_search(who.scope, request, ports.search_engines(model_key))
+    return model_key, hybrid_search(who.scope, request, engines)
 
 
 def issue(

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from groundwork.catalog import TenantDirectory
+from groundwork.errors import InvalidRequest
+from groundwork.retrieval.kernel import FusionConstants
 from resources.platform import Platform
 from tests.fakes import InMemoryTenantDirectory
 from tests.fakes_catalog import InMemoryPipelineCatalog
@@ -41,6 +43,26 @@ class TenantDirectoryContract:
         assert (again.display_name, again.active_model) == ("First name", "model_a")
         assert tenant in {t.tenant_id for t in directory.list_tenants()}
         assert directory.get_tenant(self._tenant()) is None
+
+    def test_fusion_constants_are_kept_per_tenant_and_bounded(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant, other = self._tenant(), self._tenant()
+        directory.ensure_tenant(tenant, "Tuned", "model_a")
+        directory.ensure_tenant(other, "Untuned", "model_a")
+        assert directory.get_tenant(tenant).fusion is None  # type: ignore[union-attr]
+        tuned = FusionConstants(rrf_k=2, keyword_weight=1.25, depth=50)
+        assert directory.set_fusion(tenant, tuned) is True
+        assert directory.get_tenant(tenant).fusion == tuned  # type: ignore[union-attr]
+        assert directory.get_tenant(other).fusion is None  # type: ignore[union-attr]
+        listed = {t.tenant_id: t.fusion for t in directory.list_tenants()}
+        assert listed[tenant] == tuned and listed[other] is None
+        with pytest.raises(InvalidRequest):
+            directory.set_fusion(tenant, FusionConstants(rrf_k=0, keyword_weight=1.0, depth=50))
+        assert directory.get_tenant(tenant).fusion == tuned  # type: ignore[union-attr]
+        assert directory.set_fusion(tenant, None) is True
+        assert directory.get_tenant(tenant).fusion is None  # type: ignore[union-attr]
+        assert directory.set_fusion(self._tenant(), tuned) is False
 
     def test_a_secret_authenticates_to_exactly_its_grant(self, directory: TenantDirectory) -> None:
         tenant = self._tenant()

@@ -8,8 +8,16 @@ import dagster as dg
 import pytest
 
 from groundwork.ports import AccessScope
-from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.kernel import (
+    FusionConstants,
+    RetrievalPolicy,
+    SearchMode,
+    SearchRequest,
+    hybrid_search,
+)
 from groundwork.retrieval.outcome import Found
+from groundwork.services import retrieval
+from groundwork.services.retrieval import SearchQuery
 from resources.platform import Platform
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
@@ -243,3 +251,36 @@ def test_a_version_whose_bytes_are_gone_fails_once_instead_of_forever(platform: 
         AccessScope(tenant, (f"tenant:{tenant}",)), registered.source_id
     )
     assert status is not None and status["failure_reason"] == "malformed"
+
+
+def test_a_tenants_own_fusion_constants_shape_its_searches(platform: Platform, two_tenants) -> None:
+    """Constants the eval adopted for a tenant are what the search service uses
+    for it (the fused scores follow its k and keyword weight); withdrawn, the
+    defaults are back. Other tenants are not touched."""
+    tenant_a, tenant_b, _ = two_tenants
+    _, secret = platform.catalog.create_api_key(tenant_a, [f"tenant:{tenant_a}"], "fusion")
+    who = platform.catalog.principal_for_key(secret)
+    assert who is not None
+    query = SearchQuery("What does ERR-4021 mean?", limit=5)
+
+    def top_score_and_expected(k: int, keyword_weight: float) -> tuple[float, float]:
+        top = retrieval.search(platform.for_tenant(tenant_a), who, query).hits[0].hit
+        ranks = top.leg_ranks
+        expected = sum(
+            weight / (k + ranks[leg])
+            for leg, weight in (("vector", 1.0), ("keyword", keyword_weight))
+            if leg in ranks
+        )
+        return top.score, expected
+
+    defaults = RetrievalPolicy()
+    default_weight = dict(defaults.leg_weights)["keyword"]
+    score, expected = top_score_and_expected(defaults.rrf_k, default_weight)
+    assert score == pytest.approx(expected)
+    assert platform.catalog.set_fusion(tenant_a, FusionConstants(2, 1.5, depth=50))
+    score, expected = top_score_and_expected(2, 1.5)
+    assert score == pytest.approx(expected)
+    assert platform.catalog.get_tenant(tenant_b).fusion is None  # type: ignore[union-attr]
+    assert platform.catalog.set_fusion(tenant_a, None)
+    score, expected = top_score_and_expected(defaults.rrf_k, default_weight)
+    assert score == pytest.approx(expected)

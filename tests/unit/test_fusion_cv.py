@@ -10,13 +10,16 @@ from dataclasses import replace
 import pytest
 
 from evals.fusion_cv import (
+    CrossValidation,
     FusionSetting,
     RecordedQuery,
+    constants_to_adopt,
     cross_validate,
     folds_of,
     grid,
     record_legs,
     score_query,
+    summary,
 )
 from evals.golden import GoldenQuery
 from evals.metrics import ndcg_at_k
@@ -168,3 +171,16 @@ def test_the_grid_keeps_the_shipped_floor_and_confidence_weight() -> None:
     assert {s.policy.relative_floor for s in settings} == {0.33}
     assert {s.policy.low_confidence_weight for s in settings} == {0.7}
     assert len({s.label for s in settings}) == len(settings)
+
+
+def test_constants_are_adopted_only_when_tuning_wins_out_of_fold() -> None:
+    result = cross_validate(_keyword_knows_best(), 0.0, RetrievalPolicy())
+    stored = summary(result)
+    assert CrossValidation.from_summary(stored).in_sample_constants == result.in_sample_constants
+    winning = {**stored, "out_of_fold": 0.80, "shipped": 0.75}
+    assert constants_to_adopt(winning) == result.in_sample_constants
+    within_noise = {**stored, "out_of_fold": 0.751, "shipped": 0.75}
+    assert constants_to_adopt(within_noise) is None
+    losing = {**stored, "out_of_fold": 0.70, "shipped": 0.75}
+    assert constants_to_adopt(losing) is None
+    assert constants_to_adopt({"skipped": "12 queries"}) is None

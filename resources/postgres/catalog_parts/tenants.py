@@ -5,12 +5,16 @@ from __future__ import annotations
 import secrets
 import uuid
 from collections.abc import Sequence
+from typing import Any
+
+from psycopg.types.json import Jsonb
 
 from groundwork.catalog import (
     ApiKeyInfo,
     Tenant,
 )
 from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
+from groundwork.retrieval.kernel import FusionConstants
 from resources.postgres.catalog_parts.common import StoreBase, hash_secret
 from resources.postgres.database import translated_errors
 
@@ -31,17 +35,25 @@ class TenantsAndKeys(StoreBase):
     def get_tenant(self, tenant_id: str) -> Tenant | None:
         with translated_errors("reading a tenant"), self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT tenant_id, display_name, active_model FROM tenants WHERE tenant_id = %s",
+                "SELECT tenant_id, display_name, active_model, fusion FROM tenants WHERE tenant_id = %s",
                 (tenant_id,),
             ).fetchone()
-        return Tenant(*row) if row else None
+        return _tenant(row) if row else None
 
     def list_tenants(self) -> list[Tenant]:
         with translated_errors("listing tenants"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT tenant_id, display_name, active_model FROM tenants ORDER BY tenant_id"
+                "SELECT tenant_id, display_name, active_model, fusion FROM tenants ORDER BY tenant_id"
             ).fetchall()
-        return [Tenant(*r) for r in rows]
+        return [_tenant(r) for r in rows]
+
+    def set_fusion(self, tenant_id: str, fusion: FusionConstants | None) -> bool:
+        value = Jsonb(fusion.validated().to_dict()) if fusion is not None else None
+        with translated_errors("setting fusion constants"), self.pool.connection() as conn:
+            changed = conn.execute(
+                "UPDATE tenants SET fusion = %s WHERE tenant_id = %s", (value, tenant_id)
+            ).rowcount
+        return changed == 1
 
     def create_api_key(
         self,
@@ -124,3 +136,8 @@ class TenantsAndKeys(StoreBase):
                     (new_id, tenant_id, hash_secret(secret), old[0], old[1], old[2]),
                 )
         return new_id, secret
+
+
+def _tenant(row: Sequence[Any]) -> Tenant:
+    fusion = FusionConstants.from_dict(row[3]) if row[3] else None
+    return Tenant(row[0], row[1], row[2], fusion)
