@@ -119,7 +119,9 @@ class Platform:
     _trigger: IngestTrigger | None = None
     #: a request-serving process (API, MCP): embeds queries one at a time
     serving: bool = False
-    _views: dict[str, Platform] = field(default_factory=dict)
+    #: not an init field: a copy made with dataclasses.replace (other settings)
+    #: starts with no views, never serving views of the platform it was copied from
+    _views: dict[str, Platform] = field(default_factory=dict, init=False)
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
