@@ -37,6 +37,8 @@ import pypdfium2.raw as pdfium_c
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.ocr import ocr_blocks
+from groundwork.extract.pdf_words import WordLine, page_words, word_lines
+from groundwork.extract.text_tables import find_text_tables
 
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
@@ -63,8 +65,7 @@ def _is_garbage(text: str) -> bool:
     return bad / len(visible) > GARBAGE_RATIO
 
 
-def _lines(textpage: pdfium.PdfTextPage) -> list[_Line]:
-    text = textpage.get_text_range()
+def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
     out: list[_Line] = []
     offset = 0
     for raw_line in text.split("\r\n"):
@@ -241,12 +242,14 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
+    per_page_words: list[list[WordLine]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        lines = _lines(textpage)
+        page_text = textpage.get_text_range()
+        lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)
         alnum = sum(1 for c in text if c.isalnum())
         garbage = _is_garbage(text)
@@ -256,6 +259,7 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
+        per_page_words.append(word_lines(page_words(textpage, page_text)) if lines else [])
         textpage.close()
         page.close()
     if garbage_pages:
@@ -298,6 +302,7 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
             if _looks_ruled(page):
                 page_tables = tables.find(index, page.get_height())
             page.close()
+            page_tables.extend(find_text_tables(per_page_words[index], [b for _, b in page_tables]))
         page_blocks, page_title = _layout_page(
             lines, number, page_tables, level_of, len(heading_sizes), body
         )

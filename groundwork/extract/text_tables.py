@@ -1,0 +1,282 @@
+"""Tables without ruling lines, found from how the words line up.
+
+A run of lines whose words leave the same vertical strips of whitespace
+("rivers") is a candidate; the rivers are its column boundaries and each line
+a row (a line holding only a wrapped cell's continuation joins the nearest
+full row). A wrong table is worse than none, so a candidate becomes a table
+only with evidence beyond alignment: three or more columns with a numeric
+column or a well-filled grid of short cells, or two columns of which one is
+numeric. Two-column prose aligns just as well (its gutter is a river on every
+line) and is what those rules turn away: long sentence cells, no numbers.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+from groundwork.documents import Table
+from groundwork.extract.pdf_words import WordLine
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
+
+COLUMN_GAP = 0.8  # a gap wider than this many line heights separates cells
+ROW_PITCH = 1.6  # lines further apart than this many line heights end a block
+MIN_ROWS = 3
+_NUMERIC = re.compile(
+    r"^[(\-+−]?[$€£¥]?\s?(?:\d[\d,.' ]*|\.\d+)(?:[%)]|[kKmMbB]n?)?$"  # 1,234.56  (12)  45%  8.1M
+    r"|^\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?$"  # 3/21  04/10/15  2026-01
+    r"|^[-–—]$|^n/?a$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class _Row:
+    lines: list[WordLine]
+    cells: list[list[str]]  # per column, the texts in reading order
+
+    @property
+    def filled(self) -> int:
+        return sum(1 for c in self.cells if c)
+
+
+def _segments(line: WordLine, gap: float) -> list[tuple[float, float, str]]:
+    """The line's words joined into cells wherever the gap is small."""
+    out: list[tuple[float, float, str]] = []
+    for word in line.words:
+        if out and word.x0 - out[-1][1] < gap:
+            x0, _, text = out[-1]
+            out[-1] = (x0, max(out[-1][1], word.x1), f"{text} {word.text}")
+        else:
+            out.append((word.x0, word.x1, word.text))
+    return out
+
+
+def is_numeric(text: str) -> bool:
+    return bool(_NUMERIC.match(text.strip()))
+
+
+def find_text_tables(
+    lines: list[WordLine], exclude: list[Box] | None = None
+) -> list[tuple[Table, Box]]:
+    """Borderless tables among the page's lines (top first); words inside the
+    `exclude` boxes (tables found from ruling lines) are left out."""
+    if exclude:
+        kept: list[WordLine] = []
+        for line in lines:
+            words = [w for w in line.words if not _inside(w.x0, w.y0, w.x1, w.y1, exclude)]
+            if words:
+                kept.append(WordLine(words, line.y0, line.y1))
+        lines = kept
+    if len(lines) < MIN_ROWS:
+        return []
+    height = statistics.median(line.y1 - line.y0 for line in lines)
+    gap = COLUMN_GAP * height
+    segments = [_segments(line, gap) for line in lines]
+    if sum(1 for s in segments if len(s) >= 2) < MIN_ROWS:
+        return []  # the cheap exit: most pages have no line with a column gap
+    found: list[tuple[Table, Box]] = []
+    for block in _blocks(lines, segments, height):
+        found.extend(_tables_in(lines, segments, block, gap, depth=0))
+    return found
+
+
+def _inside(x0: float, y0: float, x1: float, y1: float, boxes: list[Box]) -> bool:
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return any(b[0] - 1 <= cx <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1 for b in boxes)
+
+
+def _blocks(
+    lines: list[WordLine], segments: list[list[tuple[float, float, str]]], height: float
+) -> list[list[int]]:
+    """Runs of close lines holding at least MIN_ROWS lines with a column gap;
+    lines without one are kept inside a run (wrapped cells, empty cells) but
+    trimmed from its ends."""
+    blocks: list[list[int]] = []
+    current: list[int] = []
+    single_run = 0
+    for i, line in enumerate(lines):
+        multi = len(segments[i]) >= 2
+        if current:
+            previous = lines[current[-1]]
+            if previous.y0 - line.y1 > ROW_PITCH * height - height or single_run >= 3:
+                blocks.append(current)
+                current = []
+                single_run = 0
+        if not current and not multi:
+            continue
+        current.append(i)
+        single_run = 0 if multi else single_run + 1
+    if current:
+        blocks.append(current)
+    out: list[list[int]] = []
+    for block in blocks:
+        while block and len(segments[block[-1]]) < 2:
+            block.pop()
+        if sum(1 for i in block if len(segments[i]) >= 2) >= MIN_ROWS:
+            out.append(block)
+    return out
+
+
+def _rivers(
+    block: list[int], segments: list[list[tuple[float, float, str]]], gap: float
+) -> list[tuple[float, float]]:
+    """x-intervals no cell of the block's multi-cell lines covers, inside the
+    block's extent and at least a column gap wide."""
+    spans = sorted((s[0], s[1]) for i in block if len(segments[i]) >= 2 for s in segments[i])
+    rivers: list[tuple[float, float]] = []
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= gap:
+            rivers.append((reach, x0))
+        reach = max(reach, x1)
+    return rivers
+
+
+def _tables_in(
+    lines: list[WordLine],
+    segments: list[list[tuple[float, float, str]]],
+    block: list[int],
+    gap: float,
+    depth: int,
+) -> list[tuple[Table, Box]]:
+    rivers = _rivers(block, segments, gap)
+    if not rivers:
+        return []
+    # a line with a cell across a river (a caption, a paragraph) splits the block
+    parts: list[list[int]] = [[]]
+    for i in block:
+        crosses = any(s[0] < r1 and s[1] > r0 for s in segments[i] for r0, r1 in rivers)
+        if crosses:
+            parts.append([])
+        else:
+            parts[-1].append(i)
+    parts = [p for p in parts if sum(1 for i in p if len(segments[i]) >= 2) >= MIN_ROWS]
+    if len(parts) != 1 or len(parts[0]) != len(block):
+        if depth >= 2:
+            return []
+        out: list[tuple[Table, Box]] = []
+        for part in parts:
+            while part and len(segments[part[0]]) < 2:
+                part.pop(0)
+            while part and len(segments[part[-1]]) < 2:
+                part.pop()
+            out.extend(_tables_in(lines, segments, part, gap, depth + 1))
+        return out
+    table = _table(lines, segments, block, rivers)
+    if table is None:
+        return []
+    box = (
+        min(lines[i].x0 for i in block),
+        min(lines[i].y0 for i in block),
+        max(lines[i].x1 for i in block),
+        max(lines[i].y1 for i in block),
+    )
+    return [(table, box)]
+
+
+def _table(
+    lines: list[WordLine],
+    segments: list[list[tuple[float, float, str]]],
+    block: list[int],
+    rivers: list[tuple[float, float]],
+) -> Table | None:
+    columns = len(rivers) + 1
+    rows: list[_Row] = []
+    for i in block:
+        cells: list[list[str]] = [[] for _ in range(columns)]
+        for x0, _, text in segments[i]:
+            column = sum(1 for r0, _ in rivers if r0 < x0)
+            cells[column].append(text)
+        rows.append(_Row([lines[i]], cells))
+    header_rows = _header_rows(rows, columns)
+    rows = _join_wrapped(rows, columns, header_rows)
+    if not _has_evidence(rows, columns, header_rows):
+        return None
+    return Table(
+        rows=tuple(tuple(" ".join(c) for c in row.cells) for row in rows),
+        header_rows=header_rows,
+    )
+
+
+def _header_rows(rows: list[_Row], columns: int) -> int:
+    """One header row; two when the first line is a spanning group header
+    (fewer cells, no numbers) over a full line of labels."""
+    if len(rows) > 3 and rows[0].filled < columns / 2 and rows[1].filled > rows[0].filled:
+        first_two = [t for row in rows[:2] for c in row.cells for t in c]
+        if not any(is_numeric(t) for t in first_two):
+            return 2
+    return 1
+
+
+def _join_wrapped(rows: list[_Row], columns: int, header_rows: int) -> list[_Row]:
+    """A line filling under half the columns, its first column empty, is a
+    wrapped cell's other line: it joins the nearer full row (ties go to the
+    row above, unless that is the header: middle-aligned cells wrap both ways)."""
+    anchors = [
+        k
+        for k, row in enumerate(rows)
+        if k < header_rows or row.filled >= max(2, (columns + 1) // 2) or row.cells[0]
+    ]
+    if len(anchors) < 2:
+        return rows
+    owner: dict[int, int] = {}
+    for k, row in enumerate(rows):
+        if k in anchors:
+            continue
+        above = max((a for a in anchors if a < k), default=None)
+        below = min((a for a in anchors if a > k), default=None)
+        if above is None or (above < header_rows and below is not None):
+            owner[k] = below if below is not None else k
+            continue
+        if below is None:
+            owner[k] = above
+            continue
+        middle = (row.lines[0].y0 + row.lines[0].y1) / 2
+        up = (rows[above].lines[-1].y0 + rows[above].lines[-1].y1) / 2 - middle
+        down = middle - (rows[below].lines[0].y0 + rows[below].lines[0].y1) / 2
+        owner[k] = below if down < up - 0.5 else above
+    merged: dict[int, _Row] = {
+        a: _Row(list(rows[a].lines), [list(c) for c in rows[a].cells]) for a in anchors
+    }
+    for k in sorted(owner, key=lambda k: (owner[k], k)):
+        target = merged.get(owner[k])
+        if target is None:
+            continue
+        fragment = rows[k]
+        before = k < owner[k]
+        for column in range(columns):
+            if fragment.cells[column]:
+                if before:
+                    target.cells[column] = fragment.cells[column] + target.cells[column]
+                else:
+                    target.cells[column].extend(fragment.cells[column])
+    return [merged[a] for a in anchors]
+
+
+def _has_evidence(rows: list[_Row], columns: int, header_rows: int) -> bool:
+    body = rows[header_rows:]
+    if len(rows) < MIN_ROWS or len(body) < 2 or columns < 2:
+        return False
+    cells = [" ".join(c) for row in rows for c in row.cells]
+    filled = [c for c in cells if c]
+    fill = len(filled) / len(cells)
+    if fill < 0.5:
+        return False
+    # every column holds something in a fair share of the rows
+    for column in range(columns):
+        if sum(1 for row in rows if row.cells[column]) < max(2, 0.25 * len(rows)):
+            return False
+    numeric_columns = 0
+    for column in range(columns):
+        values = [" ".join(row.cells[column]) for row in body if row.cells[column]]
+        if len(values) >= 2 and sum(1 for v in values if is_numeric(v)) >= 0.6 * len(values):
+            numeric_columns += 1
+    long_cells = sum(1 for c in filled if len(c) > 40 or c.endswith((".", ";", ","))) / len(filled)
+    if long_cells > 0.5:
+        return False  # sentences side by side: columns of prose, not a table
+    if columns >= 3:
+        return numeric_columns >= 1 or (fill >= 0.75 and long_cells < 0.2)
+    return numeric_columns >= 1 and fill >= 0.8 and long_cells < 0.2
