@@ -38,7 +38,7 @@ from groundwork.documents import Block, BlockKind, FailureReason, Location, Tabl
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.ocr import ocr_blocks
 from groundwork.extract.pdf_words import WordLine, page_words, word_lines
-from groundwork.extract.text_tables import find_text_tables
+from groundwork.extract.text_tables import find_text_tables, header_rows_of
 
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
@@ -160,7 +160,7 @@ class _Tables:
             # pdfplumber measures from the top; pdfium from the bottom
             found.append(
                 (
-                    Table(rows=tuple(rows), header_rows=1),
+                    Table(rows=tuple(rows), header_rows=header_rows_of(rows)),
                     (x0, page_height - bottom, x1, page_height - top),
                 )
             )

@@ -113,19 +113,22 @@ def _blocks(
         blocks.append(current)
     out: list[list[int]] = []
     for block in blocks:
-        while block and len(segments[block[-1]]) < 2:
-            block.pop()
         if sum(1 for i in block if len(segments[i]) >= 2) >= MIN_ROWS:
             out.append(block)
     return out
 
 
 def _rivers(
-    block: list[int], segments: list[list[tuple[float, float, str]]], gap: float
+    block: list[int],
+    segments: list[list[tuple[float, float, str]]],
+    gap: float,
+    every_line: bool = False,
 ) -> list[tuple[float, float]]:
-    """x-intervals no cell of the block's multi-cell lines covers, inside the
-    block's extent and at least a column gap wide."""
-    spans = sorted((s[0], s[1]) for i in block if len(segments[i]) >= 2 for s in segments[i])
+    """x-intervals no cell of the block's multi-cell lines (or of all its lines)
+    covers, inside the block's extent and at least a column gap wide."""
+    spans = sorted(
+        (s[0], s[1]) for i in block if every_line or len(segments[i]) >= 2 for s in segments[i]
+    )
     rivers: list[tuple[float, float]] = []
     reach = spans[0][1]
     for x0, x1 in spans[1:]:
@@ -145,10 +148,17 @@ def _tables_in(
     rivers = _rivers(block, segments, gap)
     if not rivers:
         return []
-    # a line with a cell across a river (a caption, a paragraph) splits the block
+    # single-cell lines after the last row: a wrapped cell's end stays, a note
+    # starting in the first column (or running across the columns) does not
+    while len(segments[block[-1]]) < 2 and (
+        segments[block[-1]][0][0] < rivers[0][0] or segments[block[-1]][0][1] > rivers[-1][1]
+    ):
+        block = block[:-1]
+    # a line with a cell across a river (a caption, a paragraph) splits the block;
+    # one reaching into a river (a wrapped cell's line) narrows it below
     parts: list[list[int]] = [[]]
     for i in block:
-        crosses = any(s[0] < r1 and s[1] > r0 for s in segments[i] for r0, r1 in rivers)
+        crosses = any(s[0] <= r0 and s[1] >= r1 for s in segments[i] for r0, r1 in rivers)
         if crosses:
             parts.append([])
         else:
@@ -165,6 +175,9 @@ def _tables_in(
                 part.pop()
             out.extend(_tables_in(lines, segments, part, gap, depth + 1))
         return out
+    rivers = _rivers(block, segments, gap, every_line=True)
+    if not rivers:
+        return []
     table = _table(lines, segments, block, rivers)
     if table is None:
         return []
@@ -202,11 +215,18 @@ def _table(
 
 
 def _header_rows(rows: list[_Row], columns: int) -> int:
-    """One header row; two when the first line is a spanning group header
-    (fewer cells, no numbers) over a full line of labels."""
-    if len(rows) > 3 and rows[0].filled < columns / 2 and rows[1].filled > rows[0].filled:
-        first_two = [t for row in rows[:2] for c in row.cells for t in c]
-        if not any(is_numeric(t) for t in first_two):
+    return header_rows_of([tuple(" ".join(c) for c in row.cells) for row in rows])
+
+
+def header_rows_of(rows: list[tuple[str, ...]]) -> int:
+    """One header row; two when the first is a spanning group header (cells
+    left empty under its spans, no numbers) over a full row of labels."""
+    if len(rows) > 3:
+        columns = max(len(r) for r in rows)
+        first = [c for c in rows[0] if c]
+        second = [c for c in rows[1] if c]
+        spanning = first and len(first) <= columns / 2 and len(second) >= columns - 1
+        if spanning and not any(is_numeric(t) for t in first):
             return 2
     return 1
 
