@@ -22,7 +22,7 @@ from groundwork.extract.pdf_words import WordLine
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
 
 COLUMN_GAP = 0.8  # a gap wider than this many line heights separates cells
-ROW_PITCH = 1.6  # lines further apart than this many line heights end a block
+ROW_GAP = 1.5  # whitespace taller than this many line heights ends a block
 MIN_ROWS = 3
 _NUMERIC = re.compile(
     r"^[(\-+−]?[$€£¥]?\s?(?:\d[\d,.' ]*|\.\d+)(?:[%)]|[kKmMbB]n?)?$"  # 1,234.56  (12)  45%  8.1M
@@ -78,9 +78,59 @@ def find_text_tables(
     if sum(1 for s in segments if len(s) >= 2) < MIN_ROWS:
         return []  # the cheap exit: most pages have no line with a column gap
     found: list[tuple[Table, Box]] = []
-    for block in _blocks(lines, segments, height):
-        found.extend(_tables_in(lines, segments, block, gap, depth=0))
+    for column in _layout_columns(lines, segments, gap):
+        column_segments = [_segments(line, gap) for line in column]
+        for block in _blocks(column, column_segments, height):
+            found.extend(_tables_in(column, column_segments, block, gap, depth=0))
     return found
+
+
+def _layout_columns(
+    lines: list[WordLine], segments: list[list[tuple[float, float, str]]], gap: float
+) -> list[list[WordLine]]:
+    """The page's text columns. A gutter (whitespace down the page that few
+    lines cross) with prose on both sides splits the page, so a table in one
+    column is not read across a paragraph in the other; a full-width table
+    also has gaps down the page, but no prose on both sides of them."""
+    left = min(s[0] for line in segments for s in line)
+    right = max(s[1] for line in segments for s in line)
+    width = right - left
+    if width <= 0:
+        return [lines]
+    cover = [0] * (int(width) + 2)
+    for line in segments:
+        for x0, x1, _ in line:
+            for x in range(int(x0 - left), int(x1 - left) + 1):
+                cover[x] += 1
+    allowed = max(1, len(lines) // 10)
+    best: tuple[int, int] | None = None
+    start = None
+    for x in range(int(width * 0.2), int(width * 0.8) + 1):
+        if cover[x] <= allowed:
+            start = x if start is None else start
+            if x - start + 1 >= gap and (best is None or x - start > best[1] - best[0]):
+                best = (start, x)
+        else:
+            start = None
+    if best is None:
+        return [lines]
+    split = left + (best[0] + best[1]) / 2
+    wide = 0.25 * width
+    prose_left = sum(1 for line in segments for s in line if s[1] < split and s[1] - s[0] >= wide)
+    prose_right = sum(1 for line in segments for s in line if s[0] > split and s[1] - s[0] >= wide)
+    if prose_left < 5 or prose_right < 5:
+        return [lines]
+    halves: tuple[list[WordLine], list[WordLine]] = ([], [])
+    for line in lines:
+        for side, words in enumerate(
+            (
+                [w for w in line.words if (w.x0 + w.x1) / 2 < split],
+                [w for w in line.words if (w.x0 + w.x1) / 2 >= split],
+            )
+        ):
+            if words:
+                halves[side].append(WordLine(words, line.y0, line.y1))
+    return [halves[0], halves[1]]
 
 
 def _inside(x0: float, y0: float, x1: float, y1: float, boxes: list[Box]) -> bool:
@@ -101,7 +151,7 @@ def _blocks(
         multi = len(segments[i]) >= 2
         if current:
             previous = lines[current[-1]]
-            if previous.y0 - line.y1 > ROW_PITCH * height - height or single_run >= 3:
+            if previous.y0 - line.y1 > ROW_GAP * height or single_run >= 3:
                 blocks.append(current)
                 current = []
                 single_run = 0
@@ -248,8 +298,17 @@ def _join_wrapped(rows: list[_Row], columns: int, header_rows: int) -> list[_Row
             continue
         above = max((a for a in anchors if a < k), default=None)
         below = min((a for a in anchors if a > k), default=None)
-        if above is None or (above < header_rows and below is not None):
-            owner[k] = below if below is not None else k
+        if above is None and below is not None:
+            owner[k] = below
+            continue
+        if above is not None and above < header_rows and below is not None:
+            # under the header: a short label is the header's own second line,
+            # longer text the first line of a middle-aligned body cell
+            text = " ".join(t for c in row.cells for t in c)
+            owner[k] = above if len(text) <= 25 and not is_numeric(text) else below
+            continue
+        if above is None:
+            owner[k] = k
             continue
         if below is None:
             owner[k] = above
