@@ -92,14 +92,14 @@ def _layout_columns(
     lines cross) with prose on both sides splits the page, so a table in one
     column is not read across a paragraph in the other; a full-width table
     also has gaps down the page, but no prose on both sides of them."""
-    left = min(s[0] for line in segments for s in line)
-    right = max(s[1] for line in segments for s in line)
+    left = min(s[0] for line_segments in segments for s in line_segments)
+    right = max(s[1] for line_segments in segments for s in line_segments)
     width = right - left
     if width <= 0:
         return [lines]
     cover = [0] * (int(width) + 2)
-    for line in segments:
-        for x0, x1, _ in line:
+    for line_segments in segments:
+        for x0, x1, _ in line_segments:
             for x in range(int(x0 - left), int(x1 - left) + 1):
                 cover[x] += 1
     allowed = max(1, len(lines) // 10)
@@ -116,8 +116,9 @@ def _layout_columns(
         return [lines]
     split = left + (best[0] + best[1]) / 2
     wide = 0.25 * width
-    prose_left = sum(1 for line in segments for s in line if s[1] < split and s[1] - s[0] >= wide)
-    prose_right = sum(1 for line in segments for s in line if s[0] > split and s[1] - s[0] >= wide)
+    every = [s for line_segments in segments for s in line_segments]
+    prose_left = sum(1 for s in every if s[1] < split and s[1] - s[0] >= wide)
+    prose_right = sum(1 for s in every if s[0] > split and s[1] - s[0] >= wide)
     if prose_left < 5 or prose_right < 5:
         return [lines]
     halves: tuple[list[WordLine], list[WordLine]] = ([], [])
