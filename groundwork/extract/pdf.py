@@ -37,8 +37,9 @@ import pypdfium2.raw as pdfium_c
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.ocr import ocr_blocks
-from groundwork.extract.pdf_words import WordLine, page_words, word_lines
-from groundwork.extract.text_tables import find_text_tables, header_rows_of
+from groundwork.extract.pdf_words import Word, page_words, word_lines
+from groundwork.extract.ruled_tables import find_ruled_tables
+from groundwork.extract.text_tables import find_text_tables
 
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
@@ -132,45 +133,6 @@ def _has_images(page: pdfium.PdfPage) -> bool:
     return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
 
 
-class _Tables:
-    """pdfplumber opened lazily, once, for the pages that need it."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self._pdf: object | None = None
-
-    def find(
-        self, page_index: int, page_height: float
-    ) -> list[tuple[Table, tuple[float, float, float, float]]]:
-        import pdfplumber
-
-        if self._pdf is None:
-            self._pdf = pdfplumber.open(io.BytesIO(self.data))
-        page = self._pdf.pages[page_index]  # type: ignore[attr-defined]
-        found: list[tuple[Table, tuple[float, float, float, float]]] = []
-        for table in page.find_tables():
-            rows = [tuple(" ".join((c or "").split()) for c in row) for row in table.extract()]
-            rows = [r for r in rows if any(r)]
-            if len(rows) < 2 or max(len(r) for r in rows) < 2:
-                continue
-            cells = [c for r in rows for c in r]
-            if sum(1 for c in cells if c) / len(cells) < 0.5:
-                continue
-            x0, top, x1, bottom = table.bbox
-            # pdfplumber measures from the top; pdfium from the bottom
-            found.append(
-                (
-                    Table(rows=tuple(rows), header_rows=header_rows_of(rows)),
-                    (x0, page_height - bottom, x1, page_height - top),
-                )
-            )
-        return found
-
-    def close(self) -> None:
-        if self._pdf is not None:
-            self._pdf.close()  # type: ignore[attr-defined]
-
-
 _STREAM_START = re.compile(rb"(?<!end)stream\r?\n")
 _INFLATE_PIECE = 1024 * 1024
 _FEED = 64 * 1024
@@ -226,15 +188,13 @@ def extract_pdf(data: bytes, ctx: ExtractionContext) -> Extracted:
         if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
             raise Refused(FailureReason.ENCRYPTED, "the PDF needs a password to open") from exc
         raise Refused(FailureReason.MALFORMED, f"not a readable PDF: {exc}") from exc
-    tables = _Tables(data)
     try:
-        return _extract(document, tables, ctx)
+        return _extract(document, ctx)
     finally:
-        tables.close()
         document.close()
 
 
-def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionContext) -> Extracted:
+def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     pages = len(document)
     if pages > ctx.limits.max_pages:
         raise Refused(
@@ -242,7 +202,7 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
-    per_page_words: list[list[WordLine]] = []
+    per_page_words: list[list[Word]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
@@ -259,7 +219,7 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
-        per_page_words.append(word_lines(page_words(textpage, page_text)) if lines else [])
+        per_page_words.append(page_words(textpage, page_text) if lines else [])
         textpage.close()
         page.close()
     if garbage_pages:
@@ -299,10 +259,13 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
         page_tables: list[tuple[Table, tuple[float, float, float, float]]] = []
         if lines:
             page = document[index]
+            words = per_page_words[index]
             if _looks_ruled(page):
-                page_tables = tables.find(index, page.get_height())
+                textpage = page.get_textpage()
+                page_tables = find_ruled_tables(page, textpage)
+                textpage.close()
             page.close()
-            page_tables.extend(find_text_tables(per_page_words[index], [b for _, b in page_tables]))
+            page_tables.extend(find_text_tables(word_lines(words), [b for _, b in page_tables]))
         page_blocks, page_title = _layout_page(
             lines, number, page_tables, level_of, len(heading_sizes), body
         )
