@@ -196,6 +196,11 @@ def _tables_in(
     gap: float,
     depth: int,
 ) -> list[tuple[Table, Box]]:
+    drawn = _drawn_columns(lines, block)
+    if drawn is not None:
+        kept = [i for i in block if not _is_rule_line(lines[i])]
+        table = _table(lines, segments, kept, drawn, by_words=True)
+        return [] if table is None else [(table, _box(lines, block))]
     rivers = _rivers(block, segments, gap)
     if not rivers:
         return []
@@ -230,15 +235,33 @@ def _tables_in(
     if not rivers:
         return []
     table = _table(lines, segments, block, rivers)
-    if table is None:
-        return []
-    box = (
+    return [] if table is None else [(table, _box(lines, block))]
+
+
+def _box(lines: list[WordLine], block: list[int]) -> Box:
+    return (
         min(lines[i].x0 for i in block),
         min(lines[i].y0 for i in block),
         max(lines[i].x1 for i in block),
         max(lines[i].y1 for i in block),
     )
-    return [(table, box)]
+
+
+_RULE = re.compile(r"^[-_=]{3,}$")
+
+
+def _is_rule_line(line: WordLine) -> bool:
+    return len(line.words) >= 2 and all(_RULE.match(w.text) for w in line.words)
+
+
+def _drawn_columns(lines: list[WordLine], block: list[int]) -> list[tuple[float, float]] | None:
+    """A fixed-width report underlines each column heading with a run of
+    dashes: those runs are the columns, however narrow the gaps between them."""
+    for i in block:
+        line = lines[i]
+        if _is_rule_line(line):
+            return [(a.x1, b.x0) for a, b in zip(line.words, line.words[1:], strict=False)]
+    return None
 
 
 def _table(
@@ -246,14 +269,20 @@ def _table(
     segments: list[list[tuple[float, float, str]]],
     block: list[int],
     rivers: list[tuple[float, float]],
+    by_words: bool = False,
 ) -> Table | None:
     columns = len(rivers) + 1
     rows: list[_Row] = []
     for i in block:
         cells: list[list[str]] = [[] for _ in range(columns)]
-        for x0, _, text in segments[i]:
-            column = sum(1 for r0, _ in rivers if r0 < x0)
-            cells[column].append(text)
+        if by_words:
+            for word in lines[i].words:
+                middle = (word.x0 + word.x1) / 2
+                cells[sum(1 for r0, r1 in rivers if (r0 + r1) / 2 < middle)].append(word.text)
+        else:
+            for x0, _, text in segments[i]:
+                column = sum(1 for r0, _ in rivers if r0 < x0)
+                cells[column].append(text)
         rows.append(_Row([lines[i]], cells))
     header_rows = _header_rows(rows, columns)
     rows = _join_wrapped(rows, columns, header_rows)
@@ -271,7 +300,11 @@ def _header_rows(rows: list[_Row], columns: int) -> int:
 
 def header_rows_of(rows: list[tuple[str, ...]]) -> int:
     """One header row; two when the first is a spanning group header (cells
-    left empty under its spans, no numbers) over a full row of labels."""
+    left empty under its spans, no numbers) over a full row of labels; none
+    when the first row is shaped like the body (numbers where the body has
+    them, years aside: "2025" heads a column of figures)."""
+    if _first_row_is_body(rows):
+        return 0
     if len(rows) > 3:
         columns = max(len(r) for r in rows)
         first = [c for c in rows[0] if c]
@@ -280,6 +313,23 @@ def header_rows_of(rows: list[tuple[str, ...]]) -> int:
         if spanning and not any(is_numeric(t) for t in first):
             return 2
     return 1
+
+
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def _first_row_is_body(rows: list[tuple[str, ...]]) -> bool:
+    if len(rows) < 3:
+        return False
+
+    def shape(row: tuple[str, ...]) -> tuple[bool, ...]:
+        return tuple(bool(c) and is_numeric(c) for c in row)
+
+    first = shape(rows[0])
+    if not any(first) or any(_YEAR.match(c.strip()) for c in rows[0] if c):
+        return False
+    same = sum(1 for row in rows[1:] if shape(row) == first)
+    return same >= 0.6 * (len(rows) - 1)
 
 
 def _join_wrapped(rows: list[_Row], columns: int, header_rows: int) -> list[_Row]:
