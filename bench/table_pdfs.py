@@ -205,6 +205,61 @@ def _list_page(pdf: FPDF, rng: random.Random) -> None:
         )
 
 
+def _form_page(pdf: FPDF, rng: random.Random) -> None:
+    """A form to fill in: labels and blank lines side by side, then prose."""
+    pdf.set_font("Helvetica", "", 10)
+    for label, other in (
+        ("Name", "Date"),
+        ("Address", "Phone"),
+        ("City", "Postal code"),
+        ("Signature", "Witness"),
+    ):
+        y = pdf.get_y()
+        pdf.set_xy(20, y)
+        pdf.cell(80, 6, f"{label}: ____________________")
+        pdf.set_xy(110, y)
+        pdf.cell(80, 6, f"{other}: ____________________", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(3)
+    pdf.ln(4)
+    _prose(pdf, rng, 3)
+
+
+def _letter_page(pdf: FPDF, rng: random.Random) -> None:
+    """A letter: sender block on the right, recipient on the left, then prose."""
+    pdf.set_font("Helvetica", "", 10)
+    for left, right in (
+        ("Jane Example", "Office of the Treasurer"),
+        ("12 Main Street", "400 State Street"),
+        ("Springfield 01101", "Capital City 02201"),
+        ("", "March 21, 2026"),
+    ):
+        y = pdf.get_y()
+        pdf.set_xy(20, y)
+        pdf.cell(70, 5, left)
+        pdf.set_xy(140, y)
+        pdf.cell(60, 5, right, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(6)
+    _prose(pdf, rng, 4)
+
+
+def _sparse_rows(rng: random.Random, count: int) -> Rows:
+    """Empty cells: not every site reports every measure."""
+    rows = [("Site", "Region", "Samples", "Positive", "Rate")]
+    for n in range(count):
+        samples = rng.randint(20, 900)
+        positive = rng.randint(0, samples // 4)
+        rows.append(
+            (
+                f"Site {chr(65 + n)}",
+                rng.choice(("North", "South", "East", "West")) if n % 3 else "",
+                str(samples),
+                str(positive) if n % 4 else "",
+                f"{100 * positive / samples:.1f}%" if n % 4 else "",
+            )
+        )
+    return tuple(rows)
+
+
 def _ledger_rows(rng: random.Random, count: int) -> Rows:
     header = ("Account", "Category", "Q1", "Q2", "Q3", "Q4")
     rows = [header]
@@ -357,6 +412,31 @@ def generated_corpus(seed: int = 15) -> list[GeneratedPdf]:
             "spanning-borderless", _spanning_rows(rng, 8), "NONE", 2, numeric_from=1, spans=spans
         )
     )
+    # tight columns in a serif face: gaps of about two spaces
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Compact Ledger")
+    compact = _ledger_rows(rng, 16)
+    pdf.set_font("Times", "", 9)
+    with pdf.table(
+        borders_layout="NONE",
+        col_widths=(14, 34, 19, 19, 19, 19),
+        width=124,
+        text_align=("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT", "RIGHT"),
+        line_height=4.5,
+        padding=0.6,
+        align="LEFT",
+    ) as table:
+        for row in compact:
+            cells = table.row()
+            for value in row:
+                cells.cell(value)
+    out.append(
+        GeneratedPdf(
+            "compact-borderless", bytes(pdf.output()), 1, (GeneratedTable(1, compact),), ()
+        )
+    )
+    out.append(single("sparse-borderless", _sparse_rows(rng, 12), "NONE", numeric_from=2))
     senate, senate_rows = senate_expenditure_pdf()
     out.append(
         GeneratedPdf("senate-expenditures", senate, 1, (GeneratedTable(1, senate_rows),), ())
@@ -368,6 +448,8 @@ def generated_corpus(seed: int = 15) -> list[GeneratedPdf]:
         ("two-column-prose", lambda pdf: _two_columns(pdf, rng, 9, justify=False)),
         ("two-column-justified", lambda pdf: _two_columns(pdf, rng, 9, justify=True)),
         ("lists", lambda pdf: _list_page(pdf, rng)),
+        ("forms", lambda pdf: _form_page(pdf, rng)),
+        ("letters", lambda pdf: _letter_page(pdf, rng)),
     ):
         pdf = _new_pdf()
         for page in range(3):

@@ -202,6 +202,16 @@ def _tables_in(
         table = _table(lines, segments, kept, drawn, by_words=True)
         return [] if table is None else [(table, _box(lines, block))]
     rivers = _rivers(block, segments, gap)
+    # a header row's labels may sit closer than the body's columns ("Account
+    # Category" in bold over "4100   Record grant"): the body's gaps stand when
+    # no header word covers them, and the header is cut there by its words
+    header = block[0]
+    body_rivers = _rivers(block[1:], segments, gap) if len(block) > MIN_ROWS else []
+    exempt: int | None = None
+    if len(body_rivers) > len(rivers):
+        narrowed = _narrowed(body_rivers, lines[header])
+        if narrowed is not None:
+            rivers, exempt = narrowed, header
     if not rivers:
         return []
     # single-cell lines after the last row: a wrapped cell's end stays, a note
@@ -214,7 +224,9 @@ def _tables_in(
     # one reaching into a river (a wrapped cell's line) narrows it below
     parts: list[list[int]] = [[]]
     for i in block:
-        crosses = any(s[0] <= r0 and s[1] >= r1 for s in segments[i] for r0, r1 in rivers)
+        crosses = i != exempt and any(
+            s[0] <= r0 and s[1] >= r1 for s in segments[i] for r0, r1 in rivers
+        )
         if crosses:
             parts.append([])
         else:
@@ -231,11 +243,28 @@ def _tables_in(
                 part.pop()
             out.extend(_tables_in(lines, segments, part, gap, depth + 1))
         return out
-    rivers = _rivers(block, segments, gap, every_line=True)
+    rivers = _rivers([i for i in block if i != exempt], segments, gap, every_line=True)
     if not rivers:
         return []
-    table = _table(lines, segments, block, rivers)
+    table = _table(lines, segments, block, rivers, by_words=True)
     return [] if table is None else [(table, _box(lines, block))]
+
+
+def _narrowed(
+    rivers: list[tuple[float, float]], line: WordLine
+) -> list[tuple[float, float]] | None:
+    """The rivers cut down to the line's own spaces between words, or None if
+    a word of the line covers one of them."""
+    words = line.words
+    spaces = [(a.x1, b.x0) for a, b in zip(words, words[1:], strict=False) if b.x0 > a.x1]
+    spaces = [(float("-inf"), words[0].x0), *spaces, (words[-1].x1, float("inf"))]
+    out: list[tuple[float, float]] = []
+    for r0, r1 in rivers:
+        best = max(((max(r0, s0), min(r1, s1)) for s0, s1 in spaces), key=lambda r: r[1] - r[0])
+        if best[1] - best[0] < 0.5:
+            return None
+        out.append(best)
+    return out
 
 
 def _box(lines: list[WordLine], block: list[int]) -> Box:
