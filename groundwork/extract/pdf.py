@@ -1,22 +1,27 @@
 """PDF: the text layer through pypdfium2 (measured here at ~500 pages/s against
-pypdf's ~43 and pdfplumber's ~13), structure inferred from it, tables from
-pdfplumber only where the evidence is strong, OCR only for pages without a
-usable text layer.
+pypdf's ~43 and pdfplumber's ~13), structure inferred from it, tables only
+where the evidence is strong, OCR only for pages without a usable text layer.
 
 - Headings: lines set larger than the body size (the most common size, by
   characters), or bold at body size and short; sizes come from loose character
   boxes, which scale with the font size (pdfium's own font size is often 1.0
   when the text matrix carries the scale).
-- Tables: pdfplumber's ruling-line detection, run only on pages drawn with
-  enough line and rectangle objects, and kept only when the grid is mostly
-  filled; a wrong table is worse than none. Text inside an accepted table is
-  taken out of the paragraph flow.
+- Tables, cheap signals first (a wrong table is worse than none; text inside
+  an accepted table is taken out of the paragraph flow):
+  - ruled: only on pages whose drawings cross like a grid (`_looks_ruled`),
+    pdfplumber's lattice geometry over edges read from pdfium's paths
+    (ruled_tables.py; pdfminer's page parse was ~95% of PDF time);
+  - borderless: words regrouped into the page's lines, and a table only where
+    whitespace runs down several lines at the same places and the cells carry
+    evidence (text_tables.py); a page with fewer than three lines holding a
+    column gap stops there. Measured against camelot, img2table, tabula and
+    pdfplumber's text strategy in bench/table_candidates.py.
 - Type0/CID fonts without a usable ToUnicode map decode to private-use or
   replacement characters: such pages are flagged and, with OCR available,
   recognised from the image instead.
-- Flate bombs: pdfium and pdfminer inflate a stream whole, so a few MB of
+- Flate bombs: pdfium inflates a stream whole, so a few MB of
   compressed zeros become gigabytes inside the parser (pdfium aborts the
-  process when its allocation fails). Before either parser sees the bytes,
+  process when its allocation fails). Before pdfium sees the bytes,
   every Flate stream is inflated once in 1 MB pieces that are counted and
   dropped: over the document's ceiling, or one non-image stream (a page's
   content) over its own, the PDF is refused as too large in bounded memory.
@@ -93,8 +98,8 @@ def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
 
 
 def _looks_ruled(page: pdfium.PdfPage) -> bool:
-    """Cheap evidence of a ruled grid before paying for pdfplumber (95% of PDF
-    time when run on every page with drawings): some column span crossed by at
+    """Cheap evidence of a ruled grid (object bounds only) before reading every
+    path segment for the lattice: some column span crossed by at
     least three horizontal edges at different heights, and at least two vertical
     edges standing within that span. Rectangles contribute their four sides;
     decorative boxes, underlines and rounded frames do not make a grid."""

@@ -171,3 +171,40 @@ def test_the_scanned_pages_text_comes_from_tesseract_on_those_pages_only() -> No
     for page in (1, 3):
         assert f"Text page {page}" in " ".join(by_page[page])
         assert all(b.confidence is None for b in doc.blocks if b.location.page == page)
+
+
+def test_a_spanning_header_keeps_both_header_rows_in_every_chunk() -> None:
+    generated = CORPUS["spanning-borderless"]
+    doc = _ok(extract(generated.data, "application/pdf", "spanning.pdf"))
+    (table,) = [b for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table.table is not None and table.table.header_rows == 2
+    assert table.table.header[0] == ("", "", "Budget", "", "Actual")  # over the columns it spans
+    chunks = chunk_blocks(
+        [table], tenant_id="t", source_id="s", version_id="v", policy=ChunkingPolicy(max_tokens=60)
+    )
+    assert len(chunks) > 1
+    for chunk in chunks:
+        lines = chunk.body.splitlines()
+        assert "Budget" in lines[0] and lines[2] == "| Department | 2025 | 2026 | 2025 | 2026 |"
+
+
+def test_a_table_of_contents_is_a_two_column_table_without_a_header() -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.cell(0, 10, "Contents", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    entries = [("Introduction", "1"), ("Security fundamentals", "2"), ("Row permissions", "14")]
+    entries += [("Column masks", "26"), ("Appendix", "xiv")]
+    for title, page in entries:
+        y = pdf.get_y()
+        pdf.set_xy(20, y)
+        pdf.cell(150, 6, title + " " + ". " * int((150 - pdf.get_string_width(title)) / 3.2))
+        pdf.set_xy(175, y)
+        pdf.cell(15, 6, page, align="R", new_x="LMARGIN", new_y="NEXT")
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "contents.pdf"))
+    tables = extract_tables(doc)
+    assert len(tables) == 1 and tables[0].table.header_rows == 0
+    rows = tables[0].table.rows
+    assert [r[1] for r in rows] == [page for _, page in entries]
+    assert all(r[0].startswith(title + " . .") for r, (title, _) in zip(rows, entries, strict=True))
