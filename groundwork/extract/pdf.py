@@ -42,7 +42,7 @@ import pypdfium2.raw as pdfium_c
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.ocr import ocr_blocks
-from groundwork.extract.pdf_words import Word, page_words, word_lines
+from groundwork.extract.pdf_words import page_words, word_lines
 from groundwork.extract.ruled_tables import find_ruled_tables
 from groundwork.extract.text_tables import find_text_tables
 
@@ -199,6 +199,18 @@ def extract_pdf(data: bytes, ctx: ExtractionContext) -> Extracted:
         document.close()
 
 
+def _page_tables(
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, text: str
+) -> list[tuple[Table, tuple[float, float, float, float]]]:
+    """Ruled tables where the drawings look like a grid, then borderless ones
+    among the words the ruled ones left."""
+    found = find_ruled_tables(page, textpage) if _looks_ruled(page) else []
+    found.extend(
+        find_text_tables(word_lines(page_words(textpage, text)), [box for _, box in found])
+    )
+    return found
+
+
 def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     pages = len(document)
     if pages > ctx.limits.max_pages:
@@ -207,7 +219,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
-    per_page_words: list[list[Word]] = []
+    per_page_tables: list[list[tuple[Table, tuple[float, float, float, float]]]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
@@ -224,7 +236,8 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
-        per_page_words.append(page_words(textpage, page_text) if lines else [])
+        # tables while the page is open: only what they found is kept, not the words
+        per_page_tables.append(_page_tables(page, textpage, page_text) if lines else [])
         textpage.close()
         page.close()
     if garbage_pages:
@@ -261,18 +274,8 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
             page.close()
             blocks.extend(ocr_blocks(ctx.ocr.recognize(buffer.getvalue()), page=number))
             continue
-        page_tables: list[tuple[Table, tuple[float, float, float, float]]] = []
-        if lines:
-            page = document[index]
-            words = per_page_words[index]
-            if _looks_ruled(page):
-                textpage = page.get_textpage()
-                page_tables = find_ruled_tables(page, textpage)
-                textpage.close()
-            page.close()
-            page_tables.extend(find_text_tables(word_lines(words), [b for _, b in page_tables]))
         page_blocks, page_title = _layout_page(
-            lines, number, page_tables, level_of, len(heading_sizes), body
+            lines, number, per_page_tables[index], level_of, len(heading_sizes), body
         )
         blocks.extend(page_blocks)
         title = title or page_title
