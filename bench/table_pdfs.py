@@ -437,6 +437,32 @@ def generated_corpus(seed: int = 15) -> list[GeneratedPdf]:
         )
     )
     out.append(single("sparse-borderless", _sparse_rows(rng, 12), "NONE", numeric_from=2))
+    # a small table in the right-hand column, prose running beside it on the left
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Table Beside Prose")
+    top = pdf.get_y()
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_left_margin(10)
+    pdf.multi_cell(92, 5, _paragraph(rng, 9), new_x="LMARGIN", new_y="NEXT")
+    beside = _sparse_rows(rng, 9)
+    pdf.set_left_margin(112)
+    pdf.set_xy(112, top)
+    with pdf.table(
+        borders_layout="NONE",
+        width=92,
+        col_widths=(20, 16, 18, 18, 20),
+        text_align=("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"),
+        line_height=5,
+        align="LEFT",
+    ) as table:
+        for row in beside:
+            cells = table.row()
+            for value in row:
+                cells.cell(value)
+    out.append(
+        GeneratedPdf("table-beside-prose", bytes(pdf.output()), 1, (GeneratedTable(1, beside),), ())
+    )
     senate, senate_rows = senate_expenditure_pdf()
     out.append(
         GeneratedPdf("senate-expenditures", senate, 1, (GeneratedTable(1, senate_rows),), ())

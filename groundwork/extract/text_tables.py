@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 
 from groundwork.documents import Table
-from groundwork.extract.pdf_words import WordLine
+from groundwork.extract.pdf_words import Word, WordLine
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
 
@@ -310,8 +310,56 @@ def _tables_in(
     rivers = _rivers([i for i in block if i != exempt], segments, gap, every_line=True)
     if not rivers:
         return []
+    side = _prose_beside(lines, block, rivers)
+    if side is not None:
+        # look again without the prose: the table is what stands beside it
+        if depth >= 3:
+            return []
+        cut = rivers[0] if side == 0 else rivers[-1]
+        middle = (cut[0] + cut[1]) / 2
+        rest: list[WordLine] = []
+        for i in block:
+            words = [w for w in lines[i].words if ((w.x0 + w.x1) / 2 < middle) == (side != 0)]
+            if words:
+                rest.append(WordLine(words, lines[i].y0, lines[i].y1))
+        rest_segments = [_segments(line, gap) for line in rest]
+        part = [i for i in range(len(rest))]
+        while part and len(rest_segments[part[0]]) < 2:
+            part.pop(0)
+        if sum(1 for i in part if len(rest_segments[i]) >= 2) < MIN_ROWS:
+            return []
+        return _tables_in(rest, rest_segments, part, gap, depth + 1)
     table = _table(lines, segments, block, rivers, by_words=True)
     return [] if table is None else [(table, _box(lines, block))]
+
+
+def _prose_beside(
+    lines: list[WordLine], block: list[int], rivers: list[tuple[float, float]]
+) -> int | None:
+    """0 or -1 when the first or last column is running prose that merely
+    shares the table's lines (a text column beside a table): nearly every line
+    holds five words or more there, no figures, and the text carries on above
+    or below the table in that column alone."""
+    for side, (r0, r1) in ((0, rivers[0]), (-1, rivers[-1])):
+        middle = (r0 + r1) / 2
+
+        def inside(word: Word, side: int = side, middle: float = middle) -> bool:
+            return ((word.x0 + word.x1) / 2 < middle) == (side == 0)
+
+        texts = [[w.text for w in lines[i].words if inside(w)] for i in block]
+        filled = [t for t in texts if t]
+        if len(filled) < 0.8 * len(block) or sum(map(len, filled)) < 5 * len(filled):
+            continue
+        if any(is_numeric(" ".join(t)) for t in filled):
+            continue
+        for j, near in ((block[0] - 1, block[0]), (block[-1] + 1, block[-1])):
+            if not 0 <= j < len(lines):
+                continue
+            other, line = lines[j], lines[near]
+            distance = max(other.y0 - line.y1, line.y0 - other.y1)
+            if distance <= ROW_GAP * (line.y1 - line.y0) and all(inside(w) for w in other.words):
+                return side
+    return None
 
 
 def _narrowed(
