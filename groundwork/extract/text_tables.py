@@ -8,6 +8,18 @@ only with evidence beyond alignment: three or more columns with a numeric
 column or a well-filled grid of short cells, or two columns of which one is
 numeric. Two-column prose aligns just as well (its gutter is a river on every
 line) and is what those rules turn away: long sentence cells, no numbers.
+
+Before that, the page is split at a gutter with prose on both sides (a table
+in one text column is not read across the other), and a table of contents
+(dot leaders, page numbers) is taken as a two-column table. Inside a
+candidate, a fixed-width report's dash underlines define its columns, a
+header whose labels sit closer than the body's gaps is cut at the body's
+gaps, and running prose in an edge column is left out.
+
+The thresholds were chosen on bench/table_pdfs.py's generated tables and
+table-free pages and checked on the shared corpus (bench/table_candidates.py):
+a column gap of 0.8 line heights is about three spaces, wider than justified
+prose stretches a space and narrower than the tightest generated table's gap.
 """
 
 from __future__ import annotations
