@@ -63,6 +63,17 @@ class _Line:
     y1: float
 
 
+# pdfium writes the lam-alef ligature (one glyph) as alef then lam; after the
+# article's alef that is never Arabic or Persian ("األ" for "الأ", "کاالی" for
+# "کالای"), so the pair is put back in logical order. Same length: character
+# indices into the text page stay valid.
+_LAM_ALEF = re.compile("(?<=\u0627)([\u0622\u0623\u0625\u0627])\u0644")
+
+
+def _lam_first(match: re.Match[str]) -> str:
+    return "\u0644" + match.group(1)
+
+
 def _is_garbage(text: str) -> bool:
     visible = [c for c in text if not c.isspace()]
     if not visible:
@@ -225,7 +236,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        page_text = textpage.get_text_range()
+        page_text = _LAM_ALEF.sub(_lam_first, textpage.get_text_range())
         lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)
         alnum = sum(1 for c in text if c.isalnum())

@@ -208,3 +208,12 @@ def test_a_table_of_contents_is_a_two_column_table_without_a_header() -> None:
     rows = tables[0].table.rows
     assert [r[1] for r in rows] == [page for _, page in entries]
     assert all(r[0].startswith(title + " . .") for r, (title, _) in zip(rows, entries, strict=True))
+
+
+def test_the_lam_alef_ligature_comes_back_in_logical_order() -> None:
+    """pdfium writes the ligature as alef then lam; after the article's alef
+    that order is never a word, while "ألف" (thousand) must stay as it is."""
+    from groundwork.extract.pdf import _LAM_ALEF, _lam_first
+
+    assert _LAM_ALEF.sub(_lam_first, "األهداف اإلنسان کاالی") == "الأهداف الإنسان کالای"
+    assert _LAM_ALEF.sub(_lam_first, "ألف الأمن") == "ألف الأمن"
