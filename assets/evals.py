@@ -140,6 +140,13 @@ def retrieval_quality(
         mode = row["mode"].replace("+", "_")
         metadata[f"ndcg_at_10_{mode}"] = round(float(row["ndcg_at_10"]), 4)
         metadata[f"recall_at_100_{mode}"] = round(float(row["recall_at_100"]), 4)
+    cv = result.cross_validation
+    if "out_of_fold" in cv:
+        metadata["ndcg_at_10_hybrid_out_of_fold"] = float(cv["out_of_fold"])
+        metadata["ndcg_at_10_hybrid_in_sample_best"] = float(cv["in_sample_best"])
+        metadata["ndcg_at_10_plain_rrf"] = float(cv["plain_rrf"])
+    elif "skipped" in cv:
+        metadata["cross_validation_skipped"] = str(cv["skipped"])
     for row in result.groundedness:
         metadata[f"groundedness_{row['dataset']}"] = round(float(row["rate"]), 4)
     metadata["citation_correctness"] = round(float(result.citations.get("rate", 0.0)), 4)

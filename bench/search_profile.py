@@ -113,22 +113,34 @@ def engine_cpu_seconds(platform_pids: dict[str, list[int]]) -> dict[str, float]:
     return out
 
 
-def engine_pids() -> dict[str, list[int]]:
+def engine_pids(settings: GroundworkSettings) -> dict[str, list[int]]:
+    """This platform's engines only (other checkouts' test engines may share the
+    machine): the postmaster of its data directory with its backends, and the
+    OpenSearch JVM whose command line names its home."""
     found: dict[str, list[int]] = {"postgres": [], "opensearch": []}
+    pid_file = settings.pgdata / "postmaster.pid"
+    if pid_file.exists():
+        postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+        found["postgres"] = [postmaster.pid, *(c.pid for c in postmaster.children())]
+    home = str(settings.opensearch_home)
     for proc in psutil.process_iter(["name", "cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        if proc.info["name"] and proc.info["name"].startswith("postgres"):
-            found["postgres"].append(proc.pid)
-        elif "java" in (proc.info["name"] or "") and "opensearch" in cmd.lower():
+        if "java" in (proc.info["name"] or "") and home in cmd:
             found["opensearch"].append(proc.pid)
     return found
 
 
 def run_level(
-    app: Any, key: str, queries: list[str], requests: int, clients: int, meter: Meter
+    app: Any,
+    key: str,
+    queries: list[str],
+    requests: int,
+    clients: int,
+    meter: Meter,
+    settings: GroundworkSettings,
 ) -> dict[str, float]:
     meter.clock = time.process_time if clients == 1 else time.thread_time
-    pids = engine_pids()
+    pids = engine_pids(settings)
     before = engine_cpu_seconds(pids)
     lock = threading.Lock()
     counter = iter(range(requests))
@@ -159,7 +171,7 @@ def run_level(
         thread.join()
     wall = time.perf_counter() - wall_started
     process_cpu = time.process_time() - process_started
-    pids_after = engine_pids()  # pool connections opened meanwhile count from zero
+    pids_after = engine_pids(settings)  # pool connections opened meanwhile count from zero
     after = engine_cpu_seconds(pids_after)
     per = 1000.0 / requests
     figures = {f"{name} cpu": meter.cpu[name] * per for name in LAYERS}
@@ -205,12 +217,12 @@ def main() -> int:
     wrap(PgVectorIndex, "search", meter, "vector leg")
     wrap(OpenSearchKeywordIndex, "search", meter, "keyword leg")
     wrap(PublishedChunkReader, "load_chunks", meter, "re-check")
-    wrap(PostgresCatalog, "record_issued", meter, "citations")
     wrap(PostgresCatalog, "record_citations", meter, "citations")
     app = create_app(lambda: platform)
-    run_level(app, key, queries, 30, 1, meter)  # warm-up
+    run_level(app, key, queries, 30, 1, meter, settings)  # warm-up
     rows = {
-        clients: run_level(app, key, queries, args.requests, clients, meter) for clients in (1, 8)
+        clients: run_level(app, key, queries, args.requests, clients, meter, settings)
+        for clients in (1, 8)
     }
     print(f"/v1/search CPU by layer, ms per request ({args.requests} requests, tenant {tenant})")
     print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.evidence import beir_golden, squad_golden
+from evals.fusion_cv import cross_validate, record_legs
+from evals.fusion_cv import summary as fusion_summary
 from evals.golden import GoldenQuery, load_golden
 from evals.grounding import ContextBuilder, DocumentLoader, citation_correctness, groundedness
 from evals.judge import (
@@ -38,6 +40,8 @@ from groundwork.retrieval.outcome import Found
 __all__ = ["EvalResult", "EvalSuite", "SuiteRun", "run_suite", "suite_golden", "suite_missing"]
 
 Progress = Callable[[str, int, int], None]
+#: below this, five folds of a golden set are too small to choose anything on
+MIN_CROSS_VALIDATION_QUERIES = 50
 
 
 @dataclass(slots=True)
@@ -78,6 +82,23 @@ def suite_golden(suite: EvalSuite) -> tuple[list[GoldenQuery], str]:
     return golden, "scifact-sentences"
 
 
+def cross_validated(
+    engines: SearchEngines, tenant_id: str, golden: Sequence[GoldenQuery]
+) -> dict[str, Any]:
+    """The fusion constants' out-of-fold figure beside the in-sample one; a set
+    too small to split says so (a skipped measure is never reported as a score)."""
+    if len(golden) < MIN_CROSS_VALIDATION_QUERIES:
+        return {
+            "skipped": f"{len(golden)} queries; cross-validation needs at least "
+            f"{MIN_CROSS_VALIDATION_QUERIES}"
+        }
+    recorded = record_legs(engines, tenant_id, golden)
+    found = cross_validate(
+        recorded, engines.vectors.model.semantic_floor, engines.policy, engines.reranker
+    )
+    return dict(fusion_summary(found))
+
+
 def run_suite(
     engines: SearchEngines,
     tenant_id: str,
@@ -95,6 +116,7 @@ def run_suite(
     golden = golden[: suite.max_queries]
     scores, outcomes = evaluate_golden(engines, tenant_id, golden, MODES, progress)
     result.relevance = [asdict(s) for s in scores]
+    result.cross_validation = cross_validated(engines, tenant_id, golden)
     run = SuiteRun(result, outcomes)
 
     contexts = ContextBuilder(engines, scope, suite.budget_tokens)

@@ -185,7 +185,10 @@ class StageProgress(Protocol):
 
     def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]: ...
 
-    def claim_extraction(self, version_id: str) -> bool: ...
+    def claim_extraction(self, version_id: str) -> bool:
+        """Compare-and-set to `extracting` from `pending` or `extracting` (a
+        worker that died left its claim); False once extracted or failed."""
+        ...
 
     def save_extraction(
         self, version_id: str, result: ExtractedDocument | ExtractionFailure
@@ -273,7 +276,11 @@ class LifecycleLedger(Protocol):
     """Deletion (mark, purge, tombstones), re-scoping and tags, tenant
     erasure, model switches, and the folder connector's mirror."""
 
-    def mark_source_deleting(self, tenant_id: str, source_id: str) -> bool: ...
+    def mark_source_deleting(self, tenant_id: str, source_id: str) -> bool:
+        """First step of deletion, a compare-and-set on a live source of the
+        tenant: from here it is no stage's work and serves nothing, and a
+        version of it still pending can no longer be stored."""
+        ...
 
     def sources_marked_for_deletion(
         self, tenant_id: str | None = None
@@ -281,33 +288,53 @@ class LifecycleLedger(Protocol):
 
     def source_chunk_ids(self, source_id: str) -> list[str]: ...
 
-    def blob_keys_only_used_by(self, source_id: str) -> list[str]: ...
+    def blob_keys_only_used_by(self, source_id: str) -> list[str]:
+        """The source's blobs that no other pending or stored version (of any
+        tenant: blobs are content-addressed) nor live artifact uses."""
+        ...
 
     def finish_deletion(
         self, tenant_id: str, source_id: str, tombstones: Sequence[tuple[str, str]]
-    ) -> None: ...
+    ) -> None:
+        """Record (chunk or blob id, store) tombstones, drop the source's chunks,
+        extractions and progress, keep its rows (citations name them) marked
+        deleted; registering the origin again revives the same source."""
+        ...
 
-    def tombstoned_chunk_ids(self, tenant_id: str) -> set[str]: ...
+    def tombstoned_chunk_ids(self, tenant_id: str) -> set[str]:
+        """Chunk ids the catalog's own tombstones name (no chunk row has them)."""
+        ...
 
     def set_source_subjects(
         self, tenant_id: str, source_id: str, subjects: Sequence[str]
     ) -> bool: ...
 
-    def tenant_blob_keys(self, tenant_id: str) -> list[str]: ...
+    def tenant_blob_keys(self, tenant_id: str) -> list[str]:
+        """Blobs the tenant's versions reference and no other tenant's do."""
+        ...
 
     def erase_tenant_rows(self, tenant_id: str) -> None: ...
 
-    def switch_serving_model(
-        self, tenant_id: str, model_key: str, expected_current: str
-    ) -> bool: ...
+    def switch_serving_model(self, tenant_id: str, model_key: str, expected_current: str) -> bool:
+        """Compare-and-set on the tenant's serving model; the model left becomes
+        the previous one (rollback is the same switch back)."""
+        ...
 
     def previous_model(self, tenant_id: str) -> str | None: ...
 
-    def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]: ...
+    def models_to_retire(self, tenant_id: str, grace_seconds: float) -> list[str]:
+        """The previous model, once the switch away from it is `grace_seconds` old."""
+        ...
 
-    def forget_model(self, tenant_id: str, model_key: str) -> None: ...
+    def forget_model(self, tenant_id: str, model_key: str) -> None:
+        """The tenant's progress and publication pointers for the model go (its
+        versions are to embed again, nothing is live for it, a version only it
+        served is superseded), and it is no longer the previous model."""
+        ...
 
-    def set_source_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> bool: ...
+    def set_source_tags(self, tenant_id: str, source_id: str, tags: Sequence[str]) -> bool:
+        """Tags of a live source of the tenant, deduplicated and sorted."""
+        ...
 
     def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         """origin -> (source id, subjects) of the tenant's live inbox sources."""

@@ -97,11 +97,26 @@ def _clock(seconds: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class CellSpan:
+    """One merged cell: its top-left position in `Table.rows` and how many rows
+    and columns it covers. The merged text is repeated in every covered cell of
+    `rows`, so a row read alone (a chunk, an `extract_tables` answer) is whole;
+    the span is what says those repeats are one cell."""
+
+    row: int
+    column: int
+    rows: int = 1
+    columns: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
-    """Rows of cell text; the first `header_rows` rows are the header."""
+    """Rows of cell text; the first `header_rows` rows are the header; merged
+    cells are listed in `spans` (empty when the source had none)."""
 
     rows: tuple[tuple[str, ...], ...]
     header_rows: int = 1
+    spans: tuple[CellSpan, ...] = ()
 
     @property
     def header(self) -> tuple[tuple[str, ...], ...]:
@@ -149,10 +164,13 @@ class Block:
         if self.level is not None:
             data["level"] = self.level
         if self.table is not None:
-            data["table"] = {
+            table: dict[str, object] = {
                 "rows": [list(r) for r in self.table.rows],
                 "header_rows": self.table.header_rows,
             }
+            if self.table.spans:
+                table["spans"] = [[s.row, s.column, s.rows, s.columns] for s in self.table.spans]
+            data["table"] = table
         if self.confidence is not None:
             data["confidence"] = self.confidence
         return data
@@ -165,6 +183,9 @@ class Block:
             table = Table(
                 rows=tuple(tuple(str(c) for c in row) for row in table_data["rows"]),
                 header_rows=int(table_data.get("header_rows", 1)),
+                spans=tuple(
+                    CellSpan(*(int(v) for v in span)) for span in table_data.get("spans", ())
+                ),
             )
         level = data.get("level")
         confidence = data.get("confidence")

@@ -43,6 +43,8 @@ class EvalResult:
     citations: dict[str, Any] = field(default_factory=dict)
     ragas: dict[str, Any] = field(default_factory=dict)
     answers: dict[str, Any] = field(default_factory=dict)  # answer-level judging (LLM judge)
+    #: fusion constants chosen out of fold (evals.fusion_cv), or {"skipped": why}
+    cross_validation: dict[str, Any] = field(default_factory=dict)
     per_query_path: str | None = None  # the run's per-query Parquet file
     seconds: float = 0.0
 
@@ -59,6 +61,7 @@ class EvalResult:
             "citations": self.citations,
             "ragas": self.ragas,
             "answers": self.answers,
+            "cross_validation": self.cross_validation,
             "per_query_path": self.per_query_path,
             "seconds": round(self.seconds, 2),
         }

@@ -406,6 +406,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, object]) -> None:
     """An eval run as the CLI prints it: relevance, both groundedness measures,
     citations, ragas, the checks and where the report and per-query file are."""
+    from evals.fusion_cv import CrossValidation, format_cross_validation
     from evals.retrieval import format_table
 
     print(format_table(model_key, results["relevance"]))
@@ -423,6 +424,11 @@ def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, obj
             print(f"{label} {name}: {value:.3f}")
         for name, why in section.get("skipped", {}).items():
             print(f"{label} {name}: skipped ({why})")
+    cv = results.get("cross_validation", {})
+    if "skipped" in cv:
+        print(f"cross-validated fusion: skipped ({cv['skipped']})")
+    elif cv:
+        print(format_cross_validation(model_key, CrossValidation.from_summary(cv)))
     for check in ("relevance_gate", "relevance_regression"):
         passed = found.get(f"check:{check}")
         reasons = str(found.get(f"check:{check}:reasons", "") or "")

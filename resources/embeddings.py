@@ -136,4 +136,9 @@ def load_embedding_provider(
         onnx_bytes, tokenizer_json = _minilm_files()
     else:
         raise CapabilityUnavailable(f"no adapter ships model {model.key}")
-    return OnnxEmbeddingProvider(model, onnx_bytes, tokenizer_json, spinning=not serving)
+    # A serving process embeds one short query at a time beside other requests:
+    # one intra-op thread spends less CPU per query than two (3.4-3.7 vs 3.8-4.3 ms,
+    # measured over SciFact queries) at no cost in latency; bulk embedding keeps two.
+    return OnnxEmbeddingProvider(
+        model, onnx_bytes, tokenizer_json, threads=1 if serving else 2, spinning=not serving
+    )

@@ -100,6 +100,10 @@ def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
     return EngineEndpoints(server_url, opensearch_url, postgres, opensearch)
 
 
+#: tenant views kept per platform (a few objects each); beyond it the cache starts over
+MAX_TENANT_VIEWS = 4096
+
+
 @dataclass
 class Platform:
     settings: GroundworkSettings
@@ -115,6 +119,7 @@ class Platform:
     _trigger: IngestTrigger | None = None
     #: a request-serving process (API, MCP): embeds queries one at a time
     serving: bool = False
+    _views: dict[str, Platform] = field(default_factory=dict)
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
@@ -202,9 +207,24 @@ class Platform:
     def for_tenant(self, tenant_id: str) -> Platform:
         """A view of the platform whose Postgres work runs behind the tenant's
         row-level-security wall (request handling uses it; pipelines do not).
-        Models, blobs and the OpenSearch client are shared with this platform."""
+        Models, blobs and the OpenSearch client are shared with this platform.
+        A view holds no request state, so each tenant's is made once and kept
+        (bounded): a request then builds nothing."""
         if self.tenant_wall is not None:
             raise ValueError("already a tenant view")
+        view = self._views.get(tenant_id)
+        if view is None:
+            view = self._make_tenant_view(tenant_id)
+            if len(self._views) >= MAX_TENANT_VIEWS:
+                self._views.clear()
+            self._views[tenant_id] = view  # a racing duplicate is equivalent, and harmless
+        return view
+
+    def known_tenant_view(self, tenant_id: str) -> Platform | None:
+        """The tenant's view if made already (building one may touch the database)."""
+        return self._views.get(tenant_id)
+
+    def _make_tenant_view(self, tenant_id: str) -> Platform:
         walled = TenantWalledPool(self.pool, tenant_id)  # type: ignore[arg-type]
         keywords: KeywordIndex = (
             PostgresKeywordIndex(walled)

@@ -7,6 +7,7 @@ request parameters, so a caller cannot widen its own scope.
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
+from fastapi.concurrency import run_in_threadpool
 
 from groundwork.ports import Principal
 from groundwork.services.tool_dispatch import ToolDispatcher
@@ -42,22 +43,33 @@ def principal_from_request(request: Request) -> Principal:
     return found
 
 
-def get_principal(
+async def get_principal(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
     x_api_key: Annotated[str | None, Header()] = None,
 ) -> Principal:
-    """(The header parameters document the two ways to send a key in OpenAPI.)"""
-    return principal_from_request(request)
+    """(The header parameters document the two ways to send a key in OpenAPI.)
+    Async: the route-scope dependency has authenticated already, so this is a
+    lookup on the request and costs no hop to a worker thread; only a route
+    without that check reads the key, in a thread."""
+    cached = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    return await run_in_threadpool(principal_from_request, request)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
+async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
     """The platform behind the caller's tenant wall (row-level security): a
-    handler that forgot a tenant filter still cannot touch another tenant."""
-    return get_platform(request).for_tenant(who.tenant_id)
+    handler that forgot a tenant filter still cannot touch another tenant.
+    The view is made once per tenant (in a thread: it may touch the database)."""
+    platform = get_platform(request)
+    view = platform.known_tenant_view(who.tenant_id)
+    if view is None:
+        view = await run_in_threadpool(platform.for_tenant, who.tenant_id)
+    return view
 
 
 PlatformDep = Annotated[Platform, Depends(get_tenant_platform)]

@@ -9,20 +9,33 @@ paragraph's text is every `w:t` inside it (runs, hyperlinks, inline controls).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
 import docx
 from docx.oxml.ns import qn
-from docx.table import Table as DocxTable
 
-from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
+from groundwork.documents import Block, BlockKind, CellSpan, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_zip
+from groundwork.extract.charts import C as CHART_NS
+from groundwork.extract.charts import chart_blocks, read_chart
+from groundwork.extract.docx_numbering import Numbering
+from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
 _W_P, _W_TBL, _W_SDT, _W_SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_TAB, _W_BR = qn("w:t"), qn("w:tab"), qn("w:br")
 _M_T, _W_TXBX = qn("m:t"), qn("w:txbxContent")
+_W_TR, _W_TC, _W_TC_PR = qn("w:tr"), qn("w:tc"), qn("w:tcPr")
+_W_GRID_SPAN, _W_V_MERGE, _W_VAL = qn("w:gridSpan"), qn("w:vMerge"), qn("w:val")
+_W_TR_PR, _W_GRID_BEFORE, _W_CUSTOM_XML = qn("w:trPr"), qn("w:gridBefore"), qn("w:customXml")
+_C_CHART, _R_ID = f"{{{CHART_NS}}}chart", qn("r:id")
+#: Tables nest inside cells; deeper than this, a nested table's text stays in
+#: its cell (no real document nests 8 deep; a hostile one could nest thousands).
+MAX_TABLE_DEPTH = 8
+#: Columns a row may claim (gridSpan is attacker-controlled: 10^9 would build a huge row).
+MAX_TABLE_COLUMNS = 1_000
 # Drawings carry their content twice (mc:Choice and a VML mc:Fallback): read one.
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
@@ -82,6 +95,43 @@ def _outline_level(element: Any) -> int | None:
     return value + 1 if value < 9 else None
 
 
+def _numbering_reference(p_pr: Any) -> tuple[str, int] | None:
+    num = p_pr.find(qn("w:numPr")) if p_pr is not None else None
+    if num is None:
+        return None
+    num_id, ilvl = num.find(qn("w:numId")), num.find(qn("w:ilvl"))
+    try:
+        level = int(ilvl.get(qn("w:val"))) if ilvl is not None else 0
+    except (TypeError, ValueError):
+        level = 0
+    return ((num_id.get(qn("w:val")) or "") if num_id is not None else "", level)
+
+
+def _style_numbering(document: Any) -> dict[str, tuple[str, int]]:
+    """styleId -> the numbering its paragraphs get (numbered heading styles),
+    following w:basedOn a few steps."""
+    own: dict[str, tuple[str | None, tuple[str, int] | None]] = {}
+    for style in document.styles.element.iterfind(qn("w:style")):
+        based = style.find(qn("w:basedOn"))
+        own[style.get(qn("w:styleId")) or ""] = (
+            based.get(qn("w:val")) if based is not None else None,
+            _numbering_reference(style.find(qn("w:pPr"))),
+        )
+    resolved: dict[str, tuple[str, int]] = {}
+    for style_id in own:
+        current: str | None = style_id
+        for _ in range(8):
+            if current is None or current not in own:
+                break
+            parent, reference = own[current]
+            if reference is not None:
+                if reference[0]:
+                    resolved[style_id] = reference
+                break
+            current = parent
+    return resolved
+
+
 def _list_level(element: Any) -> int | None:
     p_pr = element.find(qn("w:pPr"))
     if p_pr is None:
@@ -96,8 +146,125 @@ def _list_level(element: Any) -> int | None:
     return int(ilvl.get(qn("w:val")) or 0) + 1 if ilvl is not None else 1
 
 
+def _content(container: Any, tag: str) -> list[Any]:
+    """Children with `tag`, looking through content controls and custom XML
+    (rows and cells can sit inside either)."""
+    found: list[Any] = []
+    for child in container.iterchildren():
+        if child.tag == tag:
+            found.append(child)
+        elif child.tag == _W_SDT:
+            content = child.find(_W_SDT_CONTENT)
+            if content is not None:
+                found.extend(_content(content, tag))
+        elif child.tag == _W_CUSTOM_XML:
+            found.extend(_content(child, tag))
+    return found
+
+
+def _int_property(parent: Any, tag: str, default: int) -> int:
+    element = parent.find(tag) if parent is not None else None
+    try:
+        return max(1, int(element.get(_W_VAL))) if element is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _cell_text(cell: Any, flatten_tables: bool) -> str:
+    """A cell's paragraphs joined; a nested table's text only when it is not
+    extracted as a table of its own."""
+    paragraphs = _content(cell, _W_P)
+    if flatten_tables:
+        paragraphs = list(cell.iter(_W_P))
+    return " ".join(t for p in paragraphs if (t := _paragraph_text(p))).strip()
+
+
+@dataclass(slots=True)
+class _Grid:
+    """A w:tbl laid out on its column grid: text per grid cell (a merged cell's
+    text in every cell it covers), the merges, and the cells' elements."""
+
+    rows: list[list[str]]
+    spans: list[CellSpan]
+    cells: list[Any]
+
+
+def _grid(table: Any, flatten_tables: bool) -> _Grid:
+    """Lay the rows out by w:gridSpan (horizontal merges) and w:vMerge (a
+    "restart" cell continued by the cells below it), as Word draws them."""
+    rows: list[list[str]] = []
+    origins: dict[tuple[int, int], list[int]] = {}  # (row, column) -> [rows, columns]
+    owner: dict[int, tuple[int, int]] = {}  # column -> the merge origin above it
+    cells: list[Any] = []
+    for r, tr in enumerate(_content(table, _W_TR)):
+        row: list[str] = []
+        column = min(_int_property(tr.find(_W_TR_PR), _W_GRID_BEFORE, 0), MAX_TABLE_COLUMNS)
+        row.extend([""] * column)
+        for tc in _content(tr, _W_TC):
+            properties = tc.find(_W_TC_PR)
+            span = _int_property(properties, _W_GRID_SPAN, 1)
+            span = max(1, min(span, MAX_TABLE_COLUMNS - column))
+            if column >= MAX_TABLE_COLUMNS:
+                break
+            merge = properties.find(_W_V_MERGE) if properties is not None else None
+            origin = owner.get(column)
+            if merge is not None and merge.get(_W_VAL) in (None, "continue") and origin:
+                extent = origins[origin]
+                extent[0] = r - origin[0] + 1
+                text = rows[origin[0]][origin[1]]
+            else:
+                text = _cell_text(tc, flatten_tables)
+                origin = (r, column)
+                origins[origin] = [1, span]
+                cells.append(tc)
+                for c in range(column, column + span):
+                    owner[c] = origin
+            row.extend([text] * span)
+            column += span
+        rows.append(row)
+    width = max((len(row) for row in rows), default=0)
+    for row in rows:
+        row.extend([""] * (width - len(row)))
+    spans = [
+        CellSpan(r, c, extent[0], extent[1])
+        for (r, c), extent in sorted(origins.items())
+        if (extent[0] > 1 or extent[1] > 1) and rows[r][c]
+    ]
+    return _Grid(rows=rows, spans=spans, cells=cells)
+
+
+def _kept_rows(grid: _Grid) -> Table | None:
+    """The grid without its empty rows (spacers), spans renumbered to match."""
+    kept = [i for i, row in enumerate(grid.rows) if any(row)]
+    if not kept:
+        return None
+    index = {old: new for new, old in enumerate(kept)}
+    spans = tuple(
+        CellSpan(
+            index[s.row], s.column, sum(1 for i in kept if s.row <= i < s.row + s.rows), s.columns
+        )
+        for s in grid.spans
+        if s.row in index
+    )
+    return Table(rows=tuple(tuple(grid.rows[i]) for i in kept), header_rows=1, spans=spans)
+
+
+def _charts(element: Any) -> list[Any]:
+    """Chart references (c:chart r:id) in a paragraph, skipping fallbacks."""
+    found = []
+    for chart in element.iter(_C_CHART):
+        parent = chart.getparent()
+        while parent is not None and parent is not element and parent.tag != _MC_FALLBACK:
+            parent = parent.getparent()
+        if parent is None or parent.tag != _MC_FALLBACK:
+            found.append(chart)
+    return found
+
+
 def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
-    open_zip(data, ctx.limits).close()
+    with open_zip(data, ctx.limits) as archive:
+        if is_strict(archive):
+            data = as_transitional(archive)
     try:
         document = docx.Document(BytesIO(data))
     except Exception as exc:  # python-docx raises many types for damaged packages
@@ -105,6 +272,14 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
     styles = {s.style_id: s.name or "" for s in document.styles if getattr(s, "style_id", None)}
     blocks: list[Block] = []
     counter = [0]
+    charts_seen = [0]
+    try:
+        numbering = Numbering.read(document.part.numbering_part.element)
+    except (KeyError, NotImplementedError, AttributeError):
+        numbering = Numbering()
+    style_numbering = _style_numbering(document)
+    warnings: list[str] = []
+    truncated = False
     title: str | None = None
 
     def add(block: Block) -> None:
@@ -116,11 +291,34 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
         paragraph_itself(element)
         for box in _text_boxes(element):
             walk(box)
+        for reference in _charts(element):
+            charts_seen[0] += 1
+            name = f"chart {charts_seen[0]}"
+            part = document.part.related_parts.get(reference.get(_R_ID) or "")
+            chart = read_chart(part.blob) if part is not None else None
+            if chart is None:
+                warnings.append(f"{name}: no data could be read from the chart")
+                continue
+            for block in chart_blocks(chart, Location(element=counter[0], part=name)):
+                add(block)
 
     def paragraph_itself(element: Any) -> None:
         nonlocal title
         counter[0] += 1
         text = _paragraph_text(element)
+        p_pr = element.find(qn("w:pPr"))
+        reference = _numbering_reference(p_pr)
+        if reference is None or not reference[0]:
+            style_tag = p_pr.find(qn("w:pStyle")) if p_pr is not None else None
+            style_id = style_tag.get(qn("w:val")) if style_tag is not None else None
+            inherited = style_numbering.get(style_id or "")
+            if inherited is not None:
+                reference = (inherited[0], reference[1] if reference else inherited[1])
+        if reference is not None and reference[0] not in ("", "0"):
+            # counted even when empty: Word numbers an empty paragraph too
+            label = numbering.label(*reference)
+            if label and text:
+                text = f"{label} {text}"
         if not text:
             return
         location = Location(element=counter[0])
@@ -143,35 +341,41 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
         kind = BlockKind.CODE if "code" in style.lower() else BlockKind.PARAGRAPH
         add(Block(kind, text, location))
 
-    def table(element: Any) -> None:
+    def table(element: Any, depth: int = 1) -> None:
+        nested_allowed = depth < MAX_TABLE_DEPTH
+        grid = _grid(element, flatten_tables=not nested_allowed)
+        if len(grid.cells) == 1 and nested_allowed:
+            # One cell: a frame drawn around content (a boxed note, a layout
+            # wrapper), read as the content it holds rather than a 1x1 table.
+            walk(grid.cells[0], depth + 1)
+            return
         counter[0] += 1
-        rows: list[tuple[str, ...]] = []
-        for row in DocxTable(element, document).rows:
-            cells: list[str] = []
-            for cell in row.cells:
-                cells.append(
-                    " ".join(t for p in cell._tc.iter(_W_P) if (t := _paragraph_text(p))).strip()
-                )
-            if any(cells):
-                rows.append(tuple(cells))
-        if rows:
-            grid = Table(rows=tuple(rows), header_rows=1)
+        grid_table = _kept_rows(grid)
+        if grid_table is not None:
             add(
-                Block(BlockKind.TABLE, grid.to_markdown(), Location(element=counter[0]), table=grid)
+                Block(
+                    BlockKind.TABLE,
+                    grid_table.to_markdown(),
+                    Location(element=counter[0]),
+                    table=grid_table,
+                )
             )
+        if nested_allowed:
+            for cell in grid.cells:
+                for inner in _content(cell, _W_TBL):
+                    table(inner, depth + 1)
 
-    def walk(container: Any) -> None:
+    def walk(container: Any, depth: int = 0) -> None:
         for child in container.iterchildren():
             if child.tag == _W_P:
                 paragraph(child)
             elif child.tag == _W_TBL:
-                table(child)
+                table(child, depth + 1)
             elif child.tag == _W_SDT:
                 content = child.find(_W_SDT_CONTENT)
                 if content is not None:
-                    walk(content)
+                    walk(content, depth)
 
-    warnings: list[str] = []
     try:
         walk(document.element.body)
         seen: set[str] = set()
@@ -185,10 +389,11 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
                         seen.add(text)
                         add(Block(BlockKind.PARAGRAPH, text, Location(part=part_name)))
     except _TooManyBlocks:
+        truncated = True
         warnings.append(f"only the first {ctx.limits.max_blocks} blocks were kept")
     core_title = (document.core_properties.title or "").strip()
     return Extracted(
-        blocks=blocks, warnings=warnings, title=core_title or title, truncated=bool(warnings)
+        blocks=blocks, warnings=warnings, title=core_title or title, truncated=truncated
     )
 
 

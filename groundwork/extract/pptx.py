@@ -1,6 +1,11 @@
 """PPTX with python-pptx: slide titles as headings, text frames as paragraphs
-and list items (by indent level), tables as tables, speaker notes marked as
-notes; every block located by slide number."""
+and list items (by indent level), tables as tables, charts' data as tables,
+speaker notes marked as notes; every block located by slide number.
+
+Shapes are read in reading order (top to bottom, left to right within a band),
+not in the file's z-order: a deck built in any order reads as it is seen. A
+slide without a title gets no invented heading; its location says the slide.
+"""
 
 from __future__ import annotations
 
@@ -13,20 +18,61 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_zip
+from groundwork.extract.charts import chart_blocks, read_chart
+from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE}
 
 
-def _shapes(shapes: Any) -> Iterator[Any]:
-    """Every shape, groups flattened; a shape python-pptx cannot model is skipped."""
+#: Shapes whose tops differ by less than this share of the slide's height are
+#: one band, read left to right (text boxes side by side are rarely aligned
+#: to the EMU).
+_BAND = 0.05
+
+
+def _position(shape: Any) -> tuple[int, int] | None:
+    try:
+        top, left = shape.top, shape.left
+    except (ValueError, KeyError, AttributeError):
+        return None
+    return (int(top), int(left)) if top is not None and left is not None else None
+
+
+def _reading_order(shapes: list[Any], band: int) -> list[Any]:
+    """Top to bottom in bands, left to right within a band; shapes without a
+    position keep their file order after the placed ones."""
+    placed = sorted(
+        ((position, i, s) for i, s in enumerate(shapes) if (position := _position(s))),
+        key=lambda item: (item[0][0], item[1]),
+    )
+    ordered: list[Any] = []
+    group: list[tuple[tuple[int, int], int, Any]] = []
+    for item in placed:
+        if group and item[0][0] - group[0][0][0] > band:
+            ordered.extend(s for _, _, s in sorted(group, key=lambda g: (g[0][1], g[1])))
+            group = []
+        group.append(item)
+    ordered.extend(s for _, _, s in sorted(group, key=lambda g: (g[0][1], g[1])))
+    ordered.extend(s for s in shapes if _position(s) is None)
+    return ordered
+
+
+def _shapes(shapes: Any, band: int) -> Iterator[Any]:
+    """Every shape in reading order, groups flattened in place; a shape whose
+    kind python-pptx cannot name is still read for its text."""
+    found = []
     for index in range(len(shapes)):
         try:
-            shape = shapes[index]
-            kind = shape.shape_type
+            found.append(shapes[index])
         except (NotImplementedError, ValueError, KeyError, AttributeError):
             continue
+    for shape in _reading_order(found, band):
+        try:
+            kind = shape.shape_type
+        except (NotImplementedError, ValueError, KeyError, AttributeError):
+            kind = None
         if kind == MSO_SHAPE_TYPE.GROUP:
-            yield from _shapes(shape.shapes)
+            yield from _shapes(shape.shapes, band)
         else:
             yield shape
 
@@ -54,7 +100,9 @@ def _is_title(shape: Any) -> bool:
 
 
 def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
-    open_zip(data, ctx.limits).close()
+    with open_zip(data, ctx.limits) as archive:
+        if is_strict(archive):
+            data = as_transitional(archive)
     try:
         deck = Presentation(BytesIO(data))
     except Exception as exc:  # python-pptx raises many types for damaged decks
@@ -67,19 +115,31 @@ def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
     blocks: list[Block] = []
     warnings: list[str] = []
     title: str | None = None
+    band = int((deck.slide_height or 6_858_000) * _BAND)
     for number, slide in enumerate(deck.slides, start=1):
         location = Location(slide=number)
-        shapes = list(_shapes(slide.shapes))
+        shapes = list(_shapes(slide.shapes, band))
         titles = [
             s for s in shapes if _is_title(s) and s.has_text_frame and s.text_frame.text.strip()
         ]
-        slide_title = titles[0].text_frame.text.strip() if titles else f"Slide {number}"
-        title = title or (slide_title if titles else None)
-        blocks.append(Block(BlockKind.HEADING, slide_title, location, level=2))
+        if titles:
+            slide_title = titles[0].text_frame.text.strip()
+            title = title or slide_title
+            blocks.append(Block(BlockKind.HEADING, slide_title, location, level=2))
+        charts = 0
         for shape in shapes:
             if titles and shape is titles[0]:
                 continue
             try:
+                if getattr(shape, "has_chart", False) and shape.has_chart:
+                    charts += 1
+                    name = f"chart {charts}"
+                    chart = read_chart(shape.chart_part.blob)
+                    if chart is None:
+                        warnings.append(f"slide {number}: no data could be read from {name}")
+                    else:
+                        blocks.extend(chart_blocks(chart, Location(slide=number, part=name)))
+                    continue
                 if getattr(shape, "has_table", False) and shape.has_table:
                     rows = _table_rows(shape.table)
                     if rows:

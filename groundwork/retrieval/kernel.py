@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +20,7 @@ from groundwork.ports import (
     SearchFilters,
     VectorIndex,
 )
-from groundwork.retrieval.fusion import reciprocal_rank_fusion
+from groundwork.retrieval.fusion import FusedCandidate, reciprocal_rank_fusion
 from groundwork.retrieval.outcome import (
     ChunkView,
     Found,
@@ -30,7 +30,7 @@ from groundwork.retrieval.outcome import (
     NothingMatches,
     RetrievalOutcome,
 )
-from groundwork.retrieval.query import interpret
+from groundwork.retrieval.query import InterpretedQuery, interpret
 from groundwork.retrieval.rerank import RerankCandidate, Reranker
 
 MAX_QUERY_CHARS = 2_000
@@ -136,8 +136,7 @@ def hybrid_search(
             scope, query_vector, request.candidates, request.filters
         )
         vector_count = len(vector_hits)
-        floor = engines.vectors.model.semantic_floor
-        legs["vector"] = [h.chunk_id for h in vector_hits if h.score >= floor]
+        legs["vector"] = vector_leg(vector_hits, engines.vectors.model.semantic_floor)
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
         # stopwords come off the keyword query (never off the index)
         keyword_hits = (
@@ -156,32 +155,17 @@ def hybrid_search(
             return NothingAccessible()
         return NothingMatches()
 
-    policy = engines.policy
-    fused = reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
     # Re-checked at result time: a source deleted or re-scoped since indexing drops out here.
-    views = engines.reader.load_chunks(scope, [c.chunk_id for c in fused])
-    scored = []
-    for candidate in fused:
-        view = views.get(candidate.chunk_id)
-        if view is None:
-            continue
-        weight = policy.low_confidence_weight if view.low_confidence else 1.0
-        scored.append((candidate.score * weight, candidate, view))
+    views = engines.reader.load_chunks(
+        scope, list(dict.fromkeys(i for ids in legs.values() for i in ids))
+    )
+    scored = rank_candidates(legs, views, engines.policy)
     if not scored:
         return NothingMatches()
-    scored.sort(key=lambda item: -item[0])
-    best = scored[0][0]
-    scored = [item for item in scored if item[0] >= best * policy.relative_floor]
     order = [item[2].chunk_id for item in scored]
     by_source = {item[2].chunk_id: item[2].source_id for item in scored}
     if request.rerank and engines.reranker is not None:
-        reranked = engines.reranker.rerank(
-            interpreted, [RerankCandidate(view.chunk_id, view.body) for _, _, view in scored]
-        )
-        # a reranker that returns nothing (or part) falls back to fusion order
-        known = set(order)
-        head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
-        order = head + [chunk_id for chunk_id in order if chunk_id not in set(head)]
+        order = reranked_order(engines.reranker, interpreted, scored)
     if request.pinned_source_ids:
         pinned = set(request.pinned_source_ids)
         order = [c for c in order if by_source[c] in pinned] + [
@@ -196,6 +180,50 @@ def hybrid_search(
             Hit(len(hits) + 1, score, candidate.ranks, view, citation_for(view, retrieved_at))
         )
     return Found(tuple(hits))
+
+
+def vector_leg(hits: Sequence[ScoredChunk], semantic_floor: float) -> list[str]:
+    """The vector leg's ranked ids: hits below the model's semantic floor are not
+    evidence of relevance, however high they rank."""
+    return [h.chunk_id for h in hits if h.score >= semantic_floor]
+
+
+def rank_candidates(
+    legs: Mapping[str, Sequence[str]], views: Mapping[str, ChunkView], policy: RetrievalPolicy
+) -> list[tuple[float, FusedCandidate, ChunkView]]:
+    """Fusion, low-confidence demotion and the relative floor over the legs' ids
+    whose chunks the re-check returned (`views`), best first. The evaluation's
+    cross-validation runs this same function over recorded legs."""
+    fused = reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
+    scored = []
+    for candidate in fused:
+        view = views.get(candidate.chunk_id)
+        if view is None:
+            continue
+        weight = policy.low_confidence_weight if view.low_confidence else 1.0
+        scored.append((candidate.score * weight, candidate, view))
+    if not scored:
+        return []
+    scored.sort(key=lambda item: -item[0])
+    best = scored[0][0]
+    return [item for item in scored if item[0] >= best * policy.relative_floor]
+
+
+def reranked_order(
+    reranker: Reranker,
+    interpreted: InterpretedQuery,
+    scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+) -> list[str]:
+    """The reranker's order over the ranked candidates; a reranker that returns
+    nothing (or part) leaves the rest in fusion order."""
+    order = [view.chunk_id for _, _, view in scored]
+    reranked = reranker.rerank(
+        interpreted, [RerankCandidate(view.chunk_id, view.body) for _, _, view in scored]
+    )
+    known = set(order)
+    head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
+    taken = set(head)
+    return head + [chunk_id for chunk_id in order if chunk_id not in taken]
 
 
 def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:

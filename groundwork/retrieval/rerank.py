@@ -53,11 +53,17 @@ class IdentifierReranker:
         if not strong:
             return [c.chunk_id for c in candidates]
         patterns = [
-            re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE) for term in strong
+            (term.lower(), re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE))
+            for term in strong
         ]
 
         def score(position: int, candidate: RerankCandidate) -> float:
-            matched = sum(1 for p in patterns if p.search(candidate.text)) / len(patterns)
+            # a substring test first: most candidates lack the term, and the
+            # whole-token regex is what a search spent most of its rerank time on
+            lowered = candidate.text.lower()
+            matched = sum(
+                1 for term, p in patterns if term in lowered and p.search(candidate.text)
+            ) / len(patterns)
             return 1.0 / (self.k + 1 + position) + self.bonus * matched
 
         ranked = sorted(enumerate(candidates), key=lambda item: (-score(item[0], item[1]), item[0]))

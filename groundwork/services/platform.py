@@ -44,8 +44,16 @@ class ReadingRecords(Protocol):
     def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None: ...
 
     def record_citations(
-        self, scope: AccessScope, key_id: str, citations: Sequence[Citation]
-    ) -> list[str]: ...
+        self,
+        scope: AccessScope,
+        key_id: str,
+        citations: Sequence[Citation],
+        issued_chunk_ids: Sequence[str] = (),
+    ) -> list[str]:
+        """Store citation snapshots and record `issued_chunk_ids` as issued to the
+        key, atomically (one statement: this is on every search's path); return
+        the citation ids in the caller's order."""
+        ...
 
     def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]: ...
 

@@ -121,8 +121,7 @@ def issue(
 ) -> list[str]:
     """Citations are stored as snapshots and the chunk ids recorded as issued to
     this key, so later drill-down accepts exactly these ids."""
-    ports.catalog.record_issued(who.key_id, chunk_ids)
-    return ports.catalog.record_citations(who.scope, who.key_id, citations)
+    return ports.catalog.record_citations(who.scope, who.key_id, citations, chunk_ids)
 
 
 def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchResult:

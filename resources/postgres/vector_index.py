@@ -121,14 +121,14 @@ class PgVectorIndex(ChunkRowTable):
             "WHERE {} ORDER BY embedding <=> %s LIMIT %s"
         ).format(self.table, sql.SQL(" AND ").join(conditions))
         with translated_errors("searching vectors"), self.pool.connection() as conn:
-            with conn.transaction():
-                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                conn.execute(
-                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
-                        sql.Literal(max(self.ef_search, limit))
-                    )
-                )
-                rows = conn.execute(query, [query_vector, *params, query_vector, limit]).fetchall()
+            # transaction-local (the checkout's transaction ends when the pool takes
+            # the connection back), both in one statement: this is every search's path
+            conn.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true)",
+                (str(max(self.ef_search, limit)),),
+            )
+            rows = conn.execute(query, [query_vector, *params, query_vector, limit]).fetchall()
         hits = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
         # relaxed_order may return rows slightly out of order; the contract is descending similarity
         hits.sort(key=lambda h: (-h.score, h.chunk_id))

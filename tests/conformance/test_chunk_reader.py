@@ -146,6 +146,17 @@ class ChunkReaderContract:
         # v1's ids: within the grace window it is answered from v1, not emptied
         assert set(world.reader.load_chunks(scope, ids1)) == set(ids1)
 
+    def test_ids_are_matched_exactly_whatever_they_contain(self, world: ReaderWorld) -> None:
+        """Ids travel to the store in more than one encoding; an id with a comma,
+        quote, brace or space must neither match another nor fail the read."""
+        tenant = self._tenant()
+        scope = AccessScope(tenant, ("team:a",))
+        _, version, ids = world.add_version(tenant, "api:guide.md", DOC_V1, ("team:a",))
+        world.publish(tenant, version)
+        odd = [f"{ids[0]},{ids[1]}", f'{ids[0]}"', "{" + ids[0] + "}", f"{ids[0]} ", "a\\b"]
+        assert world.reader.load_chunks(scope, odd) == {}
+        assert set(world.reader.load_chunks(scope, [*odd, ids[1]])) == {ids[1]}
+
     def test_scope_tenant_subjects_deletion_and_rescoping(self, world: ReaderWorld) -> None:
         tenant = self._tenant()
         source, version, ids = world.add_version(tenant, "api:a.md", DOC_V1, ("team:a",))

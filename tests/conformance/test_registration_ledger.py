@@ -23,6 +23,7 @@ from groundwork.errors import InvalidRequest
 from groundwork.pipeline import blob_key_for
 from resources.platform import Platform
 from tests.fakes import InMemoryRegistrationLedger
+from tests.fakes_catalog import InMemoryPipelineCatalog
 
 
 def _sha(text: str) -> str:
@@ -139,3 +140,12 @@ class TestInMemoryRegistrationLedger(RegistrationContract):
     @pytest.fixture
     def ledger(self) -> Iterator[RegistrationLedger]:
         yield InMemoryRegistrationLedger()
+
+
+class TestInMemoryPipelineCatalogAsRegistrationLedger(RegistrationContract):
+    """The pipeline catalog fake extends the registration fake (deletion states,
+    stage records) and must stay faithful to it."""
+
+    @pytest.fixture
+    def ledger(self) -> Iterator[RegistrationLedger]:
+        yield InMemoryPipelineCatalog()

@@ -19,6 +19,7 @@ import pytest
 from groundwork.catalog import TenantDirectory
 from resources.platform import Platform
 from tests.fakes import InMemoryTenantDirectory
+from tests.fakes_catalog import InMemoryPipelineCatalog
 
 
 class TenantDirectoryContract:
@@ -114,3 +115,11 @@ class TestInMemoryTenantDirectory(TenantDirectoryContract):
     @pytest.fixture
     def directory(self) -> Iterator[TenantDirectory]:
         yield InMemoryTenantDirectory()
+
+
+class TestInMemoryPipelineCatalogAsTenantDirectory(TenantDirectoryContract):
+    """The pipeline catalog fake inherits the directory and must stay faithful to it."""
+
+    @pytest.fixture
+    def directory(self) -> Iterator[TenantDirectory]:
+        yield InMemoryPipelineCatalog()

@@ -4,7 +4,9 @@ connection, still sees and writes only the walled tenant's rows."""
 
 from __future__ import annotations
 
+import re
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -94,3 +96,31 @@ def test_every_tenant_scoped_table_has_forced_row_level_security(platform: Platf
         ).fetchall()
     unwalled = [name for name, enabled, forced in rows if not (enabled and forced)]
     assert rows and unwalled == []
+
+
+def test_the_wall_holds_through_savepoints(platform: Platform) -> None:
+    """The wall is transaction-local: adapters' nested `conn.transaction()` blocks
+    are savepoints, and neither a released nor a rolled-back one takes it down."""
+    mine, theirs = _tenant_with_a_file(platform), _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with walled.connection() as conn:
+        with conn.transaction():
+            conn.execute("SELECT 1")
+        with pytest.raises(psycopg.errors.DivisionByZero), conn.transaction():
+            conn.execute("SELECT 1 / 0")
+        assert conn.execute("SELECT current_user").fetchone() == ("groundwork_request",)
+        visible = {row[0] for row in conn.execute("SELECT tenant_id FROM sources").fetchall()}
+        assert visible == {mine} and theirs not in visible
+
+
+def test_no_adapter_commits_inside_a_checkout() -> None:
+    """A commit inside a walled checkout would end the transaction that holds the
+    wall; the statements after it would run as the owner. None may commit."""
+    root = Path(__file__).resolve().parents[2] / "resources"
+    offenders = [
+        f"{path.relative_to(root.parent)}:{number}"
+        for path in sorted(root.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\.commit\(\)|autocommit\s*=\s*True", line) and "database.py" not in path.name
+    ]
+    assert offenders == []

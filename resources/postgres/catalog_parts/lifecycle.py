@@ -222,10 +222,18 @@ class Lifecycle(StoreBase):
         return [row[0]] if row else []
 
     def forget_model(self, tenant_id: str, model_key: str) -> None:
+        """The retired model's progress and its publication pointers go. A
+        pointer left behind kept counting as "published": the version it named
+        was never superseded, so its chunk rows and keyword documents stayed
+        for good, and the model looked live with no vectors behind it."""
         with translated_errors("retiring a model"), self.pool.connection() as conn:
             with conn.transaction():
                 conn.execute(
                     "DELETE FROM version_models WHERE tenant_id = %s AND model_key = %s",
+                    (tenant_id, model_key),
+                )
+                conn.execute(
+                    "DELETE FROM published_versions WHERE tenant_id = %s AND model_key = %s",
                     (tenant_id, model_key),
                 )
                 conn.execute(
