@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from groundwork.documents import Table
+from groundwork.documents import CellSpan, Table
 from groundwork.extract.text_tables import header_rows_of
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
@@ -154,31 +154,69 @@ def find_ruled_tables(
     cells = lattice.intersections_to_cells(lattice.edges_to_intersections(edges, SNAP, SNAP))
     found: list[tuple[Table, Box]] = []
     for group in lattice.cells_to_tables(cells):
-        grid = lattice.Table(None, group)  # type: ignore[arg-type]  # rows need no page
-        rows: list[tuple[str, ...]] = []
-        for row in grid.rows:
-            rows.append(
-                tuple(
-                    ""
-                    if cell is None or cell[2] - cell[0] < SLIVER or cell[3] - cell[1] < SLIVER
-                    else _text_in(textpage, cell, height)
-                    for cell in row.cells
-                )
-            )
-        rows = [r for r in rows if any(r)]
-        if len(rows) < 2 or max(len(r) for r in rows) < 2:
+        table = _grid_table(group, textpage, height)
+        if table is None:
             continue
-        texts = [c for r in rows for c in r]
-        if sum(1 for c in texts if c) / len(texts) < 0.5:
-            continue
-        x0, top, x1, bottom = grid.bbox
-        found.append(
-            (
-                Table(rows=tuple(rows), header_rows=header_rows_of(rows)),
-                (x0, height - bottom, x1, height - top),
-            )
-        )
+        x0 = min(c[0] for c in group)
+        top = min(c[1] for c in group)
+        x1 = max(c[2] for c in group)
+        bottom = max(c[3] for c in group)
+        found.append((table, (x0, height - bottom, x1, height - top)))
     return found
+
+
+def _grid_table(
+    group: list[tuple[float, float, float, float]], textpage: pdfium.PdfTextPage, height: float
+) -> Table | None:
+    """The cells laid on the grid their edges make (pdfplumber's rows and
+    columns: one per distinct top and left edge). A merged cell's text is
+    repeated in every position it covers and the merge kept as a CellSpan, as
+    the other formats do; the fill test counts it once, as before spans."""
+    xs = sorted({c[0] for c in group})
+    tops = sorted({c[1] for c in group})
+    column_of = {x: i for i, x in enumerate(xs)}
+    row_of = {t: i for i, t in enumerate(tops)}
+    grid = [["" for _ in xs] for _ in tops]
+    first = [["" for _ in xs] for _ in tops]  # each text once, at its top-left
+    once = 0
+    merged: list[CellSpan] = []
+    for cell in group:
+        x0, top, x1, bottom = cell
+        if x1 - x0 < SLIVER or bottom - top < SLIVER:
+            continue
+        text = _text_in(textpage, cell, height)
+        if not text:
+            continue
+        once += 1
+        row, column = row_of[top], column_of[x0]
+        first[row][column] = text
+        rows = sum(1 for t in tops if top <= t < bottom - 0.5)
+        columns = sum(1 for x in xs if x0 <= x < x1 - 0.5)
+        for r in range(row, row + rows):
+            for c in range(column, column + columns):
+                grid[r][c] = text
+        if rows > 1 or columns > 1:
+            merged.append(CellSpan(row, column, rows, columns))
+    kept = [i for i, r in enumerate(grid) if any(r)]
+    if len(kept) < 2 or len(xs) < 2:
+        return None
+    if once / (len(kept) * len(xs)) < 0.5:
+        return None  # mostly empty: a frame, a form, a layout grid
+    renumber = {old: new for new, old in enumerate(kept)}
+    rows_out = [tuple(grid[i]) for i in kept]
+    spans = tuple(
+        CellSpan(
+            renumber[s.row],
+            s.column,
+            sum(1 for i in kept if s.row <= i < s.row + s.rows),
+            s.columns,
+        )
+        for s in merged
+        if s.row in renumber
+    )
+    # a group header spanning its columns is told by the positions it leaves empty
+    header_rows = header_rows_of([tuple(first[i]) for i in kept])
+    return Table(rows=tuple(rows_out), header_rows=header_rows, spans=spans)
 
 
 def _text_in(

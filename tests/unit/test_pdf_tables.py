@@ -217,3 +217,15 @@ def test_the_lam_alef_ligature_comes_back_in_logical_order() -> None:
 
     assert _LAM_ALEF.sub(_lam_first, "األهداف اإلنسان کاالی") == "الأهداف الإنسان کالای"
     assert _LAM_ALEF.sub(_lam_first, "ألف الأمن") == "ألف الأمن"
+
+
+def test_a_ruled_group_header_is_a_merged_cell_over_its_columns() -> None:
+    from groundwork.documents import CellSpan
+
+    generated = CORPUS["spanning-ruled"]
+    doc = _ok(extract(generated.data, "application/pdf", "spanning.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None and table.header_rows == 2
+    assert table.rows[0] == ("", "Budget", "Budget", "Actual", "Actual")
+    assert table.spans == (CellSpan(0, 1, 1, 2), CellSpan(0, 3, 1, 2))
+    assert table.rows[1] == generated.tables[0].rows[1]
