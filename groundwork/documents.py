@@ -139,6 +139,9 @@ class Table:
             )
 
         out = [line(header), "| " + " | ".join("---" for _ in range(width)) + " |"]
+        # Markdown has one header line: a second header row (the labels under a
+        # spanning group header) leads every slice, or a row slice loses it
+        out.extend(line(r) for r in self.header[1:])
         out.extend(line(r) for r in rows)
         return "\n".join(out)
 

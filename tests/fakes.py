@@ -495,7 +495,11 @@ class SignatureScanner:
 class ScriptedOcr:
     """The OcrProvider port without a model: the image's ground truth travels in
     its PNG text chunks (`ocr-truth`, `ocr-rotation`), written by the tests that
-    draw it (passes tests/conformance/test_ocr_provider.py)."""
+    draw it (passes tests/conformance/test_ocr_provider.py). The size of every
+    image it was asked to read is kept in `seen`: which pages a PDF sent to OCR."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, int]] = []
 
     def recognize(self, image: bytes) -> OcrResult:
         import io
@@ -506,6 +510,7 @@ class ScriptedOcr:
             truth = [t for t in opened.info.get("ocr-truth", "").split("\n") if t]
             rotation = int(opened.info.get("ocr-rotation", "0")) % 360
             width, height = opened.size
+        self.seen.append((width, height))
         if rotation in (90, 270):
             width, height = height, width
         lines = tuple(

@@ -1,22 +1,27 @@
 """PDF: the text layer through pypdfium2 (measured here at ~500 pages/s against
-pypdf's ~43 and pdfplumber's ~13), structure inferred from it, tables from
-pdfplumber only where the evidence is strong, OCR only for pages without a
-usable text layer.
+pypdf's ~43 and pdfplumber's ~13), structure inferred from it, tables only
+where the evidence is strong, OCR only for pages without a usable text layer.
 
 - Headings: lines set larger than the body size (the most common size, by
   characters), or bold at body size and short; sizes come from loose character
   boxes, which scale with the font size (pdfium's own font size is often 1.0
   when the text matrix carries the scale).
-- Tables: pdfplumber's ruling-line detection, run only on pages drawn with
-  enough line and rectangle objects, and kept only when the grid is mostly
-  filled; a wrong table is worse than none. Text inside an accepted table is
-  taken out of the paragraph flow.
+- Tables, cheap signals first (a wrong table is worse than none; text inside
+  an accepted table is taken out of the paragraph flow):
+  - ruled: only on pages whose drawings cross like a grid (`_looks_ruled`),
+    pdfplumber's lattice geometry over edges read from pdfium's paths
+    (ruled_tables.py; pdfminer's page parse was ~95% of PDF time);
+  - borderless: words regrouped into the page's lines, and a table only where
+    whitespace runs down several lines at the same places and the cells carry
+    evidence (text_tables.py); a page with fewer than three lines holding a
+    column gap stops there. Measured against camelot, img2table, tabula and
+    pdfplumber's text strategy in bench/table_candidates.py.
 - Type0/CID fonts without a usable ToUnicode map decode to private-use or
   replacement characters: such pages are flagged and, with OCR available,
   recognised from the image instead.
-- Flate bombs: pdfium and pdfminer inflate a stream whole, so a few MB of
+- Flate bombs: pdfium inflates a stream whole, so a few MB of
   compressed zeros become gigabytes inside the parser (pdfium aborts the
-  process when its allocation fails). Before either parser sees the bytes,
+  process when its allocation fails). Before pdfium sees the bytes,
   every Flate stream is inflated once in 1 MB pieces that are counted and
   dropped: over the document's ceiling, or one non-image stream (a page's
   content) over its own, the PDF is refused as too large in bounded memory.
@@ -37,6 +42,9 @@ import pypdfium2.raw as pdfium_c
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.ocr import ocr_blocks
+from groundwork.extract.pdf_words import page_words, word_lines
+from groundwork.extract.ruled_tables import find_ruled_tables
+from groundwork.extract.text_tables import find_text_tables
 
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
@@ -55,6 +63,17 @@ class _Line:
     y1: float
 
 
+# pdfium writes the lam-alef ligature (one glyph) as alef then lam; after the
+# article's alef that is never Arabic or Persian ("األ" for "الأ", "کاالی" for
+# "کالای"), so the pair is put back in logical order. Same length: character
+# indices into the text page stay valid.
+_LAM_ALEF = re.compile("(?<=\u0627)([\u0622\u0623\u0625\u0627])\u0644")
+
+
+def _lam_first(match: re.Match[str]) -> str:
+    return "\u0644" + match.group(1)
+
+
 def _is_garbage(text: str) -> bool:
     visible = [c for c in text if not c.isspace()]
     if not visible:
@@ -63,8 +82,7 @@ def _is_garbage(text: str) -> bool:
     return bad / len(visible) > GARBAGE_RATIO
 
 
-def _lines(textpage: pdfium.PdfTextPage) -> list[_Line]:
-    text = textpage.get_text_range()
+def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
     out: list[_Line] = []
     offset = 0
     for raw_line in text.split("\r\n"):
@@ -91,8 +109,8 @@ def _lines(textpage: pdfium.PdfTextPage) -> list[_Line]:
 
 
 def _looks_ruled(page: pdfium.PdfPage) -> bool:
-    """Cheap evidence of a ruled grid before paying for pdfplumber (95% of PDF
-    time when run on every page with drawings): some column span crossed by at
+    """Cheap evidence of a ruled grid (object bounds only) before reading every
+    path segment for the lattice: some column span crossed by at
     least three horizontal edges at different heights, and at least two vertical
     edges standing within that span. Rectangles contribute their four sides;
     decorative boxes, underlines and rounded frames do not make a grid."""
@@ -129,45 +147,6 @@ def _looks_ruled(page: pdfium.PdfPage) -> bool:
 
 def _has_images(page: pdfium.PdfPage) -> bool:
     return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
-
-
-class _Tables:
-    """pdfplumber opened lazily, once, for the pages that need it."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self._pdf: object | None = None
-
-    def find(
-        self, page_index: int, page_height: float
-    ) -> list[tuple[Table, tuple[float, float, float, float]]]:
-        import pdfplumber
-
-        if self._pdf is None:
-            self._pdf = pdfplumber.open(io.BytesIO(self.data))
-        page = self._pdf.pages[page_index]  # type: ignore[attr-defined]
-        found: list[tuple[Table, tuple[float, float, float, float]]] = []
-        for table in page.find_tables():
-            rows = [tuple(" ".join((c or "").split()) for c in row) for row in table.extract()]
-            rows = [r for r in rows if any(r)]
-            if len(rows) < 2 or max(len(r) for r in rows) < 2:
-                continue
-            cells = [c for r in rows for c in r]
-            if sum(1 for c in cells if c) / len(cells) < 0.5:
-                continue
-            x0, top, x1, bottom = table.bbox
-            # pdfplumber measures from the top; pdfium from the bottom
-            found.append(
-                (
-                    Table(rows=tuple(rows), header_rows=1),
-                    (x0, page_height - bottom, x1, page_height - top),
-                )
-            )
-        return found
-
-    def close(self) -> None:
-        if self._pdf is not None:
-            self._pdf.close()  # type: ignore[attr-defined]
 
 
 _STREAM_START = re.compile(rb"(?<!end)stream\r?\n")
@@ -225,15 +204,25 @@ def extract_pdf(data: bytes, ctx: ExtractionContext) -> Extracted:
         if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
             raise Refused(FailureReason.ENCRYPTED, "the PDF needs a password to open") from exc
         raise Refused(FailureReason.MALFORMED, f"not a readable PDF: {exc}") from exc
-    tables = _Tables(data)
     try:
-        return _extract(document, tables, ctx)
+        return _extract(document, ctx)
     finally:
-        tables.close()
         document.close()
 
 
-def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionContext) -> Extracted:
+def _page_tables(
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, text: str
+) -> list[tuple[Table, tuple[float, float, float, float]]]:
+    """Ruled tables where the drawings look like a grid, then borderless ones
+    among the words the ruled ones left."""
+    found = find_ruled_tables(page, textpage) if _looks_ruled(page) else []
+    found.extend(
+        find_text_tables(word_lines(page_words(textpage, text)), [box for _, box in found])
+    )
+    return found
+
+
+def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     pages = len(document)
     if pages > ctx.limits.max_pages:
         raise Refused(
@@ -241,12 +230,14 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
+    per_page_tables: list[list[tuple[Table, tuple[float, float, float, float]]]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        lines = _lines(textpage)
+        page_text = _LAM_ALEF.sub(_lam_first, textpage.get_text_range())
+        lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)
         alnum = sum(1 for c in text if c.isalnum())
         garbage = _is_garbage(text)
@@ -256,6 +247,8 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
+        # tables while the page is open: only what they found is kept, not the words
+        per_page_tables.append(_page_tables(page, textpage, page_text) if lines else [])
         textpage.close()
         page.close()
     if garbage_pages:
@@ -292,14 +285,8 @@ def _extract(document: pdfium.PdfDocument, tables: _Tables, ctx: ExtractionConte
             page.close()
             blocks.extend(ocr_blocks(ctx.ocr.recognize(buffer.getvalue()), page=number))
             continue
-        page_tables: list[tuple[Table, tuple[float, float, float, float]]] = []
-        if lines:
-            page = document[index]
-            if _looks_ruled(page):
-                page_tables = tables.find(index, page.get_height())
-            page.close()
         page_blocks, page_title = _layout_page(
-            lines, number, page_tables, level_of, len(heading_sizes), body
+            lines, number, per_page_tables[index], level_of, len(heading_sizes), body
         )
         blocks.extend(page_blocks)
         title = title or page_title

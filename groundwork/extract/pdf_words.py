@@ -1,0 +1,89 @@
+"""Words with their boxes from a pdfium text page, grouped into the lines a
+reader sees. pdfium's own line breaks follow the content stream, not the page:
+a table drawn column by column comes out as one "line" per cell, so anything
+that reasons about alignment (tables) regroups words by geometry first.
+
+Only the first and last character of each word are measured (two calls a word
+instead of one a character): a word's box is all the table finder needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+
+MAX_WORDS = 20_000  # a page with more words than this is not read for tables
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    x0: float
+    y0: float  # pdfium's coordinates: y grows upwards
+    x1: float
+    y1: float
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+@dataclass(slots=True)
+class WordLine:
+    """Words sharing a band of the page, left to right."""
+
+    words: list[Word]
+    y0: float
+    y1: float
+
+    @property
+    def x0(self) -> float:
+        return self.words[0].x0
+
+    @property
+    def x1(self) -> float:
+        return max(w.x1 for w in self.words)
+
+
+def page_words(textpage: pdfium.PdfTextPage, text: str | None = None) -> list[Word]:
+    """Whitespace-separated words of the page with loose boxes (font ascent to
+    descent, so words of one line share a band whatever their letters)."""
+    if text is None:
+        text = textpage.get_text_range()
+    words: list[Word] = []
+    start = -1
+    for index, char in enumerate([*text, " "]):
+        if not char.isspace():
+            if start < 0:
+                start = index
+            continue
+        if start < 0:
+            continue
+        left, bottom, right, top = textpage.get_charbox(start, loose=True)
+        if index - 1 > start:
+            l2, b2, r2, t2 = textpage.get_charbox(index - 1, loose=True)
+            left, bottom, right, top = min(left, l2), min(bottom, b2), max(right, r2), max(top, t2)
+        if right > left and top > bottom:
+            words.append(Word(text[start:index], left, bottom, right, top))
+        start = -1
+        if len(words) > MAX_WORDS:
+            break
+    return words
+
+
+def word_lines(words: list[Word]) -> list[WordLine]:
+    """Words grouped into lines, top of the page first: a word joins a line when
+    its vertical middle falls inside the line's band."""
+    lines: list[WordLine] = []
+    for word in sorted(words, key=lambda w: -(w.y0 + w.y1) / 2):
+        middle = (word.y0 + word.y1) / 2
+        for line in reversed(lines[-3:]):
+            if line.y0 <= middle <= line.y1:
+                line.words.append(word)
+                break
+        else:
+            lines.append(WordLine([word], word.y0, word.y1))
+    for line in lines:
+        line.words.sort(key=lambda w: w.x0)
+    return lines
