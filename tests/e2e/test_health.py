@@ -19,9 +19,7 @@ def test_health_is_ok_then_degraded_naming_the_engine(platform: Platform) -> Non
         "keyword_index": "ok",
     }
     unreachable = OpenSearchKeywordIndex(client_for("http://127.0.0.1:9"), "gw-health")
-    broken = dataclasses.replace(
-        platform, keywords=unreachable, _vectors={}, _embedders={}, _views={}
-    )
+    broken = dataclasses.replace(platform, keywords=unreachable, _vectors={}, _embedders={})
     degraded = TestClient(create_app(lambda: broken), raise_server_exceptions=False).get(
         "/v1/health"
     )
