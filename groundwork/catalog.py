@@ -108,6 +108,16 @@ class TenantCounts:
     chunks: int
 
 
+@dataclass(frozen=True, slots=True)
+class TenantWork:
+    """A tenant's outstanding work for its serving model (StageProgress.pending_work_all)."""
+
+    tenant_id: str
+    model_key: str
+    stages: dict[str, int]  # extract, chunk, keyword_index, embed, publish -> versions waiting
+    newest_at: float  # epoch seconds of the newest version with work: new work changes it
+
+
 @runtime_checkable
 class TenantDirectory(Protocol):
     """Tenants and API keys: who exists and who is asking (a key's secret is
@@ -249,6 +259,12 @@ class StageProgress(Protocol):
         ...
 
     def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]: ...
+
+    def pending_work_all(self) -> list[TenantWork]:
+        """Every tenant with work outstanding for its serving model, with the same
+        counts as `pending_work`, in one read: a sensor tick at a thousand
+        tenants must not ask each of them (nor count their chunks)."""
+        ...
 
     def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:
         """Age of the oldest current version still waiting to be searchable (0: none)."""

@@ -63,6 +63,22 @@ def partition_busy(instance: dg.DagsterInstance, job_name: str, partition: str) 
 
 
 MODEL_STAGES = ("embed", "publish")
+ALL_STAGES = (*TENANT_STAGES, *MODEL_STAGES)
+
+
+def busy_partitions(instance: dg.DagsterInstance, job_name: str) -> set[str]:
+    """Partitions with a run of this job queued or in progress, in one read: for
+    a tick with many candidates (asking per partition cost 1.7 s at a thousand
+    tenants with work, measured by bench/sensor_ticks.py). A tick with none
+    does not call it, so an idle tick still reads no runs."""
+    records = instance.get_run_records(
+        filters=dg.RunsFilter(job_name=job_name, statuses=ACTIVE_RUN_STATUSES)
+    )
+    return {
+        r.dagster_run.tags["dagster/partition"]
+        for r in records
+        if "dagster/partition" in r.dagster_run.tags
+    }
 
 
 def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint: str) -> bool:
@@ -143,24 +159,27 @@ def pending_work_sensor(
     if isinstance(platform, dg.SkipReason):
         return platform
     known = set(context.instance.get_dynamic_partitions("tenant"))
-    new_partitions: list[str] = []
+    new_partitions = [
+        t.tenant_id for t in platform.catalog.list_tenants() if t.tenant_id not in known
+    ]
     requests: list[dg.RunRequest] = []
-    for tenant in platform.catalog.list_tenants():
-        if tenant.tenant_id not in known:
-            new_partitions.append(tenant.tenant_id)
-        pending = platform.catalog.pending_work(tenant.tenant_id, tenant.active_model)
-        counts = platform.catalog.counts(tenant.tenant_id)
+    # one read for every tenant with work (it used to be two per tenant, one of
+    # them counting the tenant's chunks, on every tick), and one for the runs
+    # in progress when there is work at all
+    waiting = [
+        w for w in platform.catalog.pending_work_all() if any(w.stages[s] for s in ALL_STAGES)
+    ]
+    busy = busy_partitions(context.instance, tenant_ingest_job.name) if waiting else set()
+    for work in waiting:
         fingerprint = hashlib.sha256(
-            json.dumps([pending, counts.versions, counts.chunks], sort_keys=True).encode()
+            json.dumps([work.stages, work.newest_at], sort_keys=True).encode()
         ).hexdigest()[:16]
-        if any(pending[s] for s in (*TENANT_STAGES, *MODEL_STAGES)) and not partition_busy(
-            context.instance, tenant_ingest_job.name, tenant.tenant_id
-        ):
+        if work.tenant_id not in busy:
             requests.append(
                 dg.RunRequest(
-                    run_key=f"work:{tenant.tenant_id}:{fingerprint}",
+                    run_key=f"work:{work.tenant_id}:{fingerprint}",
                     job_name=tenant_ingest_job.name,
-                    partition_key=tenant.tenant_id,
+                    partition_key=work.tenant_id,
                 )
             )
     return dg.SensorResult(

@@ -26,6 +26,7 @@ from groundwork.catalog import (
     StageProgress,
     TenantCounts,
     TenantDirectory,
+    TenantWork,
     Unchanged,
     VersionRecord,
 )
@@ -477,6 +478,39 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 work["embed"] += chunked and (progress is None or progress.embedded_at is None)
                 work["publish"] += extracted and (progress is None or progress.published_at is None)
         return work
+
+    def pending_work_all(self) -> list[TenantWork]:
+        found: list[TenantWork] = []
+        for tenant in self.list_tenants():
+            work = self.pending_work(tenant.tenant_id, tenant.active_model)
+            if not any(work.values()):
+                continue
+            with self._lock:
+                newest = max(
+                    self._version_rows[v].created_at
+                    for v in self._listed(
+                        tenant.tenant_id,
+                        lambda v, _: self._state(v) == "stored" and self._is_live_current(v),
+                    )
+                    if self._has_work(v, tenant.active_model)
+                )
+            found.append(TenantWork(tenant.tenant_id, tenant.active_model, work, newest))
+        return found
+
+    def _has_work(self, version_id: str, model_key: str) -> bool:
+        row = self._version_rows[version_id]
+        progress = self._progress.get((version_id, model_key))
+        if row.processing_state in ("pending", "extracting"):
+            return True
+        if row.processing_state != "extracted":
+            return False
+        return (
+            row.chunked_at is None
+            or row.keyword_indexed_at is None
+            or progress is None
+            or progress.embedded_at is None
+            or progress.published_at is None
+        )
 
     def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:
         with self._lock:

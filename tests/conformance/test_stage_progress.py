@@ -350,6 +350,18 @@ class StageProgressContract:
         }
         assert set(ledger.pending_work(other, MODEL_A).values()) == {0}
 
+        # all tenants in one read: the same counts, for each tenant's serving
+        # model (MODEL_A here); a tenant without work is absent
+        mine = [w for w in ledger.pending_work_all() if w.tenant_id in (tenant, other)]
+        assert [(w.tenant_id, w.model_key, w.stages) for w in mine] == [
+            (tenant, MODEL_A, ledger.pending_work(tenant, MODEL_A))
+        ]
+        newest = mine[0].newest_at
+        assert newest > 0
+        stored(ledger, tenant, "inbox:h.md", "new work arrives")
+        [again] = [w for w in ledger.pending_work_all() if w.tenant_id == tenant]
+        assert again.newest_at > newest and again.stages["extract"] == 2
+
     def test_staleness_is_the_age_of_the_oldest_current_version_not_yet_served(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:

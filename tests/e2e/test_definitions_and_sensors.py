@@ -386,3 +386,26 @@ def test_an_idle_inbox_tick_reads_no_runs(
             )
         )
         assert reads == []
+
+
+def test_pending_work_sensor_skips_a_tenant_whose_run_is_in_progress(
+    platform: Platform, index_prefix: str
+) -> None:
+    """A second run would only repeat the first one's work; the runs in progress
+    are read once per tick (not once per tenant with work)."""
+    from dagster._core.test_utils import create_run_for_test
+
+    busy, idle = _tenant_with_an_upload(platform), _tenant_with_an_upload(platform)
+    with dg.instance_for_test() as instance:
+        create_run_for_test(
+            instance,
+            job_name="tenant_ingest",
+            status=dg.DagsterRunStatus.STARTED,
+            tags={"dagster/partition": busy},
+        )
+        context = dg.build_sensor_context(
+            instance=instance, resources={"groundwork": resource(index_prefix)}
+        )
+        result = pending_work_sensor(context)
+        requested = {r.partition_key for r in result.run_requests or []}
+        assert idle in requested and busy not in requested

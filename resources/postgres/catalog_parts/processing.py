@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 from groundwork.catalog import (
     ChunkBatch,
     TenantCounts,
+    TenantWork,
     VersionRecord,
 )
 from groundwork.chunking import Chunk
@@ -343,6 +344,38 @@ class Processing(StoreBase):
         assert row is not None
         keys = ("extract", "chunk", "keyword_index", "embed", "publish")
         return dict(zip(keys, (int(x) for x in row), strict=True))
+
+    def pending_work_all(self) -> list[TenantWork]:
+        with translated_errors("counting pending work"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT v.tenant_id, t.active_model, "
+                " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+                "   AND v.keyword_indexed_at IS NULL), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+                "   AND m.embedded_at IS NULL), "
+                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL), "
+                " extract(epoch FROM max(v.created_at)) "
+                "FROM source_versions v JOIN sources s USING (source_id) "
+                "JOIN tenants t ON t.tenant_id = v.tenant_id "
+                "LEFT JOIN version_models m ON m.version_id = v.version_id "
+                "AND m.model_key = t.active_model "
+                "WHERE v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id "
+                "AND (v.processing_state IN ('pending', 'extracting') "
+                "  OR (v.processing_state = 'extracted' AND (v.chunked_at IS NULL "
+                "      OR v.keyword_indexed_at IS NULL OR m.embedded_at IS NULL "
+                "      OR m.published_at IS NULL))) "
+                "GROUP BY v.tenant_id, t.active_model ORDER BY v.tenant_id"
+            ).fetchall()
+        keys = ("extract", "chunk", "keyword_index", "embed", "publish")
+        return [
+            TenantWork(
+                r[0], r[1], dict(zip(keys, (int(x) for x in r[2:7]), strict=True)), float(r[7])
+            )
+            for r in rows
+        ]
 
     def counts(self, tenant_id: str) -> TenantCounts:
         with translated_errors("counting"), self.pool.connection() as conn:

@@ -1,0 +1,143 @@
+"""Sensor tick cost at many tenants.
+
+    uv run python bench/sensor_ticks.py [--tenants 1000] [--files 3]
+
+Creates the tenants in a database of its own (`groundwork_ticks`), each with
+a few registered files waiting for extraction, plus one large tenant with
+chunks (so per-tenant counting shows its cost), then times, median of five:
+
+- the catalog reads a pending-work tick makes: one `pending_work_all` read,
+  against the former two reads per tenant (`pending_work` + `counts`);
+- whole ticks of `pending_work_sensor`, `tenant_partitions_sensor` and
+  `deletion_sensor`, evaluated by Dagster on a scratch instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dagster as dg  # noqa: E402
+
+from groundwork.chunking import ChunkingPolicy, chunk_blocks  # noqa: E402
+from groundwork.documents import ExtractedDocument  # noqa: E402
+from groundwork.extract.markdown import markdown_blocks  # noqa: E402
+from groundwork.pipeline import register_file  # noqa: E402
+from pipelines.sensors import (  # noqa: E402
+    deletion_sensor,
+    pending_work_sensor,
+    tenant_partitions_sensor,
+)
+from resources.dagster_resources import GroundworkResource  # noqa: E402
+from resources.platform import connect, ensure_engines  # noqa: E402
+from resources.settings import GroundworkSettings  # noqa: E402
+
+DATABASE = "groundwork_ticks"
+PREFIX = "gwticks"
+
+
+def median_ms(run: Callable[[], object], repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(1000 * (time.perf_counter() - started))
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tenants", type=int, default=1000)
+    parser.add_argument("--files", type=int, default=3)
+    parser.add_argument("--large-chunks", type=int, default=50_000)
+    args = parser.parse_args()
+    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
+    settings = GroundworkSettings.from_env()
+    platform = connect(settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX)
+    catalog = platform.catalog
+    model = settings.default_model_key
+    existing = {t.tenant_id for t in catalog.list_tenants()}
+    started = time.perf_counter()
+    for n in range(args.tenants):
+        tenant = f"t{n:05d}"
+        if tenant in existing:
+            continue
+        catalog.ensure_tenant(tenant, tenant, model)
+        for f in range(args.files):
+            register_file(
+                catalog,
+                platform.blobs,
+                tenant_id=tenant,
+                origin=f"api:{tenant}-{f}.md",
+                filename=f"{tenant}-{f}.md",
+                data=f"# {tenant} {f}\n\nwaiting for extraction\n".encode(),
+                subjects=[f"tenant:{tenant}"],
+                media_type="text/markdown",
+            )
+    large = "large"
+    if large not in existing:
+        catalog.ensure_tenant(large, large, model)
+        registered = register_file(
+            catalog,
+            platform.blobs,
+            tenant_id=large,
+            origin="api:large.md",
+            filename="large.md",
+            data=b"# Large\n\nmany chunks\n",
+            subjects=["tenant:large"],
+            media_type="text/markdown",
+        )
+        version = catalog.versions_to_extract(large, 10)[0]
+        assert catalog.claim_extraction(version.version_id)
+        text = "\n\n".join(f"Paragraph {i} of the large tenant." for i in range(args.large_chunks))
+        blocks = tuple(markdown_blocks(f"# Large\n\n{text}\n"))
+        catalog.save_extraction(
+            registered.version_id, ExtractedDocument("Large", "text/markdown", blocks)
+        )
+        [(record, extracted)] = catalog.versions_to_chunk(large, 1)
+        chunks = chunk_blocks(
+            extracted.blocks,
+            tenant_id=large,
+            source_id=record.source_id,
+            version_id=record.version_id,
+            policy=ChunkingPolicy(max_tokens=16),
+        )
+        catalog.replace_chunks(record, chunks)
+    print(
+        f"{args.tenants} tenants x {args.files} files waiting, one tenant with "
+        f"{catalog.counts(large).chunks} chunks (set-up {time.perf_counter() - started:.0f} s)"
+    )
+    tenants = catalog.list_tenants()
+
+    def per_tenant_reads() -> None:
+        for tenant in tenants:
+            catalog.pending_work(tenant.tenant_id, tenant.active_model)
+            catalog.counts(tenant.tenant_id)
+
+    print(f"former tick reads (2 per tenant): {median_ms(per_tenant_reads):8.1f} ms")
+    print(f"pending_work_all (one read):      {median_ms(catalog.pending_work_all):8.1f} ms")
+    resource = GroundworkResource(database=DATABASE, index_prefix=PREFIX)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("tenant", [t.tenant_id for t in tenants])
+        for sensor in (pending_work_sensor, tenant_partitions_sensor, deletion_sensor):
+
+            def tick(sensor: dg.SensorDefinition = sensor) -> object:
+                context = dg.build_sensor_context(
+                    instance=instance, resources={"groundwork": resource}
+                )
+                return sensor(context)
+
+            print(f"{sensor.name + ' tick':34s}{median_ms(tick):8.1f} ms")
+    platform.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
