@@ -134,7 +134,20 @@ def _bulk_refusal(action: str, exc: helpers.BulkIndexError) -> StoreError:
 
 
 def client_for(url: str) -> OpenSearch:
-    return OpenSearch(hosts=[url], timeout=30, max_retries=2, retry_on_timeout=True)
+    """`url` may name several nodes of one cluster, comma-separated: a request
+    that cannot reach one node is retried on the next (a node lost to a crash
+    costs a retry, not a failed search), and a dead node is left alone for a
+    while before it is tried again."""
+    hosts = [u.strip() for u in url.split(",") if u.strip()]
+    if not hosts:
+        raise ValueError("no OpenSearch URL given")
+    return OpenSearch(
+        hosts=hosts,
+        timeout=30,
+        max_retries=max(2, len(hosts)),
+        retry_on_timeout=True,
+        dead_timeout=30,
+    )
 
 
 class OpenSearchKeywordIndex:

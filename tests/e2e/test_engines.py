@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from groundwork.ports import AccessScope
 from groundwork_cli.supervisor import AlreadyRunning, Supervisor
+from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
 from resources.platform import EngineEndpoints, connect, ensure_engines
 from resources.settings import GroundworkSettings
+from tests.conformance.fixtures import chunk
 from tests.conftest import TEST_DATABASE
 
 
@@ -21,6 +25,30 @@ def test_ensure_engines_reuses_running_engines(
     again = ensure_engines(settings)
     assert again.server_url == engines.server_url
     assert again.opensearch_url == engines.opensearch_url
+
+
+def test_several_opensearch_nodes_a_dead_one_costs_a_retry_not_a_search(
+    engines: EngineEndpoints,
+) -> None:
+    """GROUNDWORK_OPENSEARCH_URL may name several nodes of a cluster; every
+    request still answers while one of them is down (here: nothing listens)."""
+    assert engines.opensearch_url is not None
+    dead = "http://127.0.0.1:9"  # the discard port: refused at once
+    keywords = OpenSearchKeywordIndex(
+        client_for(f"{dead}, {engines.opensearch_url}"), "gwtest-multinode"
+    )
+    tenant = f"mn-{uuid.uuid4().hex[:8]}"
+    scope = AccessScope(tenant, ("team:a",))
+    keywords.ensure_schema()
+    keywords.upsert([chunk(tenant, "replica promoted after node loss", chunk_id="ch-1")])
+    keywords.set_versions_live(tenant, ["ver-1"], True)
+    try:
+        for _ in range(6):  # round robin: several requests meet the dead node first
+            assert [h.chunk_id for h in keywords.search(scope, "replica node", 5)] == ["ch-1"]
+    finally:
+        keywords.drop()
+    with pytest.raises(ValueError):
+        client_for(" , ")
 
 
 def test_external_urls_replace_the_embedded_engines(
