@@ -7,8 +7,8 @@ a citation can point at a page, slide, sheet range or timestamp.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any

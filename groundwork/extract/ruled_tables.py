@@ -220,9 +220,7 @@ def _grid_table(
     # bottom), turned to the page's upward y as every PDF box here is
     bottoms = [*tops[1:], max(c[3] for c in group)]
     row_boxes = tuple((height - bottoms[i], height - tops[i]) for i in kept)
-    return Table(
-        rows=tuple(rows_out), header_rows=header_rows, spans=spans, row_boxes=row_boxes
-    )
+    return Table(rows=tuple(rows_out), header_rows=header_rows, spans=spans, row_boxes=row_boxes)
 
 
 def _text_in(

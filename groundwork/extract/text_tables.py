@@ -447,8 +447,7 @@ def _table(
         header_rows=header_rows,
         # each row's lines, wrapped ones included: a chunk of rows cites their box
         row_boxes=tuple(
-            (min(line.y0 for line in row.lines), max(line.y1 for line in row.lines))
-            for row in rows
+            (min(line.y0 for line in row.lines), max(line.y1 for line in row.lines)) for row in rows
         ),
     )
 

@@ -38,9 +38,7 @@ def _body_rows(chunk: Chunk, table: Table) -> list[int]:
     """The 1-based data rows whose cells appear as a Markdown line of the chunk."""
     lines = set(chunk.body.splitlines())
     return [
-        n
-        for n, row in enumerate(table.body, start=1)
-        if "| " + " | ".join(row) + " |" in lines
+        n for n, row in enumerate(table.body, start=1) if "| " + " | ".join(row) + " |" in lines
     ]
 
 
@@ -53,7 +51,15 @@ def _inventory_xlsx(rows: int = 100) -> tuple[bytes, list[tuple[str, ...]]]:
     sheet["A1"] = "Warehouse stock"
     header = ("SKU", "Item", "Bin", "Supplier", "Count", "Unit", "Price")
     data = [
-        (f"SKU-{n:04d}", f"widget model {n}", f"B{n % 17}", f"supplier {n % 5}", str(n * 3), "pcs", f"{n}.50")
+        (
+            f"SKU-{n:04d}",
+            f"widget model {n}",
+            f"B{n % 17}",
+            f"supplier {n % 5}",
+            str(n * 3),
+            "pcs",
+            f"{n}.50",
+        )
         for n in range(1, rows + 1)
     ]
     for r, row in enumerate([header, *data], start=3):
@@ -118,7 +124,8 @@ def test_a_ruled_pdf_table_split_over_chunks_keeps_row_boxes() -> None:
     pdf.add_page()
     pdf.set_font("Helvetica", "", 9)
     rows = [("Code", "Station", "Line", "Passengers")] + [
-        (f"C{n:03d}", f"station number {n}", f"line {n % 4}", str(1000 + n * 7)) for n in range(1, 46)
+        (f"C{n:03d}", f"station number {n}", f"line {n % 4}", str(1000 + n * 7))
+        for n in range(1, 46)
     ]
     with pdf.table(borders_layout="ALL", line_height=5) as table:
         for row in rows:
