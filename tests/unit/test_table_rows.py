@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import openpyxl
 from fpdf import FPDF
 
 from bench.table_pdfs import senate_expenditure_pdf
 from groundwork.chunking import Chunk, ChunkingPolicy, chunk_blocks
-from groundwork.citation_check import CitationVerified, verify_citation
+from groundwork.citation_check import CitationMiss, CitationVerified, verify_citation
 from groundwork.citations import Citation, excerpt
 from groundwork.documents import Block, BlockKind, ExtractedDocument, Location, Table
 from groundwork.extract import extract
@@ -172,9 +174,17 @@ def test_a_citation_of_a_row_range_still_verifies_against_the_stored_extraction(
         location=chunk.location,
         heading_path=chunk.heading_path,
         excerpt=excerpt(row),
-        retrieved_at=__import__("datetime").datetime.now(__import__("datetime").UTC),
+        retrieved_at=datetime.now(UTC),
     )
     assert isinstance(verify_citation(citation, doc), CitationVerified)
+    # the rows are checked too: the same excerpt cited at other rows is a miss
+    elsewhere = replace(citation, location=replace(chunk.location, row_start=1, row_end=20))
+    assert verify_citation(elsewhere, doc) == CitationMiss(elsewhere, "excerpt-not-at-location")
+    # a citation stored before rows were named reads the whole table, as before
+    old = replace(
+        citation, location=replace(chunk.location, table=None, row_start=None, row_end=None)
+    )
+    assert isinstance(verify_citation(old, doc), CitationVerified)
 
 
 def test_row_fields_round_trip_and_old_records_still_read() -> None:
