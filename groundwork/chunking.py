@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groundwork.documents import Block, BlockKind, Location, Table
 
@@ -111,7 +111,12 @@ def chunk_blocks(
             sections.append((tuple(text for _, text in headings), list(current)))
             current.clear()
 
+    tables = 0
     for block in blocks:
+        if block.kind == BlockKind.TABLE and block.table is not None:
+            # numbered over the whole document, as `extract_tables` numbers them
+            tables += 1
+            block = replace(block, location=replace(block.location, table=tables))
         if block.kind == BlockKind.HEADING:
             close_section()
             level = block.level or 1
@@ -224,20 +229,33 @@ def _render(block: Block) -> str:
 def _table_pieces(
     block: Block, table: Table, count_tokens: TokenCounter, budget: int, policy: ChunkingPolicy
 ) -> list[_Piece]:
+    """The whole table when it fits, else runs of body rows with the header
+    repeated. Each piece's location names its data rows (1-based) and is
+    narrowed to them where the table knows its rows' places."""
     whole = table.to_markdown()
     low = _is_low(block, policy)
     if count_tokens(whole) <= budget or len(table.body) <= 1:
-        return [_Piece(whole, block.location, "table", low)]
+        location = block.location
+        if table.body:
+            location = replace(location, row_start=1, row_end=len(table.body))
+        return [_Piece(whole, location, "table", low)]
     pieces: list[_Piece] = []
     rows: list[tuple[str, ...]] = []
+    first = 1  # the data row `rows` starts at
+
+    def piece() -> _Piece:
+        location = table.rows_location(block.location, first, first + len(rows) - 1)
+        return _Piece(table.to_markdown(tuple(rows)), location, "table", low)
+
     for row in table.body:
         candidate = table.to_markdown(tuple([*rows, row]))
         if rows and count_tokens(candidate) > budget:
-            pieces.append(_Piece(table.to_markdown(tuple(rows)), block.location, "table", low))
+            pieces.append(piece())
+            first += len(rows)
             rows = []
         rows.append(row)
     if rows:
-        pieces.append(_Piece(table.to_markdown(tuple(rows)), block.location, "table", low))
+        pieces.append(piece())
     return pieces
 
 

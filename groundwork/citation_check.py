@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from groundwork.citations import ELLIPSIS, Citation
-from groundwork.documents import Block, ExtractedDocument, Location
+from groundwork.documents import Block, BlockKind, ExtractedDocument, Location
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -95,10 +95,32 @@ def _contains(haystack: list[str], needle: list[str]) -> bool:
     return False
 
 
-def _block_text(block: Block) -> str:
+def _block_text(block: Block, rows: tuple[int, int] | None = None) -> str:
+    """A block's words; for the cited table of a citation naming rows, only its
+    header and those data rows (1-based), so a wrong row range does not verify."""
     if block.table is not None:
-        return " ".join(" ".join(row) for row in block.table.rows)
+        table = block.table
+        kept = table.rows if rows is None else table.header + table.body[rows[0] - 1 : rows[1]]
+        return " ".join(" ".join(row) for row in kept)
     return block.text
+
+
+def _located_text(document: ExtractedDocument, cited: Location) -> list[str]:
+    """The text of every block inside the cited location. Tables are numbered
+    over the document as chunking and `extract_tables` number them; a citation
+    written before rows were named (no `table`) reads whole tables, as before."""
+    rows = None
+    if cited.table is not None and cited.row_start is not None:
+        rows = (cited.row_start, cited.row_end if cited.row_end is not None else cited.row_start)
+    out: list[str] = []
+    tables = 0
+    for block in document.blocks:
+        if block.kind == BlockKind.TABLE and block.table is not None:
+            tables += 1
+        if within(block.location, cited):
+            numbered = block.table is not None and block.kind == BlockKind.TABLE
+            out.append(_block_text(block, rows if numbered and tables == cited.table else None))
+    return out
 
 
 def verify_citation(citation: Citation, document: ExtractedDocument | None) -> CitationCheck:
@@ -106,14 +128,14 @@ def verify_citation(citation: Citation, document: ExtractedDocument | None) -> C
     version has none)."""
     if document is None:
         return CitationMiss(citation, "version-missing")
-    located = [b for b in document.blocks if within(b.location, citation.location)]
+    located = _located_text(document, citation.location)
     if not located:
         return CitationMiss(citation, "location-empty")
     excerpt = citation.excerpt.removesuffix(ELLIPSIS)
     needle = _words(excerpt)
     if citation.excerpt.endswith(ELLIPSIS) and needle:
         needle = needle[:-1]  # the cut may have ended mid-token on a non-word character
-    haystack = _words(" ".join(_block_text(b) for b in located))
+    haystack = _words(" ".join(located))
     if _contains(haystack, needle):
         return CitationVerified(citation)
     return CitationMiss(citation, "excerpt-not-at-location")

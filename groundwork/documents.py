@@ -7,8 +7,9 @@ a citation can point at a page, slide, sheet range or timestamp.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -38,9 +39,27 @@ class Location:
     end_seconds: float | None = None
     element: int | None = None  # ordinal of the block's element (DOCX body, HTML)
     part: str | None = None  # "header", "footer", "notes": outside the main flow
+    # a table chunk: the table's ordinal in its document (1-based, as
+    # `extract_tables` numbers it) and the data rows it holds (1-based, header
+    # excluded), so a citation points at "table 2, rows 41-60", not the whole table
+    table: int | None = None
+    row_start: int | None = None
+    row_end: int | None = None
 
     def label(self) -> str:
-        """A short human-readable form used in citations ("p. 3", "Sheet1!A1:C4")."""
+        """A short human-readable form used in citations ("p. 3", "Sheet1!A1:C4",
+        "p. 3 · table 2 · rows 41–60"). A sheet's cell range already names its rows."""
+        if self.sheet is not None:
+            return self._place()
+        place = self._place()
+        if self.table is not None:
+            place += f" · table {self.table}"
+        if self.row_start is not None:
+            end = self.row_end if self.row_end is not None else self.row_start
+            place += f" · row {end}" if end == self.row_start else f" · rows {self.row_start}–{end}"
+        return place
+
+    def _place(self) -> str:
         if self.sheet is not None:
             return f"{self.sheet}!{self.cell_range}" if self.cell_range else self.sheet
         if self.slide is not None:
@@ -91,6 +110,10 @@ class Location:
         )
 
 
+#: a sheet range's first and last column ("A3:G103" -> "A", "G")
+_RANGE = re.compile(r"([A-Z]+)\d+:([A-Z]+)\d+")
+
+
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes:02d}:{secs:02d}"
@@ -112,11 +135,19 @@ class CellSpan:
 @dataclass(frozen=True, slots=True)
 class Table:
     """Rows of cell text; the first `header_rows` rows are the header; merged
-    cells are listed in `spans` (empty when the source had none)."""
+    cells are listed in `spans` (empty when the source had none).
+
+    Where the extractor knows where each row sits, a chunk holding some of the
+    rows can point at just those: `row_boxes` are the rows' (bottom, top) in
+    the page's coordinates (PDF, y grows upwards), `source_rows` their row
+    numbers in the sheet (XLSX; empty rows between them are skipped). Both are
+    empty or one per row of `rows`."""
 
     rows: tuple[tuple[str, ...], ...]
     header_rows: int = 1
     spans: tuple[CellSpan, ...] = ()
+    row_boxes: tuple[tuple[float, float], ...] = ()
+    source_rows: tuple[int, ...] = ()
 
     @property
     def header(self) -> tuple[tuple[str, ...], ...]:
@@ -125,6 +156,24 @@ class Table:
     @property
     def body(self) -> tuple[tuple[str, ...], ...]:
         return self.rows[self.header_rows :]
+
+    def rows_location(self, location: Location, first: int, last: int) -> Location:
+        """`location` (the table's) narrowed to data rows `first`..`last`
+        (1-based, header excluded): the rows named, and the cell range or box
+        cut to them where the rows' places are known, else the table's kept."""
+        start = self.header_rows + first - 1
+        end = self.header_rows + last - 1
+        bbox = location.bbox
+        if bbox is not None and len(self.row_boxes) == len(self.rows):
+            boxes = self.row_boxes[start : end + 1]
+            bbox = (bbox[0], min(b[0] for b in boxes), bbox[2], max(b[1] for b in boxes))
+        cell_range = location.cell_range
+        columns = _RANGE.fullmatch(cell_range or "")
+        if columns is not None and len(self.source_rows) == len(self.rows):
+            cell_range = (
+                f"{columns[1]}{self.source_rows[start]}:{columns[2]}{self.source_rows[end]}"
+            )
+        return replace(location, bbox=bbox, cell_range=cell_range, row_start=first, row_end=last)
 
     def to_markdown(self, body: tuple[tuple[str, ...], ...] | None = None) -> str:
         """Markdown with the header repeated: used for whole tables and row slices."""
@@ -170,6 +219,10 @@ class Block:
             }
             if self.table.spans:
                 table["spans"] = [[s.row, s.column, s.rows, s.columns] for s in self.table.spans]
+            if self.table.row_boxes:
+                table["row_boxes"] = [list(b) for b in self.table.row_boxes]
+            if self.table.source_rows:
+                table["source_rows"] = list(self.table.source_rows)
             data["table"] = table
         if self.confidence is not None:
             data["confidence"] = self.confidence
@@ -186,6 +239,11 @@ class Block:
                 spans=tuple(
                     CellSpan(*(int(v) for v in span)) for span in table_data.get("spans", ())
                 ),
+                # absent from records written before rows were located
+                row_boxes=tuple(
+                    (float(low), float(high)) for low, high in table_data.get("row_boxes", ())
+                ),
+                source_rows=tuple(int(r) for r in table_data.get("source_rows", ())),
             )
         level = data.get("level")
         confidence = data.get("confidence")

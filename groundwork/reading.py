@@ -9,7 +9,7 @@ when it is handed to a model (see `fence_untrusted`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groundwork.documents import (
     FAILURE_GUIDANCE,
@@ -112,13 +112,28 @@ def _clip(block: Block, max_chars: int) -> Block:
 
 @dataclass(frozen=True, slots=True)
 class LocatedTable:
+    """A table with its place: `number` is its 1-based ordinal in the document,
+    the same number a chunk's citation gives it ("table 2 · rows 41–60")."""
+
     table: Table
     location: Location
     heading_path: tuple[str, ...]
+    number: int = 1
+
+    def row_numbers(self) -> tuple[int, ...]:
+        """One per row of `table.rows`: 0 for a header row, else the data row's
+        1-based number, as citations count rows (a caller cites "table 2 row 17")."""
+        header = self.table.header_rows
+        return tuple(0 if i < header else i - header + 1 for i in range(len(self.table.rows)))
+
+    def row_location(self, row: int) -> Location:
+        """Where data row `row` (1-based) sits: the table's location narrowed to it."""
+        return self.table.rows_location(self.location, row, row)
 
 
 def extract_tables(document: ExtractedDocument) -> list[LocatedTable]:
-    """Every table with its location and the headings above it."""
+    """Every table with its location (numbered, as chunks number it) and the
+    headings above it."""
     headings: list[tuple[int, str]] = []
     found: list[LocatedTable] = []
     for block in document.blocks:
@@ -128,7 +143,15 @@ def extract_tables(document: ExtractedDocument) -> list[LocatedTable]:
                 headings.pop()
             headings.append((level, block.text))
         elif block.kind == BlockKind.TABLE and block.table is not None:
-            found.append(LocatedTable(block.table, block.location, tuple(t for _, t in headings)))
+            number = len(found) + 1
+            found.append(
+                LocatedTable(
+                    block.table,
+                    replace(block.location, table=number),
+                    tuple(t for _, t in headings),
+                    number,
+                )
+            )
     return found
 
 

@@ -131,7 +131,10 @@ class ErrorOut(BaseModel):
 
 
 class TableOut(BaseModel):
+    index: int  # 0-based, as `start_table` pages the tool
+    number: int  # 1-based, as citations name it ("table 2 · rows 41–60")
     untrusted_rows: list[list[str]]
+    row_numbers: list[int]  # per row: 0 for a header row, else the data row's number
     header_rows: int
     location: dict[str, object]
     location_label: str

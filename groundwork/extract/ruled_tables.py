@@ -216,7 +216,11 @@ def _grid_table(
     )
     # a group header spanning its columns is told by the positions it leaves empty
     header_rows = header_rows_of([tuple(first[i]) for i in kept])
-    return Table(rows=tuple(rows_out), header_rows=header_rows, spans=spans)
+    # a row runs from its top edge to the next row's (the last to the grid's
+    # bottom), turned to the page's upward y as every PDF box here is
+    bottoms = [*tops[1:], max(c[3] for c in group)]
+    row_boxes = tuple((height - bottoms[i], height - tops[i]) for i in kept)
+    return Table(rows=tuple(rows_out), header_rows=header_rows, spans=spans, row_boxes=row_boxes)
 
 
 def _text_in(

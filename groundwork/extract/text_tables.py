@@ -156,7 +156,8 @@ def _contents_tables(
             max(lines[k].x1 for k in run),
             max(lines[k].y1 for k in run),
         )
-        found.append((Table(rows=tuple(rows), header_rows=0), box))
+        row_boxes = tuple((lines[k].y0, lines[k].y1) for k in run)
+        found.append((Table(rows=tuple(rows), header_rows=0, row_boxes=row_boxes), box))
         i = j
     return found, rest
 
@@ -444,6 +445,10 @@ def _table(
     return Table(
         rows=tuple(tuple(" ".join(c) for c in row.cells) for row in rows),
         header_rows=header_rows,
+        # each row's lines, wrapped ones included: a chunk of rows cites their box
+        row_boxes=tuple(
+            (min(line.y0 for line in row.lines), max(line.y1 for line in row.lines)) for row in rows
+        ),
     )
 
 
@@ -529,6 +534,7 @@ def _join_wrapped(rows: list[_Row], columns: int, header_rows: int) -> list[_Row
         if target is None:
             continue
         fragment = rows[k]
+        target.lines.extend(fragment.lines)
         before = k < owner[k]
         for column in range(columns):
             if fragment.cells[column]:

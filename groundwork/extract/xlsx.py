@@ -482,7 +482,12 @@ def _tables(
             if len(body) == 1 and len(columns) == 1:
                 blocks.append(Block(BlockKind.PARAGRAPH, body[0][0], location))
             else:
-                table = Table(rows=body, header_rows=1, spans=_spans(rows, columns, merged))
+                table = Table(
+                    rows=body,
+                    header_rows=1,
+                    spans=_spans(rows, columns, merged),
+                    source_rows=tuple(rows),  # a chunk of rows cites their own range
+                )
                 blocks.append(Block(BlockKind.TABLE, table.to_markdown(), location, table=table))
         yield (top, left), blocks, notes
 

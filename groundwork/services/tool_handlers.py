@@ -342,8 +342,13 @@ def extract_tables_tool(platform: PlatformPorts, who: Principal, args: dict[str,
         "tables": [
             {
                 "index": start + n,
+                "number": t.number,
                 "location": t.location.label(),
                 "headings": list(t.heading_path),
+                "header_rows": t.table.header_rows,
+                # parallel to the rows: 0 for a header row, else the data row's
+                # number as citations count it ("table 2 · rows 41–60")
+                "row_numbers": list(t.row_numbers()),
                 "untrusted_rows": [list(r) for r in t.table.rows],
             }
             for n, t in enumerate(window)

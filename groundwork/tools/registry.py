@@ -213,7 +213,9 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "extract_tables",
             "Every table in a document with its location and the headings above it, as rows "
-            f"of cells. At most {LIST_CAP} tables per call; continue from `next_table`.",
+            "of cells; `row_numbers` gives each row's number (0 for a header row), as "
+            "citations count rows, so a row can be cited as 'table <number> row <n>'. "
+            f"At most {LIST_CAP} tables per call; continue from `next_table`.",
             obj(
                 {
                     "file_id": FILE_ID,

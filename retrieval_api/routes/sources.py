@@ -167,13 +167,16 @@ def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> T
         version_id=version_id,
         tables=[
             TableOut(
+                index=index,
+                number=t.number,
                 untrusted_rows=[list(r) for r in t.table.rows],
+                row_numbers=list(t.row_numbers()),
                 header_rows=t.table.header_rows,
                 location=t.location.to_dict(),
                 location_label=t.location.label(),
                 heading_path=list(t.heading_path),
             )
-            for t in extract_tables(document)[:MAX_TABLES]
+            for index, t in enumerate(extract_tables(document)[:MAX_TABLES])
         ],
     )
 
