@@ -201,13 +201,25 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
         except GroundworkError:
             ocr = None
     transcriber = _LazyTranscriber()
+    from resources.vision import OpenAICompatibleVision, configured_vision
+
+    configured = configured_vision()  # off unless GROUNDWORK_VISION_URL is set
+    vision = configured if isinstance(configured, OpenAICompatibleVision) else None
     while True:
         try:
             data, media_type, filename, limits = _read(requests)
         except EOFError:
             return
         try:
-            result = extract(data, media_type, filename, limits, ocr=ocr, transcriber=transcriber)
+            result = extract(
+                data,
+                media_type,
+                filename,
+                limits,
+                ocr=ocr,
+                transcriber=transcriber,
+                vision=vision,
+            )
             _write(channel, ("ok", result))
         except GroundworkError as exc:
             _write(channel, ("error", exc))

@@ -51,7 +51,7 @@ from resources.postgres.vector_index import PgVectorIndex
 from resources.settings import PROJECT_ROOT, GroundworkSettings
 from resources.signing_key import signing_secret
 from resources.sniffing import sniff_media_type, sniff_path
-from resources.vision import UnconfiguredVision
+from resources.vision import configured_vision
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +166,7 @@ class Platform:
         return configured_summarizer()
 
     def vision(self) -> VisionProvider:
-        return UnconfiguredVision()
+        return configured_vision()
 
     def sniff_media_type(self, data: bytes, filename: str) -> str:
         return sniff_media_type(data, filename)

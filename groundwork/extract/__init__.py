@@ -31,7 +31,7 @@ from groundwork.extract.pdf import extract_pdf
 from groundwork.extract.pptx import extract_pptx
 from groundwork.extract.text import decode_text, plaintext_blocks
 from groundwork.extract.xlsx import extract_xlsx
-from groundwork.ports import OcrProvider, TranscriptionProvider
+from groundwork.ports import OcrProvider, TranscriptionProvider, VisionProvider
 
 LOW_CONFIDENCE_BELOW = 0.7
 
@@ -115,6 +115,7 @@ def extract(
     limits: ExtractionLimits | None = None,
     ocr: OcrProvider | None = None,
     transcriber: TranscriptionProvider | None = None,
+    vision: VisionProvider | None = None,
 ) -> ExtractionResult:
     limits = limits or ExtractionLimits()
     if not data:
@@ -132,7 +133,9 @@ def extract(
     extractor = EXTRACTORS.get(media_type)
     if extractor is None:
         return ExtractionFailure(FailureReason.UNSUPPORTED_TYPE, f"no extractor for {media_type}")
-    ctx = ExtractionContext(filename=filename, limits=limits, ocr=ocr, transcriber=transcriber)
+    ctx = ExtractionContext(
+        filename=filename, limits=limits, ocr=ocr, transcriber=transcriber, vision=vision
+    )
     try:
         raw = extractor(data, ctx)
     except Refused as refusal:

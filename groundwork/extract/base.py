@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from io import BytesIO
 
 from groundwork.documents import Block, ExtractionFailure, ExtractionLimits, FailureReason
-from groundwork.ports import OcrProvider, TranscriptionProvider
+from groundwork.ports import OcrProvider, TranscriptionProvider, VisionProvider
 
 #: OOXML archives: the inflated size and the entry count are bounded before parsing.
 MAX_INFLATED_BYTES = 512 * 1024 * 1024
@@ -22,6 +22,7 @@ class ExtractionContext:
     limits: ExtractionLimits
     ocr: OcrProvider | None = None
     transcriber: TranscriptionProvider | None = None
+    vision: VisionProvider | None = None  # configured model endpoint, else None
 
 
 @dataclass(slots=True)
