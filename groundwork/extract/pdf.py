@@ -41,6 +41,7 @@ import pypdfium2.raw as pdfium_c
 
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
+from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
 from groundwork.extract.pdf_words import page_words, word_lines
 from groundwork.extract.ruled_tables import find_ruled_tables
@@ -49,6 +50,8 @@ from groundwork.extract.text_tables import find_text_tables
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
 OCR_DPI = 300
+#: image-only pages a vision model describes per document (each is a model call)
+MAX_DESCRIBED_PAGES = 20
 _BULLET = re.compile(r"^\s*(?:[•▪◦●○■□◆‣∙·\-–*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
 
 
@@ -256,11 +259,11 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
             f"the text layer of page(s) {_ranges(garbage_pages)} decodes to unreadable characters "
             "(fonts without a Unicode map)"
         )
-    if needs_ocr and ctx.ocr is None and not any(per_page):
+    if needs_ocr and ctx.ocr is None and ctx.vision is None and not any(per_page):
         raise Refused(
             FailureReason.NO_TEXT_LAYER, f"{len(needs_ocr)} of {pages} pages have no text layer"
         )
-    if needs_ocr and ctx.ocr is None:
+    if needs_ocr and ctx.ocr is None and ctx.vision is None:
         warnings.append(
             f"page(s) {_ranges([i + 1 for i in needs_ocr])} have no text layer and were not OCRed"
         )
@@ -275,15 +278,22 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
 
     blocks: list[Block] = []
     title: str | None = None
+    described = 0  # image-only pages described by a vision model (bounded)
     for index, lines in enumerate(per_page):
         number = index + 1
-        if index in needs_ocr and ctx.ocr is not None:
+        if index in needs_ocr and (ctx.ocr is not None or ctx.vision is not None):
             page = document[index]
             image = page.render(scale=OCR_DPI / 72).to_pil()
             buffer = io.BytesIO()
             image.save(buffer, format="PNG")
             page.close()
-            blocks.extend(ocr_blocks(ctx.ocr.recognize(buffer.getvalue()), page=number))
+            if ctx.ocr is not None:
+                blocks.extend(ocr_blocks(ctx.ocr.recognize(buffer.getvalue()), page=number))
+            if ctx.vision is not None and described < MAX_DESCRIBED_PAGES:
+                described += 1
+                block = describe_image(buffer.getvalue(), ctx, warnings, Location(page=number))
+                if block is not None:
+                    blocks.append(block)
             continue
         page_blocks, page_title = _layout_page(
             lines, number, per_page_tables[index], level_of, len(heading_sizes), body
@@ -298,6 +308,11 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
                 title=title,
                 truncated=True,
             )
+    if ctx.vision is not None and len(needs_ocr) > MAX_DESCRIBED_PAGES:
+        warnings.append(
+            f"only the first {MAX_DESCRIBED_PAGES} image-only pages were described by the "
+            "vision model"
+        )
     metadata_title = (document.get_metadata_value("Title") or "").strip()
     return Extracted(blocks=blocks, warnings=warnings, title=metadata_title or title)
 

@@ -14,6 +14,7 @@ from groundwork.extract import extract
 from groundwork.extract.image import DESCRIPTION_LABEL
 from groundwork.ports import ImageDescription
 from tests.fakes import ScriptedOcr
+from tests.fixtures import documents as make
 
 
 class _Vision:
@@ -59,3 +60,23 @@ def test_without_ocr_a_description_alone_makes_the_image_readable() -> None:
     neither = extract(_png(), "image/png", "chart.png")
     assert isinstance(neither, ExtractionFailure)
     assert neither.reason == FailureReason.NO_TEXT_LAYER
+
+
+class _CountingVision(_Vision):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def describe(self, image: bytes) -> ImageDescription:
+        self.calls += 1
+        return super().describe(image)
+
+
+def test_image_only_pdf_pages_are_described_and_text_pages_are_not() -> None:
+    vision = _CountingVision()
+    scan = extract(make.scanned_pdf(), "application/pdf", "scan.pdf", vision=vision)
+    assert isinstance(scan, ExtractedDocument) and vision.calls == 1
+    [block] = [b for b in scan.blocks if b.text.startswith("[Image description")]
+    assert block.location.page == 1
+    text = extract(make.report_pdf(), "application/pdf", "r.pdf", vision=vision)
+    assert isinstance(text, ExtractedDocument) and vision.calls == 1
