@@ -22,6 +22,7 @@ from assets.policies import INFRA_RETRY
 from groundwork.pipeline import publish_ready, store_agreement
 from resources.dagster_resources import GroundworkResource
 from resources.platform import Platform
+from resources.postgres.vector_index import PgVectorIndex
 
 STORES_AGREE = "stores_agree"
 FRESH = "fresh_enough"
@@ -107,6 +108,14 @@ def publish_and_check(
         "serving_model": tenant.active_model if tenant else "",
         "is_serving_model": bool(tenant and tenant.active_model == model_key),
     }
+    if isinstance(vectors, PgVectorIndex):
+        # After publication, so the content is searchable already (exactly, or on the
+        # shared graph): a tenant that crossed the line gets its own graph, one that
+        # shrank loses it. A cheap count when nothing changes.
+        graphs = vectors.refresh_tenant_graphs([tenant_id])
+        metadata["tenant_graph"] = (
+            "built" if graphs.created else "dropped" if graphs.dropped else "unchanged"
+        )
     return metadata, [check, fresh]
 
 
