@@ -36,13 +36,18 @@ from resources.postgres.tenant_wall import ConnectionSource
 #: their own (`refresh_tenant_graphs`). Measured (bench/scale.py, 200k chunks):
 #: exact p50 5 ms at 5.7k rows, 13 / p95 23 ms at 11k, 35 / 54 ms at 34k; a
 #: tenant's own graph at ef_search 200: recall@10 0.994-0.998, p95 3-7 ms at
-#: 11k-34k. Exact stays under ~10 ms below the line.
-EXACT_BELOW_ROWS = 10_000
+#: 11k-34k. The line was first drawn at 10k; through /v1/search the SciFact
+#: tenant (9,954 rows, exact) then took p50 33.5 ms at 1 client and 54 req/s at
+#: 8 (bench/search_load.py), against 17.4 ms and 89 req/s on its own graph: exact
+#: costs ~1.5 ms of server CPU per 1,000 rows, so it is kept for small tenants.
+EXACT_BELOW_ROWS = 3_000
 
 #: ef_search of the graph path. A tenant's own graph: recall@10 0.976 at 100,
 #: 0.994 at 200 (34k rows). The shared graph (a large tenant whose own graph is
-#: not built yet) under the tenant filter: 0.964 at 400, 0.993 at 1000, p95 41 ms.
-GRAPH_EF_SEARCH = 400
+#: not built yet) under the tenant filter: 0.964 at 400, 0.993 at 1000, p95 41 ms;
+#: that state lasts only until the tenant's next publication builds its graph, so
+#: the own-graph figure decides (SciFact nDCG@10 of the vector leg unchanged, 0.747).
+GRAPH_EF_SEARCH = 200
 
 #: how a tenant graph's index comment names its tenant (index names hold a digest)
 GRAPH_COMMENT = "tenant graph: "
