@@ -30,7 +30,7 @@ from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import document_refusals, translated_errors
-from resources.postgres.tenant_wall import ConnectionSource
+from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 
 #: Tenants with fewer live rows are searched exactly; larger ones get a graph of
 #: their own (`refresh_tenant_graphs`). Measured (bench/scale.py, 200k chunks):
@@ -248,11 +248,14 @@ class PgVectorIndex(ChunkRowTable):
         wanted = {t for t, n in counts.items() if n >= self.exact_below}
         created: list[str] = []
         dropped: list[str] = []
+        if isinstance(self.pool, TenantWalledPool):
+            # the commit below would end the transaction that holds a tenant wall
+            raise ValueError("tenant graphs are built on the owner's pool, never a walled one")
         with translated_errors("building tenant graphs"), self.pool.connection() as conn:
             # CONCURRENTLY cannot run inside a transaction; the connection goes back
             # to the pool as it came (transactional, default settings)
-            conn.commit()
-            conn.autocommit = True
+            conn.commit()  # owner-only: never on a walled pool (checked above)
+            conn.autocommit = True  # owner-only
             try:
                 conn.execute(
                     sql.SQL("SET maintenance_work_mem = {}").format(
