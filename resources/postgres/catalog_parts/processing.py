@@ -19,6 +19,20 @@ from groundwork.ports import IndexedChunk
 from resources.postgres.catalog_parts.common import VERSION_COLUMNS, StoreBase, version_record
 from resources.postgres.database import translated_errors
 
+#: what each stage still has to do among a tenant's current versions (`v`, with
+#: the model's progress row `m`): one definition for the per-tenant count and
+#: the all-tenants read the sensor makes
+_STAGES = ("extract", "chunk", "keyword_index", "embed", "publish")
+_STAGE_COUNTS = (
+    "count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+    "  AND v.keyword_indexed_at IS NULL), "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+    "  AND m.embedded_at IS NULL), "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL)"
+)
+
 
 class Processing(StoreBase):
     # extraction ----------------------------------------------------------------------
@@ -327,14 +341,7 @@ class Processing(StoreBase):
     def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]:
         with translated_errors("counting pending work"), self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT "
-                " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
-                "   AND v.keyword_indexed_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
-                "   AND m.embedded_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL) "
+                f"SELECT {_STAGE_COUNTS} "
                 "FROM source_versions v JOIN sources s USING (source_id) "
                 "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
                 "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
@@ -342,21 +349,13 @@ class Processing(StoreBase):
                 (model_key, tenant_id),
             ).fetchone()
         assert row is not None
-        keys = ("extract", "chunk", "keyword_index", "embed", "publish")
-        return dict(zip(keys, (int(x) for x in row), strict=True))
+        return dict(zip(_STAGES, (int(x) for x in row), strict=True))
 
     def pending_work_all(self) -> list[TenantWork]:
         with translated_errors("counting pending work"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT v.tenant_id, t.active_model, "
-                " count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
-                "   AND v.keyword_indexed_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
-                "   AND m.embedded_at IS NULL), "
-                " count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL), "
-                " extract(epoch FROM max(v.created_at)) "
+                f"SELECT v.tenant_id, t.active_model, {_STAGE_COUNTS}, "
+                "extract(epoch FROM max(v.created_at)) "
                 "FROM source_versions v JOIN sources s USING (source_id) "
                 "JOIN tenants t ON t.tenant_id = v.tenant_id "
                 "LEFT JOIN version_models m ON m.version_id = v.version_id "
@@ -369,10 +368,9 @@ class Processing(StoreBase):
                 "      OR m.published_at IS NULL))) "
                 "GROUP BY v.tenant_id, t.active_model ORDER BY v.tenant_id"
             ).fetchall()
-        keys = ("extract", "chunk", "keyword_index", "embed", "publish")
         return [
             TenantWork(
-                r[0], r[1], dict(zip(keys, (int(x) for x in r[2:7]), strict=True)), float(r[7])
+                r[0], r[1], dict(zip(_STAGES, (int(x) for x in r[2:7]), strict=True)), float(r[7])
             )
             for r in rows
         ]
