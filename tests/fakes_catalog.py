@@ -462,21 +462,32 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 and self._published(c.version_id, model_key)
             }
 
+    def _stages(self, version_id: str, model_key: str) -> dict[str, bool]:
+        """Which stages this version still waits on for `model_key` (one rule for
+        the per-tenant count and the all-tenants read)."""
+        row = self._version_rows[version_id]
+        progress = self._progress.get((version_id, model_key))
+        extracted = row.processing_state == "extracted"
+        chunked = extracted and row.chunked_at is not None
+        return {
+            "extract": row.processing_state in ("pending", "extracting"),
+            "chunk": extracted and row.chunked_at is None,
+            "keyword_index": chunked and row.keyword_indexed_at is None,
+            "embed": chunked and (progress is None or progress.embedded_at is None),
+            "publish": extracted and (progress is None or progress.published_at is None),
+        }
+
+    def _current_versions(self, tenant_id: str) -> list[str]:
+        return self._listed(
+            tenant_id, lambda v, _: self._state(v) == "stored" and self._is_live_current(v)
+        )
+
     def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]:
         work = dict.fromkeys(("extract", "chunk", "keyword_index", "embed", "publish"), 0)
         with self._lock:
-            for version_id in self._listed(
-                tenant_id, lambda v, _: self._state(v) == "stored" and self._is_live_current(v)
-            ):
-                row = self._version_rows[version_id]
-                progress = self._progress.get((version_id, model_key))
-                extracted = row.processing_state == "extracted"
-                chunked = extracted and row.chunked_at is not None
-                work["extract"] += row.processing_state in ("pending", "extracting")
-                work["chunk"] += extracted and row.chunked_at is None
-                work["keyword_index"] += chunked and row.keyword_indexed_at is None
-                work["embed"] += chunked and (progress is None or progress.embedded_at is None)
-                work["publish"] += extracted and (progress is None or progress.published_at is None)
+            for version_id in self._current_versions(tenant_id):
+                for stage, waits in self._stages(version_id, model_key).items():
+                    work[stage] += waits
         return work
 
     def pending_work_all(self) -> list[TenantWork]:
@@ -488,29 +499,11 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             with self._lock:
                 newest = max(
                     self._version_rows[v].created_at
-                    for v in self._listed(
-                        tenant.tenant_id,
-                        lambda v, _: self._state(v) == "stored" and self._is_live_current(v),
-                    )
-                    if self._has_work(v, tenant.active_model)
+                    for v in self._current_versions(tenant.tenant_id)
+                    if any(self._stages(v, tenant.active_model).values())
                 )
             found.append(TenantWork(tenant.tenant_id, tenant.active_model, work, newest))
         return found
-
-    def _has_work(self, version_id: str, model_key: str) -> bool:
-        row = self._version_rows[version_id]
-        progress = self._progress.get((version_id, model_key))
-        if row.processing_state in ("pending", "extracting"):
-            return True
-        if row.processing_state != "extracted":
-            return False
-        return (
-            row.chunked_at is None
-            or row.keyword_indexed_at is None
-            or progress is None
-            or progress.embedded_at is None
-            or progress.published_at is None
-        )
 
     def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:
         with self._lock:
