@@ -7,6 +7,7 @@ in fenced as untrusted data."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import httpx
 
@@ -32,7 +33,9 @@ class OpenAICompatibleChat:
         self.api_key = api_key
         self.timeout = timeout
 
-    def complete(self, system: str, user: str, max_tokens: int) -> str:
+    def complete(self, system: str, user: str | list[dict[str, Any]], max_tokens: int) -> str:
+        """`user` is text, or content parts (text and image_url parts) for a
+        model that reads images."""
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         response = httpx.post(
             f"{self.base_url}/chat/completions",

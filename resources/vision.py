@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import base64
 import os
+from typing import Any
 
 import httpx
 
 from groundwork.errors import CapabilityUnavailable, InvalidRequest
 from groundwork.ports import ImageDescription
+from resources.llm import OpenAICompatibleChat
 
 #: what one request may carry (as base64 it grows by a third)
 MAX_IMAGE_BYTES = 8 * 1024 * 1024
@@ -41,14 +43,11 @@ class UnconfiguredVision:
         )
 
 
-class OpenAICompatibleVision:
+class OpenAICompatibleVision(OpenAICompatibleChat):
     """One chat completion at temperature 0 with the image as a data URL."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout: float = 60.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
+        super().__init__(base_url, model, api_key, timeout)
 
     def describe(self, image: bytes) -> ImageDescription:
         media_type = next((t for magic, t in _SIGNATURES if image.startswith(magic)), None)
@@ -59,35 +58,16 @@ class OpenAICompatibleVision:
                 f"the image is {len(image)} bytes; the limit for description is {MAX_IMAGE_BYTES}"
             )
         data_url = f"data:{media_type};base64,{base64.b64encode(image).decode()}"
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        parts: list[dict[str, Any]] = [
+            {"type": "text", "text": "Describe this image."},
+            {"type": "image_url", "image_url": {"url": data_url}},
+        ]
         try:
-            response = httpx.post(
-                f"{self.base_url}/chat/completions",
-                json={
-                    "model": self.model,
-                    "temperature": 0,
-                    "max_tokens": 300,
-                    "messages": [
-                        {"role": "system", "content": SYSTEM},
-                        {
-                            "role": "user",
-                            "content": [
-                                {"type": "text", "text": "Describe this image."},
-                                {"type": "image_url", "image_url": {"url": data_url}},
-                            ],
-                        },
-                    ],
-                },
-                headers=headers,
-                timeout=self.timeout,
-            )
-            response.raise_for_status()
-            content = response.json()["choices"][0]["message"]["content"]
+            text = self.complete(SYSTEM, parts, max_tokens=300)
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
             raise CapabilityUnavailable(
                 f"the vision endpoint did not describe the image: {type(exc).__name__}: {exc}"[:500]
             ) from exc
-        text = " ".join(str(content).split())
         if not text:
             raise CapabilityUnavailable("the vision endpoint returned an empty description")
         return ImageDescription(text=text, model=self.model)
