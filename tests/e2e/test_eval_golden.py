@@ -7,11 +7,8 @@ does not, so faithfulness is shown to move)."""
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from resources.platform import Platform
+from tests.chat_endpoint import ChatEndpoint, serving
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
 FILES = {
@@ -63,16 +61,9 @@ GOLDEN = [
 ]
 
 
-@dataclass
-class ChatServer:
+def _reply(body: dict[str, Any]) -> str:
     """Deterministic chat completions: `composer` writes the answer, judges
     named `judge-supports` / `judge-refutes` give every statement verdict 1 / 0."""
-
-    url: str
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _reply(body: dict[str, Any]) -> str:
     model = body["model"]
     text = "\n".join(str(m.get("content", "")) for m in body["messages"])
     if model == "composer":
@@ -100,48 +91,9 @@ def _reply(body: dict[str, Any]) -> str:
 
 
 @pytest.fixture(scope="module")
-def chat_server() -> Iterator[ChatServer]:
-    server_state: dict[str, ChatServer] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            server_state["s"].requests.append(body)
-            try:
-                content, status = _reply(body), 200
-                payload: dict[str, Any] = {
-                    "id": f"chatcmpl-{len(server_state['s'].requests)}",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }
-            except ValueError as exc:
-                status, payload = 400, {"error": {"message": str(exc)}}
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server_state["s"] = ChatServer(f"http://127.0.0.1:{httpd.server_address[1]}/v1")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield server_state["s"]
-    httpd.shutdown()
-    httpd.server_close()
+def chat_server() -> Iterator[ChatEndpoint]:
+    with serving(_reply) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +208,7 @@ def test_the_judge_scores_composed_answers_and_moves_with_its_verdicts(
     platform: Platform,
     index_prefix: str,
     golden_tenant: tuple[str, dg.DagsterInstance],
-    chat_server: ChatServer,
+    chat_server: ChatEndpoint,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -274,7 +226,7 @@ def test_the_judge_scores_composed_answers_and_moves_with_its_verdicts(
         assert 0.0 < metadata["ragas_answer_relevancy"] <= 1.0
     assert faithfulness == {"judge-supports": 1.0, "judge-refutes": 0.0}
 
-    composed = [r for r in chat_server.requests if r["model"] == "composer"]
+    composed = [r for r in chat_server.received if r["model"] == "composer"]
     assert len(composed) == 2 * len(GOLDEN)
     prompt = composed[0]["messages"][-1]["content"]
     assert "<<<UNTRUSTED-DOCUMENT-TEXT" in prompt and "[1] " in prompt
