@@ -13,13 +13,11 @@ tolerance below the previous run of the same (tenant, model). Neither is
 ever green when the evaluation was skipped.
 """
 
-import json
-
 import dagster as dg
 
 from assets.partitions import tenant_and_model, tenant_model_partitions
 from assets.publication import published_index
-from evals.fusion_cv import constants_to_adopt
+from evals.fusion_cv import fusion_decision
 from evals.gate import DEFAULT_TOLERANCE, run_regression
 from evals.golden import GoldenSetError
 from evals.judge import judge_from_env
@@ -146,13 +144,10 @@ def retrieval_quality(
     cv = result.cross_validation
     if "out_of_fold" in cv:
         # the tenant serves its own constants only while tuning wins out of fold
-        adopted = constants_to_adopt(cv)
-        platform.catalog.set_fusion(tenant_id, adopted)
-        metadata["fusion_constants"] = (
-            json.dumps(adopted.to_dict())
-            if adopted
-            else "defaults (tuning did not win out of fold)"
-        )
+        decision = fusion_decision(cv, model_key, serving)
+        if decision.applies:
+            platform.catalog.set_fusion(tenant_id, decision.constants)
+        metadata["fusion_constants"] = decision.reason
         metadata["ndcg_at_10_hybrid_out_of_fold"] = float(cv["out_of_fold"])
         metadata["ndcg_at_10_hybrid_in_sample_best"] = float(cv["in_sample_best"])
         metadata["ndcg_at_10_plain_rrf"] = float(cv["plain_rrf"])

@@ -18,6 +18,7 @@ context, kept at the shipped value.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -298,6 +299,32 @@ def constants_to_adopt(cross_validation: Mapping[str, Any]) -> FusionConstants |
     if gain <= ADOPTION_MARGIN:
         return None
     return FusionConstants.from_dict(cross_validation["in_sample_constants"])
+
+
+@dataclass(frozen=True, slots=True)
+class FusionDecision:
+    """What an eval run does to the tenant's constants."""
+
+    applies: bool  # False: the tenant's constants stay as they are
+    constants: FusionConstants | None  # when it applies: its own, or None for the defaults
+    reason: str
+
+
+def fusion_decision(
+    cross_validation: Mapping[str, Any], model_key: str, serving_model: str
+) -> FusionDecision:
+    """Only a run of the serving model decides: constants tuned on a candidate
+    model's rankings say nothing about the model the tenant searches with."""
+    if "out_of_fold" not in cross_validation:
+        return FusionDecision(False, None, "no cross-validation in this run")
+    if model_key != serving_model:
+        return FusionDecision(
+            False, None, f"not adopted: {model_key} is not the serving model ({serving_model})"
+        )
+    adopted = constants_to_adopt(cross_validation)
+    if adopted is None:
+        return FusionDecision(True, None, "defaults (tuning did not win out of fold)")
+    return FusionDecision(True, adopted, json.dumps(adopted.to_dict()))
 
 
 def format_cross_validation(model_key: str, result: CrossValidation) -> str:

@@ -16,6 +16,7 @@ from evals.fusion_cv import (
     constants_to_adopt,
     cross_validate,
     folds_of,
+    fusion_decision,
     grid,
     record_legs,
     score_query,
@@ -184,3 +185,15 @@ def test_constants_are_adopted_only_when_tuning_wins_out_of_fold() -> None:
     losing = {**stored, "out_of_fold": 0.70, "shipped": 0.75}
     assert constants_to_adopt(losing) is None
     assert constants_to_adopt({"skipped": "12 queries"}) is None
+
+
+def test_only_a_run_of_the_serving_model_decides_the_constants() -> None:
+    stored = {**summary(cross_validate(_keyword_knows_best(), 0.0, RetrievalPolicy()))}
+    winning = {**stored, "out_of_fold": 0.80, "shipped": 0.75}
+    serving = fusion_decision(winning, "model-a", "model-a")
+    assert serving.applies and serving.constants == constants_to_adopt(winning)
+    candidate = fusion_decision(winning, "model-b", "model-a")
+    assert not candidate.applies and "not the serving model" in candidate.reason
+    losing = fusion_decision({**stored, "out_of_fold": 0.70, "shipped": 0.75}, "m", "m")
+    assert losing.applies and losing.constants is None
+    assert not fusion_decision({"skipped": "12 queries"}, "m", "m").applies
