@@ -324,7 +324,8 @@ def fusion_decision(
     adopted = constants_to_adopt(cross_validation)
     if adopted is None:
         return FusionDecision(True, None, "defaults (tuning did not win out of fold)")
-    return FusionDecision(True, adopted, json.dumps(adopted.to_dict()))
+    stamped = replace(adopted, model_key=model_key)
+    return FusionDecision(True, stamped, json.dumps(stamped.to_dict()))
 
 
 def format_cross_validation(model_key: str, result: CrossValidation) -> str:

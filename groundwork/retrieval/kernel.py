@@ -71,11 +71,18 @@ class RetrievalPolicy:
 class FusionConstants:
     """A tenant's own fusion constants, chosen out of fold on its golden set by
     the eval (evals/fusion_cv.py) and adopted only when they beat the defaults
-    there; a tenant without them searches with RetrievalPolicy's defaults."""
+    there; a tenant without them searches with RetrievalPolicy's defaults.
+    They were tuned on one model's rankings, so they serve only that model: a
+    tenant that switches models searches with the defaults until an eval of
+    the new model decides again."""
 
     rrf_k: int
     keyword_weight: float
     depth: int  # candidates taken from each leg
+    model_key: str = ""  # the model they were tuned on; "" (not stamped): serves none
+
+    def serves(self, model_key: str) -> bool:
+        return bool(self.model_key) and self.model_key == model_key
 
     def applied_to(self, policy: RetrievalPolicy) -> RetrievalPolicy:
         return replace(
@@ -84,13 +91,21 @@ class FusionConstants:
             leg_weights=(("vector", 1.0), ("keyword", self.keyword_weight)),
         )
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"rrf_k": self.rrf_k, "keyword_weight": self.keyword_weight, "depth": self.depth}
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {
+            "rrf_k": self.rrf_k,
+            "keyword_weight": self.keyword_weight,
+            "depth": self.depth,
+            "model": self.model_key,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> FusionConstants:
         return cls(
-            int(str(data["rrf_k"])), float(str(data["keyword_weight"])), int(str(data["depth"]))
+            int(str(data["rrf_k"])),
+            float(str(data["keyword_weight"])),
+            int(str(data["depth"])),
+            str(data.get("model", "")),
         )
 
     def validated(self) -> FusionConstants:

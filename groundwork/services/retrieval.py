@@ -109,7 +109,7 @@ def run_search(
     model_key = tenant.active_model if tenant else ports.serving_model(who.tenant_id)
     engines = ports.search_engines(model_key)
     depth = DEFAULT_DEPTH
-    if tenant is not None and tenant.fusion is not None:
+    if tenant is not None and tenant.fusion is not None and tenant.fusion.serves(model_key):
         engines = replace(engines, policy=tenant.fusion.applied_to(engines.policy))
         depth = tenant.fusion.depth
     request = SearchRequest(

@@ -51,7 +51,7 @@ class TenantDirectoryContract:
         directory.ensure_tenant(tenant, "Tuned", "model_a")
         directory.ensure_tenant(other, "Untuned", "model_a")
         assert directory.get_tenant(tenant).fusion is None  # type: ignore[union-attr]
-        tuned = FusionConstants(rrf_k=2, keyword_weight=1.25, depth=50)
+        tuned = FusionConstants(rrf_k=2, keyword_weight=1.25, depth=50, model_key="model-a")
         assert directory.set_fusion(tenant, tuned) is True
         assert directory.get_tenant(tenant).fusion == tuned  # type: ignore[union-attr]
         assert directory.get_tenant(other).fusion is None  # type: ignore[union-attr]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import dagster as dg
 import pytest
@@ -255,8 +256,9 @@ def test_a_version_whose_bytes_are_gone_fails_once_instead_of_forever(platform: 
 
 def test_a_tenants_own_fusion_constants_shape_its_searches(platform: Platform, two_tenants) -> None:
     """Constants the eval adopted for a tenant are what the search service uses
-    for it (the fused scores follow its k and keyword weight); withdrawn, the
-    defaults are back. Other tenants are not touched."""
+    for it (the fused scores follow its k and keyword weight) while it searches
+    with the model they were tuned on; withdrawn, or tuned on another model,
+    the defaults are back. Other tenants are not touched."""
     tenant_a, tenant_b, _ = two_tenants
     _, secret = platform.catalog.create_api_key(tenant_a, [f"tenant:{tenant_a}"], "fusion")
     who = platform.catalog.principal_for_key(secret)
@@ -277,8 +279,14 @@ def test_a_tenants_own_fusion_constants_shape_its_searches(platform: Platform, t
     default_weight = dict(defaults.leg_weights)["keyword"]
     score, expected = top_score_and_expected(defaults.rrf_k, default_weight)
     assert score == pytest.approx(expected)
-    assert platform.catalog.set_fusion(tenant_a, FusionConstants(2, 1.5, depth=50))
+    serving = platform.catalog.get_tenant(tenant_a).active_model  # type: ignore[union-attr]
+    tuned = FusionConstants(2, 1.5, depth=50, model_key=serving)
+    assert platform.catalog.set_fusion(tenant_a, tuned)
     score, expected = top_score_and_expected(2, 1.5)
+    assert score == pytest.approx(expected)
+    # tuned on another model's rankings (the tenant switched models since): the defaults serve
+    assert platform.catalog.set_fusion(tenant_a, replace(tuned, model_key="another-model"))
+    score, expected = top_score_and_expected(defaults.rrf_k, default_weight)
     assert score == pytest.approx(expected)
     assert platform.catalog.get_tenant(tenant_b).fusion is None  # type: ignore[union-attr]
     assert platform.catalog.set_fusion(tenant_a, None)

@@ -191,7 +191,9 @@ def test_only_a_run_of_the_serving_model_decides_the_constants() -> None:
     stored = {**summary(cross_validate(_keyword_knows_best(), 0.0, RetrievalPolicy()))}
     winning = {**stored, "out_of_fold": 0.80, "shipped": 0.75}
     serving = fusion_decision(winning, "model-a", "model-a")
-    assert serving.applies and serving.constants == constants_to_adopt(winning)
+    assert serving.applies and serving.constants is not None
+    assert serving.constants == replace(constants_to_adopt(winning), model_key="model-a")  # type: ignore[arg-type]
+    assert serving.constants.serves("model-a") and not serving.constants.serves("model-b")
     candidate = fusion_decision(winning, "model-b", "model-a")
     assert not candidate.applies and "not the serving model" in candidate.reason
     losing = fusion_decision({**stored, "out_of_fold": 0.70, "shipped": 0.75}, "m", "m")
