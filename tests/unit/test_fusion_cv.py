@@ -192,7 +192,9 @@ def test_only_a_run_of_the_serving_model_decides_the_constants() -> None:
     winning = {**stored, "out_of_fold": 0.80, "shipped": 0.75}
     serving = fusion_decision(winning, "model-a", "model-a")
     assert serving.applies and serving.constants is not None
-    assert serving.constants == replace(constants_to_adopt(winning), model_key="model-a")  # type: ignore[arg-type]
+    adopted = constants_to_adopt(winning)
+    assert adopted is not None
+    assert serving.constants == replace(adopted, model_key="model-a")
     assert serving.constants.serves("model-a") and not serving.constants.serves("model-b")
     candidate = fusion_decision(winning, "model-b", "model-a")
     assert not candidate.applies and "not the serving model" in candidate.reason
