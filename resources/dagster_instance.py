@@ -14,15 +14,15 @@ import yaml
 from resources.postgres.database import ensure_database
 
 
-def dagster_storage_url(server_url: str) -> str:
-    url = ensure_database(server_url, "dagster")
+def dagster_storage_url(server_url: str, database: str = "dagster") -> str:
+    url = ensure_database(server_url, database)
     return url.replace("postgresql://", "postgresql+psycopg2://", 1)
 
 
-def write_instance_config(dagster_home: Path, server_url: str) -> Path:
+def write_instance_config(dagster_home: Path, server_url: str, database: str = "dagster") -> Path:
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = {
-        "storage": {"postgres": {"postgres_url": dagster_storage_url(server_url)}},
+        "storage": {"postgres": {"postgres_url": dagster_storage_url(server_url, database)}},
         "telemetry": {"enabled": False},
         "nux": {"enabled": False},
         # The queue is polled every second (default 5 s): queueing otherwise added
