@@ -35,7 +35,7 @@ def _extract(
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
     report = extract_pending(
-        platform.catalog, platform.blobs, context.partition_key, extractor=extraction.worker()
+        platform.catalog, platform.blobs, context.partition_key, extractors=extraction.extractors()
     )
     for filename, reason in sorted(report.failures.items()):
         context.log.warning(f"{filename}: extraction failed ({reason})")

@@ -13,6 +13,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from resources.extraction_worker import DEFAULT_MEMORY_LIMIT, ExtractionWorker
+from resources.machine import available_cores
 from resources.platform import Platform, connect, ensure_engines
 from resources.settings import GroundworkSettings
 
@@ -88,24 +89,33 @@ class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
 
 
 class ExtractionWorkerResource(dg.ConfigurableResource):  # type: ignore[misc]
-    """The killable extraction child, with Dagster's resource lifecycle: started
-    when a run that extracts begins (its imports overlap registration), closed
-    when the run ends. A run without an extraction step never starts one."""
+    """The killable extraction children, with Dagster's resource lifecycle:
+    started when a run that extracts begins (their imports overlap
+    registration), closed when the run ends. A run without an extraction step
+    never starts one. One child per core the process may use (`workers` = 0),
+    so a large tenant's first ingest is not one single-threaded parser; the
+    `extraction` pool keeps one such step on the machine at a time."""
 
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     with_ocr: bool = True
-    _worker: ExtractionWorker | None = PrivateAttr(default=None)
+    workers: int = 0  # 0: one per available core
+    _workers: list[ExtractionWorker] = PrivateAttr(default_factory=list)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        self._worker = ExtractionWorker(memory_limit=self.memory_limit, with_ocr=self.with_ocr)
-        self._worker.start()
+        count = self.workers or available_cores()
+        self._workers = [
+            ExtractionWorker(memory_limit=self.memory_limit, with_ocr=self.with_ocr)
+            for _ in range(max(1, count))
+        ]
+        for worker in self._workers:
+            worker.start()
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        for worker in self._workers:
+            worker.close()
+        self._workers = []
 
-    def worker(self) -> ExtractionWorker:
-        if self._worker is None:
-            raise dg.DagsterInvariantViolationError("the extraction worker was not set up")
-        return self._worker
+    def extractors(self) -> tuple[ExtractionWorker, ...]:
+        if not self._workers:
+            raise dg.DagsterInvariantViolationError("the extraction workers were not set up")
+        return tuple(self._workers)

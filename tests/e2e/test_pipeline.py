@@ -225,6 +225,88 @@ def test_an_extraction_left_behind_by_a_dead_worker_is_picked_up(platform: Platf
     )
 
 
+def test_extraction_fans_out_over_every_worker_it_is_given(platform: Platform) -> None:
+    """A large tenant's first ingest is not one single-threaded process: with
+    two workers, two documents are extracted at the same moment (each worker
+    waits at a barrier on its first document; done one after the other, the
+    barrier would break), every document exactly once, and a worker whose
+    document fails does not stop the other."""
+    import threading
+
+    from groundwork.extract import extract
+    from groundwork.pipeline import extract_pending, register_file
+
+    tenant = f"f-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    for n in range(8):
+        register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=tenant,
+            origin=f"api:doc-{n}.md",
+            filename=f"doc-{n}.md",
+            data=f"# Doc {n}\n\nBody of document {n}.\n".encode(),
+            subjects=[f"tenant:{tenant}"],
+            media_type="text/markdown",
+        )
+    barrier = threading.Barrier(2, timeout=10)
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+
+    def worker(name: str):  # type: ignore[no-untyped-def]
+        def run(data, media_type, filename, limits=None):  # type: ignore[no-untyped-def]
+            if not seen[name]:
+                barrier.wait()  # both workers hold a document at once
+            seen[name].append(filename)
+            if filename == "doc-5.md":
+                return extract(b"%PDF-1.7 broken", "application/pdf", filename, limits)
+            return extract(data, media_type, filename, limits)
+
+        return run
+
+    report = extract_pending(
+        platform.catalog, platform.blobs, tenant, extractors=(worker("a"), worker("b"))
+    )
+    assert seen["a"] and seen["b"]
+    assert sorted(seen["a"] + seen["b"]) == sorted(f"doc-{n}.md" for n in range(8))
+    assert (report.processed, report.failed) == (7, 1)
+    assert report.failures == {"doc-5.md": "malformed"}
+    assert (
+        platform.catalog.pending_work(tenant, platform.settings.default_model_key)["extract"] == 0
+    )
+
+
+def test_an_infrastructure_error_in_one_extraction_worker_fails_the_run(platform: Platform) -> None:
+    """Not a document's problem (OCR missing, say): it is raised, the other
+    worker stops after its current document, and what was not extracted stays
+    pending for the retry instead of being recorded as failed."""
+    from groundwork.errors import CapabilityUnavailable
+    from groundwork.extract import extract
+    from groundwork.pipeline import extract_pending, register_file
+
+    tenant = f"i-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    for n in range(6):
+        register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=tenant,
+            origin=f"api:doc-{n}.md",
+            filename=f"doc-{n}.md",
+            data=f"# Doc {n}\n\nBody {n}.\n".encode(),
+            subjects=[f"tenant:{tenant}"],
+            media_type="text/markdown",
+        )
+
+    def broken(data, media_type, filename, limits=None):  # type: ignore[no-untyped-def]
+        raise CapabilityUnavailable("tesseract is not installed")
+
+    with pytest.raises(CapabilityUnavailable):
+        extract_pending(platform.catalog, platform.blobs, tenant, extractors=(extract, broken))
+    pending = platform.catalog.pending_work(tenant, platform.settings.default_model_key)
+    assert pending["extract"] >= 1
+    assert platform.catalog.counts(tenant).failed == 0
+
+
 def test_a_version_whose_bytes_are_gone_fails_once_instead_of_forever(platform: Platform) -> None:
     from groundwork.pipeline import extract_pending, register_file
 
