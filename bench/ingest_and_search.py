@@ -4,6 +4,12 @@ latency (p50/p95/p99 over HTTP on loopback), on the real engines.
     uv run python bench/ingest_and_search.py                  # synthetic corpus (300 docs)
     uv run python bench/ingest_and_search.py --docs 1000
     uv run python bench/ingest_and_search.py --beir ../shared/data/scifact   # + nDCG@10 / Recall@100
+    uv run python bench/ingest_and_search.py --docs 400 --pdf-share 1.0      # as PDFs
+    taskset -c 0 uv run python bench/ingest_and_search.py ...                # on one core
+
+PDFs are rendered from the synthetic Markdown by the project's own renderer,
+so extraction (one killable worker per available core) has real parsing to do;
+`taskset` narrows the cores the pipeline may use, to show how it scales.
 
 Uses its own database (groundwork_bench) and index prefix (gwbench) on the
 engines under GROUNDWORK_HOME; stops engines it had to start.
@@ -29,12 +35,15 @@ import httpx  # noqa: E402
 from bench.api_server import serve_api  # noqa: E402
 from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
+from groundwork.extract.markdown import markdown_blocks  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
+from groundwork.render.pdf import render_pdf  # noqa: E402
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from pipelines.definitions import ALL_ASSETS  # noqa: E402
 from resources.dagster_resources import GroundworkResource  # noqa: E402
 from resources.engines.postgres import EmbeddedPostgres  # noqa: E402
+from resources.machine import available_cores  # noqa: E402
 from resources.platform import connect, embedded_opensearch, ensure_engines  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 
@@ -84,6 +93,7 @@ def main() -> int:
     parser.add_argument("--split", default="train")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--port", type=int, default=8099)
+    parser.add_argument("--pdf-share", type=float, default=0.0, help="share of documents as PDF")
     args = parser.parse_args()
 
     # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
@@ -105,8 +115,14 @@ def main() -> int:
         corpus = synthetic_corpus(args.docs)
     folder = settings.inbox_dir / tenant
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in corpus.items():
-        (folder / name).write_text(text)
+    pdfs = int(round(args.pdf_share * len(corpus)))
+    for n, (name, text) in enumerate(corpus.items()):
+        if n < pdfs:
+            blocks = markdown_blocks(text)
+            data, _ = render_pdf(name, blocks)
+            (folder / name.replace(".md", ".pdf")).write_bytes(data)
+        else:
+            (folder / name).write_text(text)
 
     groundwork = GroundworkResource(database=DATABASE, index_prefix=PREFIX)
     instance = dg.DagsterInstance.ephemeral()
@@ -130,6 +146,7 @@ def main() -> int:
         run_config=quiet,
     )
     ingest_seconds = time.perf_counter() - started
+    print(f"cores available: {available_cores()}, PDFs: {pdfs}")
     print(
         f"corpus: {len(corpus)} documents ({'BEIR ' + str(args.beir) if args.beir else 'synthetic'}), model {model}"
     )
@@ -209,9 +226,11 @@ def main() -> int:
                     engines,
                 )
                 ranked = (
-                    [h.chunk.filename for h in outcome.hits] if isinstance(outcome, Found) else []
+                    [h.chunk.filename.rsplit(".", 1)[0] for h in outcome.hits]
+                    if isinstance(outcome, Found)
+                    else []
                 )
-                target = f"doc-{i:05d}.md"
+                target = f"doc-{i:05d}"  # written as .md or .pdf
                 reciprocal.append(1.0 / (ranked.index(target) + 1) if target in ranked else 0.0)
             print(
                 f"  identifier queries {label:14s} MRR@10 {statistics.mean(reciprocal):.3f} ({len(reciprocal)} queries)"
