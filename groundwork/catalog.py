@@ -161,6 +161,16 @@ class TenantDirectory(Protocol):
         tenant has no such active key."""
         ...
 
+    def count_drilldown(
+        self, tenant_id: str, key_id: str, turn: str, cap: int, window_seconds: int
+    ) -> int | None:
+        """Count one drill-down call of the key in `turn` ("" is the key's own
+        bucket) unless `cap` calls were counted in its window, which starts at
+        the first call and lasts `window_seconds`; return the count with this
+        call, or None at the cap. Atomic across processes: the HTTP workers and
+        the MCP server share one count, so a turn's cap is one cap."""
+        ...
+
 
 @runtime_checkable
 class RegistrationLedger(Protocol):

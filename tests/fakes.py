@@ -830,6 +830,7 @@ class InMemoryTenantDirectory:
     def __init__(self) -> None:
         self._tenants: dict[str, Tenant] = {}
         self._keys: dict[str, tuple[ApiKeyInfo, str]] = {}  # key_id -> (info, secret hash)
+        self._drilldowns: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -856,6 +857,19 @@ class InMemoryTenantDirectory:
             checked = fusion.validated() if fusion is not None else None
             self._tenants[tenant_id] = dataclasses.replace(tenant, fusion=checked)
             return True
+
+    def count_drilldown(
+        self, tenant_id: str, key_id: str, turn: str, cap: int, window_seconds: int
+    ) -> int | None:
+        now = time.monotonic()
+        with self._lock:
+            used, started = self._drilldowns.get((tenant_id, key_id, turn), (0, now))
+            if now - started >= window_seconds:
+                used, started = 0, now
+            if used >= cap:
+                return None
+            self._drilldowns[(tenant_id, key_id, turn)] = (used + 1, started)
+            return used + 1
 
     def create_api_key(
         self,

@@ -587,7 +587,10 @@ def get_chunks(ledger: turns.TurnLedger) -> Handler:
     def run(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
         try:
             left = ledger.take(
-                platform.approval_secret(), who.key_id, str(args.get("turn_id") or "") or None
+                platform.catalog,
+                platform.approval_secret(),
+                who,
+                str(args.get("turn_id") or "") or None,
             )
         except Refused as refused:
             return ToolRefusal(refused.code, refused.message, refused.alternative)

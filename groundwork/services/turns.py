@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
-from threading import Lock
+from dataclasses import dataclass
 
+from groundwork.catalog import TenantDirectory
 from groundwork.errors import Refused
+from groundwork.ports import Principal
 from groundwork.signing import seal, unseal
 
 TURN_SECONDS = 900
@@ -49,27 +50,29 @@ def _turn_of(secret: bytes, key_id: str, token: str) -> str:
     )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class TurnLedger:
-    """Drill-down calls per (key, turn); turns are forgotten after they expire."""
+    """The drill-down cap per (key, turn). The count lives in the tenant
+    directory, shared by every process that serves the key (HTTP workers, the
+    MCP server): counted in each process's memory, the cap was one per process."""
 
     cap: int
-    calls: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
-    lock: Lock = field(default_factory=Lock)
 
-    def take(self, secret: bytes, key_id: str, turn_token: str | None) -> int:
+    def take(
+        self,
+        directory: TenantDirectory,
+        secret: bytes,
+        who: Principal,
+        turn_token: str | None,
+    ) -> int:
         """Calls left after this one; Refused `limit` at the cap, `invalid` for a
         turn that is not this key's current one."""
-        turn = _turn_of(secret, key_id, turn_token) if turn_token else ""
-        now = time.monotonic()
-        with self.lock:
-            self.calls = {k: v for k, v in self.calls.items() if now - v[1] < TURN_SECONDS}
-            used, started = self.calls.get((key_id, turn), (0, now))
-            if used >= self.cap:
-                raise Refused(
-                    f"the drill-down cap of {self.cap} calls for this turn is reached",
-                    "answer from what you have, or search / read summaries for a wider view",
-                    code="limit",
-                )
-            self.calls[(key_id, turn)] = (used + 1, started)
-            return self.cap - used - 1
+        turn = _turn_of(secret, who.key_id, turn_token) if turn_token else ""
+        counted = directory.count_drilldown(who.tenant_id, who.key_id, turn, self.cap, TURN_SECONDS)
+        if counted is None:
+            raise Refused(
+                f"the drill-down cap of {self.cap} calls for this turn is reached",
+                "answer from what you have, or search / read summaries for a wider view",
+                code="limit",
+            )
+        return self.cap - counted

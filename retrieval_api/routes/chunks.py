@@ -40,7 +40,7 @@ def get_chunk(
     (copied verbatim); anything else is an error naming the valid ids. Capped
     per turn like the get_chunks tool (the same count): pass the `turn_id` of
     the search or summaries response that handed out the id."""
-    tool_dispatcher(request).turns.take(platform.approval_secret(), who.key_id, turn)
+    tool_dispatcher(request).turns.take(platform.catalog, platform.approval_secret(), who, turn)
     return chunk_out(drill_down(platform, who, chunk_id))
 
 

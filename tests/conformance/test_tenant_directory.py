@@ -11,8 +11,10 @@ rotated through this tenant."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -63,6 +65,40 @@ class TenantDirectoryContract:
         assert directory.set_fusion(tenant, None) is True
         assert directory.get_tenant(tenant).fusion is None  # type: ignore[union-attr]
         assert directory.set_fusion(self._tenant(), tuned) is False
+
+    def test_drilldown_calls_are_counted_per_key_and_turn_up_to_the_cap(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, tenant, "model_a")
+        key, _ = directory.create_api_key(tenant, [f"tenant:{tenant}"], "counted")
+        other, _ = directory.create_api_key(tenant, [f"tenant:{tenant}"], "other")
+        counts = [directory.count_drilldown(tenant, key, "turn-1", 3, 900) for _ in range(4)]
+        assert counts == [1, 2, 3, None]
+        assert directory.count_drilldown(tenant, key, "turn-2", 3, 900) == 1
+        assert directory.count_drilldown(tenant, other, "turn-1", 3, 900) == 1
+        assert directory.count_drilldown(tenant, key, "turn-1", 3, 900) is None
+
+    def test_a_drilldown_window_that_ended_counts_from_zero(
+        self, directory: TenantDirectory
+    ) -> None:
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, tenant, "model_a")
+        key, _ = directory.create_api_key(tenant, [f"tenant:{tenant}"], "window")
+        assert [directory.count_drilldown(tenant, key, "", 1, 1) for _ in range(2)] == [1, None]
+        time.sleep(1.2)
+        assert directory.count_drilldown(tenant, key, "", 1, 1) == 1
+
+    def test_concurrent_drilldowns_never_pass_the_cap(self, directory: TenantDirectory) -> None:
+        """Every process (HTTP workers, the MCP server) counts in one place."""
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, tenant, "model_a")
+        key, _ = directory.create_api_key(tenant, [f"tenant:{tenant}"], "race")
+        with ThreadPoolExecutor(8) as pool:
+            counted = list(
+                pool.map(lambda _: directory.count_drilldown(tenant, key, "t", 20, 900), range(64))
+            )
+        assert sorted(c for c in counted if c is not None) == list(range(1, 21))
 
     def test_a_secret_authenticates_to_exactly_its_grant(self, directory: TenantDirectory) -> None:
         tenant = self._tenant()

@@ -288,6 +288,26 @@ def test_every_tool_over_http(tenant: dict[str, Any]) -> None:
     )
 
 
+def test_the_drilldown_cap_holds_across_processes(
+    platform: Platform, tenant: dict[str, Any]
+) -> None:
+    """The HTTP workers and the MCP server each have their own dispatcher; a
+    turn's cap is one cap, not one per process (it was counted in memory)."""
+    from groundwork.services.tool_dispatch import ToolDispatcher
+
+    http_worker = ToolDispatcher(lambda: platform, drilldown_cap=2)
+    mcp_server = ToolDispatcher(lambda: platform, drilldown_cap=2)
+    who = platform.catalog.principal_for_key(tenant["key"])
+    assert who is not None
+    turn = http_worker.call(who, "search_files", {"query": "handbook policy"}).payload["turn_id"]
+    chunk = {"chunk_ids": ["ch_" + "1" * 32], "turn_id": turn}
+    assert http_worker.call(who, "get_chunks", chunk).payload["calls_left_this_turn"] == 1
+    assert mcp_server.call(who, "get_chunks", chunk).payload["calls_left_this_turn"] == 0
+    refused = http_worker.call(who, "get_chunks", chunk)
+    assert not refused.ok and refused.payload["error"] == "limit"
+    assert not mcp_server.call(who, "get_chunks", chunk).ok
+
+
 def test_drilldown_is_capped_per_server_issued_turn(
     platform: Platform, tenant: dict[str, Any]
 ) -> None:

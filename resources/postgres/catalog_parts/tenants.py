@@ -55,6 +55,41 @@ class TenantsAndKeys(StoreBase):
             ).rowcount
         return changed == 1
 
+    def count_drilldown(
+        self, tenant_id: str, key_id: str, turn: str, cap: int, window_seconds: int
+    ) -> int | None:
+        # One statement: the row lock ON CONFLICT takes makes concurrent calls of
+        # one turn wait for each other, so the cap holds across processes. The
+        # key's windows that ended are dropped on the way (its rows stay few).
+        with translated_errors("counting a drill-down call"), self.pool.connection() as conn:
+            row = conn.execute(
+                """
+                WITH ended AS (
+                    DELETE FROM drilldown_turns
+                     WHERE key_id = %(key)s AND turn <> %(turn)s
+                       AND started_at < now() - make_interval(secs => %(window)s)
+                )
+                INSERT INTO drilldown_turns AS d (tenant_id, key_id, turn, calls)
+                VALUES (%(tenant)s, %(key)s, %(turn)s, 1)
+                ON CONFLICT (key_id, turn) DO UPDATE SET
+                    calls = CASE WHEN d.started_at < now() - make_interval(secs => %(window)s)
+                                 THEN 1 ELSE d.calls + 1 END,
+                    started_at = CASE WHEN d.started_at < now() - make_interval(secs => %(window)s)
+                                      THEN now() ELSE d.started_at END
+                 WHERE d.calls < %(cap)s
+                    OR d.started_at < now() - make_interval(secs => %(window)s)
+                RETURNING calls
+                """,
+                {
+                    "tenant": tenant_id,
+                    "key": key_id,
+                    "turn": turn,
+                    "cap": cap,
+                    "window": window_seconds,
+                },
+            ).fetchone()
+        return int(row[0]) if row else None
+
     def create_api_key(
         self,
         tenant_id: str,
