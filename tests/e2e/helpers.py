@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import dagster as dg
@@ -9,6 +10,7 @@ import dagster as dg
 from assets.partitions import tenant_model_key
 from pipelines.definitions import ALL_ASSETS
 from resources.dagster_resources import GroundworkResource
+from resources.platform import Platform
 from tests.conftest import TEST_DATABASE
 
 TENANT_STAGES = ["source_registrations", "extracted_documents", "chunks", "keyword_index"]
@@ -49,3 +51,24 @@ def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
         path = inbox / tenant_id / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+
+
+def tenant_with_notes(platform: Platform, prefix: str, count: int) -> str:
+    """A new tenant with `count` short Markdown files registered (doc-0.md ...),
+    waiting for extraction."""
+    from groundwork.pipeline import register_file
+
+    tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    for n in range(count):
+        register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=tenant,
+            origin=f"api:doc-{n}.md",
+            filename=f"doc-{n}.md",
+            data=f"# Doc {n}\n\nBody of document {n}.\n".encode(),
+            subjects=[f"tenant:{tenant}"],
+            media_type="text/markdown",
+        )
+    return tenant

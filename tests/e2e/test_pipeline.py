@@ -20,7 +20,7 @@ from groundwork.retrieval.outcome import Found
 from groundwork.services import retrieval
 from groundwork.services.retrieval import SearchQuery
 from resources.platform import Platform
-from tests.e2e.helpers import resource, run_pipeline, write_inbox
+from tests.e2e.helpers import resource, run_pipeline, tenant_with_notes, write_inbox
 
 RUNBOOK = """# Runbook
 
@@ -234,21 +234,9 @@ def test_extraction_fans_out_over_every_worker_it_is_given(platform: Platform) -
     import threading
 
     from groundwork.extract import extract
-    from groundwork.pipeline import extract_pending, register_file
+    from groundwork.pipeline import extract_pending
 
-    tenant = f"f-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    for n in range(8):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:doc-{n}.md",
-            filename=f"doc-{n}.md",
-            data=f"# Doc {n}\n\nBody of document {n}.\n".encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+    tenant = tenant_with_notes(platform, "f", 8)
     barrier = threading.Barrier(2, timeout=10)
     seen: dict[str, list[str]] = {"a": [], "b": []}
 
@@ -281,21 +269,9 @@ def test_an_infrastructure_error_in_one_extraction_worker_fails_the_run(platform
     pending for the retry instead of being recorded as failed."""
     from groundwork.errors import CapabilityUnavailable
     from groundwork.extract import extract
-    from groundwork.pipeline import extract_pending, register_file
+    from groundwork.pipeline import extract_pending
 
-    tenant = f"i-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    for n in range(6):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:doc-{n}.md",
-            filename=f"doc-{n}.md",
-            data=f"# Doc {n}\n\nBody {n}.\n".encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+    tenant = tenant_with_notes(platform, "i", 6)
 
     def broken(data, media_type, filename, limits=None):  # type: ignore[no-untyped-def]
         raise CapabilityUnavailable("tesseract is not installed")
