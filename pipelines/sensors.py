@@ -12,6 +12,7 @@
 
 import hashlib
 import json
+from collections.abc import Collection
 
 import dagster as dg
 
@@ -44,41 +45,41 @@ def _platform_or_skip(groundwork: GroundworkResource) -> Platform | dg.SkipReaso
         return dg.SkipReason(str(exc))
 
 
-def partition_busy(instance: dg.DagsterInstance, job_name: str, partition: str) -> bool:
-    """A run of this job and partition is queued or in progress: a second one
-    would only repeat its work (Dagster's queue would hold it anyway: one run
-    per partition at a time). Asked only for a partition about to get a
-    request, so an idle tick reads no runs at all (it used to fetch every
-    active run on every tick)."""
-    return bool(
-        instance.get_run_ids(
-            filters=dg.RunsFilter(
-                job_name=job_name,
-                statuses=ACTIVE_RUN_STATUSES,
-                tags={"dagster/partition": partition},
-            ),
-            limit=1,
-        )
-    )
-
-
 MODEL_STAGES = ("embed", "publish")
 ALL_STAGES = (*TENANT_STAGES, *MODEL_STAGES)
 
 
-def busy_partitions(instance: dg.DagsterInstance, job_name: str) -> set[str]:
-    """Partitions with a run of this job queued or in progress, in one read: for
-    a tick with many candidates (asking per partition cost 1.7 s at a thousand
-    tenants with work, measured by bench/sensor_ticks.py). A tick with none
-    does not call it, so an idle tick still reads no runs."""
+#: up to this many candidates are asked about one by one (one indexed read each)
+FEW_CANDIDATES = 8
+
+
+def busy_partitions(
+    instance: dg.DagsterInstance, job_name: str, candidates: Collection[str]
+) -> set[str]:
+    """The candidates with a run of this job queued or in progress: a second
+    one would only repeat its work (Dagster's queue would hold it anyway: one
+    run per partition at a time). A tick with no candidate reads no runs; a
+    few are asked one by one; many are read in one pass over the active runs
+    (asking per partition cost 1.7 s at a thousand tenants with work,
+    measured by bench/sensor_ticks.py)."""
+    if len(candidates) <= FEW_CANDIDATES:
+        return {
+            partition
+            for partition in candidates
+            if instance.get_run_ids(
+                filters=dg.RunsFilter(
+                    job_name=job_name,
+                    statuses=ACTIVE_RUN_STATUSES,
+                    tags={"dagster/partition": partition},
+                ),
+                limit=1,
+            )
+        }
     records = instance.get_run_records(
         filters=dg.RunsFilter(job_name=job_name, statuses=ACTIVE_RUN_STATUSES)
     )
-    return {
-        r.dagster_run.tags["dagster/partition"]
-        for r in records
-        if "dagster/partition" in r.dagster_run.tags
-    }
+    active = {r.dagster_run.tags.get("dagster/partition") for r in records}
+    return {partition for partition in candidates if partition in active}
 
 
 def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint: str) -> bool:
@@ -116,6 +117,7 @@ def inbox_sensor(
     current: dict[str, str] = {}
     new_partitions: list[str] = []
     requests: list[dg.RunRequest] = []
+    changed: dict[str, str] = {}
     for tenant_id in inbox_tenants(settings.inbox_dir):
         if not TENANT_ID.match(tenant_id):
             context.log.warning(f"inbox folder {tenant_id!r} is not a valid tenant id; skipped")
@@ -125,8 +127,11 @@ def inbox_sensor(
             new_partitions.append(tenant_id)
         if previous.get(tenant_id) == fingerprint:
             current[tenant_id] = fingerprint
-            continue
-        if partition_busy(context.instance, tenant_ingest_job.name, tenant_id):
+        else:
+            changed[tenant_id] = fingerprint
+    busy = busy_partitions(context.instance, tenant_ingest_job.name, changed)
+    for tenant_id, fingerprint in changed.items():
+        if tenant_id in busy:
             # keep the old fingerprint: the change is picked up after the run ends
             if tenant_id in previous:
                 current[tenant_id] = previous[tenant_id]
@@ -164,12 +169,12 @@ def pending_work_sensor(
     ]
     requests: list[dg.RunRequest] = []
     # one read for every tenant with work (it used to be two per tenant, one of
-    # them counting the tenant's chunks, on every tick), and one for the runs
-    # in progress when there is work at all
+    # them counting the tenant's chunks, on every tick), then the runs in
+    # progress among those tenants
     waiting = [
         w for w in platform.catalog.pending_work_all() if any(w.stages[s] for s in ALL_STAGES)
     ]
-    busy = busy_partitions(context.instance, tenant_ingest_job.name) if waiting else set()
+    busy = busy_partitions(context.instance, tenant_ingest_job.name, [w.tenant_id for w in waiting])
     for work in waiting:
         fingerprint = hashlib.sha256(
             json.dumps([work.stages, work.newest_at], sort_keys=True).encode()
@@ -217,13 +222,14 @@ def deletion_sensor(
     pending: dict[str, list[str]] = {}
     for tenant_id, source_id in platform.catalog.sources_marked_for_deletion():
         pending.setdefault(tenant_id, []).append(source_id)
+    busy = busy_partitions(context.instance, deletion_sweep_job.name, pending)
     requests = [
         dg.RunRequest(
             run_key=f"delete:{tenant_id}:{hashlib.sha256(','.join(sorted(ids)).encode()).hexdigest()[:16]}",
             partition_key=tenant_id,
         )
         for tenant_id, ids in sorted(pending.items())
-        if not partition_busy(context.instance, deletion_sweep_job.name, tenant_id)
+        if tenant_id not in busy
     ]
     return dg.SensorResult(run_requests=requests)
 

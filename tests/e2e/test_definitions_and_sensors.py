@@ -321,11 +321,13 @@ def test_every_job_runs_in_one_process_set_once() -> None:
 def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
     platform: Platform, index_prefix: str
 ) -> None:
-    """Dagster's resource lifecycle: the child starts when the run begins (its
-    imports overlap registration) and is gone when the run ends."""
+    """Dagster's resource lifecycle: the children (one per available core)
+    start when the run begins (their imports overlap registration) and are
+    gone when the run ends."""
     import psutil
 
     from pipelines.definitions import ALL_ASSETS
+    from resources.machine import available_cores
 
     def workers() -> list[psutil.Process]:
         return [
@@ -352,7 +354,8 @@ def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
             resources={"groundwork": resource(index_prefix)},
         )
         assert result.success
-    assert seen_during_registration == [1]  # started with the run, before extraction
+    # started with the run, before extraction
+    assert seen_during_registration == [available_cores()]
     assert workers() == []
 
 
