@@ -14,20 +14,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
 from groundwork.lifecycle import purge_deleted
-from groundwork.pipeline import (
-    chunk_pending,
-    embed_pending,
-    extract_pending,
-    keyword_index_pending,
-    publish_ready,
-    register_file,
-)
+from groundwork.pipeline import register_file
 from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, VectorRecord
 from groundwork.services.scopes import Scope
 from resources.engines.postgres_standby import EmbeddedStandby
@@ -37,6 +31,7 @@ from resources.settings import GroundworkSettings
 from retrieval_api.app import create_app
 from tests.conformance.fixtures import chunk, new_tenant, unit_vector
 from tests.conftest import TEST_DATABASE
+from tests.e2e.helpers import publish_registered
 
 FERRY_QUERY = "which berth do ferries moor at"
 QUERIES = (
@@ -80,7 +75,6 @@ def replicated(
 def _publish(platform: Platform, tenant: str, files: dict[str, tuple[str, Sequence[str]]]) -> dict:
     """Register files (name -> text, subjects) and take them through every stage
     to publication, with the functions the assets call; name -> source id."""
-    model = platform.settings.default_model_key
     ids = {}
     for name, (text, subjects) in files.items():
         ids[name] = register_file(
@@ -93,13 +87,7 @@ def _publish(platform: Platform, tenant: str, files: dict[str, tuple[str, Sequen
             subjects=list(subjects),
             media_type="text/markdown",
         ).source_id
-    embedder = platform.embedder(model)
-    vectors = platform.vector_index(model)
-    extract_pending(platform.catalog, platform.blobs, tenant)
-    chunk_pending(platform.catalog, tenant, embedder.count_tokens)
-    keyword_index_pending(platform.catalog, platform.keywords, tenant)
-    embed_pending(platform.catalog, vectors, embedder, tenant)
-    publish_ready(platform.catalog, vectors, platform.keywords, tenant)
+    publish_registered(platform, tenant)
     return ids
 
 
@@ -361,10 +349,13 @@ def test_erasure_and_revocation_the_replica_has_not_replayed_never_reach_a_searc
 
 
 def test_a_replica_that_does_not_answer_leaves_the_primary_answering(
-    settings: GroundworkSettings, engines: EngineEndpoints, index_prefix: str, platform: Platform
+    settings: GroundworkSettings,
+    engines: EngineEndpoints,
+    index_prefix: str,
+    platform: Platform,
+    tmp_path: Path,
 ) -> None:
-    nowhere = settings.home / "no-replica-here"
-    nowhere.mkdir(parents=True, exist_ok=True)
+    nowhere = tmp_path  # a socket directory no server listens in
     lost = connect(
         replace(
             settings,
