@@ -4,7 +4,7 @@ flag, so liveness, permission changes, deletion and filters are the same SQL
 on a different table.
 
 Every change here raises the tenant's search generation in the same
-transaction (migration 0019): a read replica serves a tenant's searches only
+transaction (migration 0020): a read replica serves a tenant's searches only
 once it has replayed the generation the primary holds (read_replica.py)."""
 
 from __future__ import annotations

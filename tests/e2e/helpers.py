@@ -7,13 +7,6 @@ from pathlib import Path
 import dagster as dg
 
 from assets.partitions import tenant_model_key
-from groundwork.pipeline import (
-    chunk_pending,
-    embed_pending,
-    extract_pending,
-    keyword_index_pending,
-    publish_ready,
-)
 from pipelines.definitions import ALL_ASSETS
 from resources.dagster_resources import GroundworkResource
 from resources.platform import Platform
@@ -52,17 +45,18 @@ def run_pipeline(
     return [first, second]
 
 
-def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        path = inbox / tenant_id / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 def publish_registered(platform: Platform, tenant_id: str) -> None:
     """Take what is registered for the tenant through every later stage to
     publication on its default model, with the functions the assets call
     (in process, without Dagster: seconds faster per test)."""
+    from groundwork.pipeline import (
+        chunk_pending,
+        embed_pending,
+        extract_pending,
+        keyword_index_pending,
+        publish_ready,
+    )
+
     model = platform.settings.default_model_key
     embedder = platform.embedder(model)
     vectors = platform.vector_index(model)
@@ -71,3 +65,10 @@ def publish_registered(platform: Platform, tenant_id: str) -> None:
     keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
     embed_pending(platform.catalog, vectors, embedder, tenant_id)
     publish_ready(platform.catalog, vectors, platform.keywords, tenant_id)
+
+
+def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = inbox / tenant_id / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
