@@ -35,9 +35,12 @@ def serve_api(
     index_prefix: str,
     on_start: Callable[[int], None] | None = None,
     workers: int = 1,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Serve the API; `on_start` receives the server's pid (for memory figures)."""
+    """Serve the API; `on_start` receives the server's pid (for memory figures);
+    `extra_env` adds settings (e.g. GROUNDWORK_DATABASE_REPLICA_URL)."""
     env = dict(os.environ, GROUNDWORK_DATABASE_NAME=database, GROUNDWORK_INDEX_PREFIX=index_prefix)
+    env.update(extra_env or {})
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "uvicorn"),

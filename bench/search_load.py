@@ -1,37 +1,52 @@
 """/v1/search under load with wrk (a real load tool), loopback only, bounded.
 
     uv run python bench/search_load.py [--beir ../shared/data/scifact] [--seconds 20]
+    uv run python bench/search_load.py --replica --levels 1,8   # also through a read replica
 
 Serves the API (one uvicorn process) over a BEIR corpus already ingested by
 `bench/ingest_and_search.py --beir ...` (database groundwork_bench) or, if
 none is there, over a synthetic corpus it ingests first; then runs wrk at 1
 and 8 concurrent connections and prints p50/p95/p99 and errors. Requires the
 Debian package `wrk`.
+
+`--replica` makes a streaming standby of the embedded PostgreSQL
+(resources/engines/postgres_standby.py), runs every level again with the API
+reading the vector leg from it (GROUNDWORK_DATABASE_REPLICA_URL), prints both,
+and the transactions the standby served; the standby is removed afterwards.
+On one machine the replica shares the primary's cores: the figure shows the
+cost of the extra round trips, not the capacity a second machine adds.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
+import psycopg  # noqa: E402
 
 from bench.api_server import serve_api  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
+from groundwork.ports import AccessScope  # noqa: E402
+from groundwork.services.retrieval import DEFAULT_DEPTH  # noqa: E402
+from resources.engines.postgres_standby import EmbeddedStandby  # noqa: E402
+from resources.platform import EngineEndpoints, connect, ensure_engines  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_bench"
+REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
 PREFIX = "gwbench"
 
 LUA = r"""
@@ -73,6 +88,91 @@ def api_rss_mib(pid: int) -> float:
     return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
 
 
+def run_wrk(
+    base: str, connections: int, seconds: int, script: Path, queries_file: Path, key: str
+) -> dict[str, float]:
+    out = subprocess.run(
+        [
+            "wrk",
+            f"-t{min(connections, 2)}",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(script),
+            f"{base}/v1/search",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
+        timeout=seconds + 60,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def replica_transactions(standby: EmbeddedStandby | None) -> int:
+    """Transactions committed on the standby in the bench database (its own
+    statistics: read-only transactions of the clients it served)."""
+    if standby is None:
+        return 0
+    with psycopg.connect(standby.uri(DATABASE)) as conn:
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", (DATABASE,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def vector_leg_interleaved(
+    settings: GroundworkSettings,
+    endpoints: EngineEndpoints,
+    standby: EmbeddedStandby,
+    tenant: str,
+    texts: list[str],
+    rounds: int = 300,
+) -> None:
+    """The vector leg alone, in this process, primary and replica alternating
+    call by call (so the machine's drifting load hits both alike): what the
+    replica path adds (the primary's generation read) or saves."""
+    primary = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    replicated = connect(
+        replace(settings, database_replica_url=standby.uri("postgres")),
+        endpoints,
+        database=DATABASE,
+        index_prefix=PREFIX,
+    )
+    try:
+        model = primary.serving_model(tenant)
+        embedder = primary.embedder(model)
+        vectors = [embedder.embed_query(t) for t in texts[:50]]
+        scope = AccessScope(tenant, (f"tenant:{tenant}",))
+        legs = {"primary": primary.vector_index(model), "replica": replicated.vector_index(model)}
+        times: dict[str, list[float]] = {name: [] for name in legs}
+        for i in range(rounds):
+            for name, index in legs.items():
+                started = time.perf_counter()
+                index.search(scope, vectors[i % len(vectors)], DEFAULT_DEPTH)
+                times[name].append((time.perf_counter() - started) * 1000)
+        replica = replicated.replica
+        print(f"vector leg alone, {rounds} calls each, interleaved, in-process:")
+        for name, values in times.items():
+            values.sort()
+            print(
+                f"  {name}: p50 {statistics.median(values):.2f} ms  "
+                f"p95 {values[int(len(values) * 0.95)]:.2f} ms"
+            )
+        if replica is not None:
+            print(
+                f"  replica served {replica.use.served}, behind {replica.use.behind}, "
+                f"failed {replica.use.failed}"
+            )
+    finally:
+        replicated.close()
+        primary.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -83,6 +183,11 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="API worker processes")
     parser.add_argument(
         "--levels", default="1,8,50", help="concurrent connections, comma-separated"
+    )
+    parser.add_argument(
+        "--replica",
+        action="store_true",
+        help="also run with the vector leg on a streaming standby of the embedded PostgreSQL",
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -109,52 +214,59 @@ def main() -> int:
     queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(LUA)
-    stack = contextlib.ExitStack()
+    standby: EmbeddedStandby | None = None
     try:
-        pids: list[int] = []
-        base = stack.enter_context(
-            serve_api(args.port, DATABASE, PREFIX, on_start=pids.append, workers=args.workers)
-        )
-        for text in texts[:20]:  # warm-up: model sessions, pools, caches
-            httpx.post(
-                f"{base}/v1/search",
-                json={"query": text},
-                headers={"Authorization": f"Bearer {key}"},
-                timeout=30,
-            )
-        print(
-            f"/v1/search on tenant {tenant} ({chunks} chunks), {args.workers} API worker(s), "
-            f"wrk {args.seconds} s per level, loopback; API RSS {api_rss_mib(pids[0]):.0f} MiB"
-        )
-        for connections in (int(c) for c in args.levels.split(",")):
-            threads = min(connections, 2)
-            out = subprocess.run(
-                [
-                    "wrk",
-                    f"-t{threads}",
-                    f"-c{connections}",
-                    f"-d{args.seconds}s",
-                    "--timeout",
-                    "10s",
-                    "-s",
-                    str(script),
-                    f"{base}/v1/search",
-                ],
-                capture_output=True,
-                text=True,
-                env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
-                timeout=args.seconds + 60,
-                check=True,
-            )
-            result = json.loads(out.stdout.strip().splitlines()[-1])
-            print(
-                f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
-                f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
-                f"of {result['requests']}  (503 {result['refused_503']})  "
-                f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
-            )
+        runs: list[tuple[str, dict[str, str]]] = [("primary only", {REPLICA_ENV: ""})]
+        if args.replica:
+            if endpoints.postgres is None:
+                print(
+                    "--replica makes a standby of the embedded PostgreSQL; unset GROUNDWORK_DATABASE_URL"
+                )
+                return 1
+            standby = EmbeddedStandby(endpoints.server_url, settings.home / "pgstandby-bench")
+            standby.destroy()  # a standby left by an interrupted run starts over
+            standby.start()
+            standby.wait_for_replay()
+            runs.append(("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres")}))
+        for label, env in runs:
+            served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
+            pids: list[int] = []
+            with serve_api(
+                args.port,
+                DATABASE,
+                PREFIX,
+                on_start=pids.append,
+                workers=args.workers,
+                extra_env=env,
+            ) as base:
+                for text in texts[:20]:  # warm-up: model sessions, pools, caches
+                    httpx.post(
+                        f"{base}/v1/search",
+                        json={"query": text},
+                        headers={"Authorization": f"Bearer {key}"},
+                        timeout=30,
+                    )
+                print(
+                    f"/v1/search on tenant {tenant} ({chunks} chunks), {label}, {args.workers} API "
+                    f"worker(s), wrk {args.seconds} s per level, loopback; API RSS "
+                    f"{api_rss_mib(pids[0]):.0f} MiB"
+                )
+                for connections in (int(c) for c in args.levels.split(",")):
+                    result = run_wrk(base, connections, args.seconds, script, queries_file, key)
+                    print(
+                        f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
+                        f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
+                        f"of {result['requests']}  (503 {result['refused_503']})  "
+                        f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
+                    )
+            if env[REPLICA_ENV] and standby is not None:
+                served = replica_transactions(standby) - served_before
+                print(f"  transactions the replica served: {served}")
+        if standby is not None:
+            vector_leg_interleaved(settings, endpoints, standby, tenant, texts)
     finally:
-        stack.close()
+        if standby is not None:
+            standby.destroy()
         platform.close()
         queries_file.unlink(missing_ok=True)
         script.unlink(missing_ok=True)

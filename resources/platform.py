@@ -46,6 +46,7 @@ from resources.postgres.catalog_parts.reading import PublishedChunkReader
 from resources.postgres.database import ensure_database, migrate, open_pool, with_database
 from resources.postgres.file_metadata import PostgresFileMetadata
 from resources.postgres.keyword_index import PostgresKeywordIndex
+from resources.postgres.read_replica import ReadReplica
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
 from resources.settings import PROJECT_ROOT, GroundworkSettings
@@ -116,6 +117,8 @@ class Platform:
     _vectors: dict[str, PgVectorIndex] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     tenant_wall: str | None = None  # set on a view made by `for_tenant`
+    #: the read replica the vector leg may use (GROUNDWORK_DATABASE_REPLICA_URL)
+    replica: ReadReplica | None = None
     _trigger: IngestTrigger | None = None
     #: a request-serving process (API, MCP): embeds queries one at a time
     serving: bool = False
@@ -146,7 +149,7 @@ class Platform:
     def vector_index(self, model_key: str) -> VectorIndex:
         with self._lock:
             if model_key not in self._vectors:
-                index = PgVectorIndex(self.pool, model_by_key(model_key))
+                index = PgVectorIndex(self.pool, model_by_key(model_key), replica=self.replica)
                 index.ensure_schema()
                 self._vectors[model_key] = index
             return self._vectors[model_key]
@@ -228,6 +231,7 @@ class Platform:
 
     def _make_tenant_view(self, tenant_id: str) -> Platform:
         walled = TenantWalledPool(self.pool, tenant_id)  # type: ignore[arg-type]
+        replica = self.replica.walled(tenant_id) if self.replica is not None else None
         keywords: KeywordIndex = (
             PostgresKeywordIndex(walled)
             if isinstance(self.keywords, PostgresKeywordIndex)
@@ -244,15 +248,21 @@ class Platform:
             _embedders=self._embedders,
             _lock=self._lock,
             tenant_wall=tenant_id,
+            replica=replica,
             _trigger=self.ingest_trigger(),
             serving=self.serving,
         )
-        view._vectors = {key: PgVectorIndex(walled, index.model) for key, index in vectors.items()}  # type: ignore[attr-defined]
+        view._vectors = {  # type: ignore[attr-defined]
+            key: PgVectorIndex(walled, index.model, replica=replica)
+            for key, index in vectors.items()
+        }
         return view
 
     def close(self) -> None:
         if self.tenant_wall is None:
             self.pool.close()  # type: ignore[attr-defined]
+            if self.replica is not None:
+                self.replica.close()
 
 
 def connect(
@@ -278,6 +288,12 @@ def connect(
     else:
         keywords = PostgresKeywordIndex(pool)
     keywords.ensure_schema()
+    replica = None
+    if settings.database_replica_url:
+        # not waited for: a replica that is down, or has not replayed the
+        # database's creation yet, leaves the primary answering
+        replica_url = with_database(settings.database_replica_url, database)
+        replica = ReadReplica(open_pool(replica_url, wait=False))
     return Platform(
         settings=settings,
         database_url=database_url,
@@ -286,6 +302,7 @@ def connect(
         blobs=FilesystemBlobStore(settings.blob_dir),
         keywords=keywords,
         serving=serving,
+        replica=replica,
     )
 
 

@@ -3,6 +3,8 @@
 An external URL replaces an embedded engine: GROUNDWORK_DATABASE_URL for
 PostgreSQL, GROUNDWORK_OPENSEARCH_URL for OpenSearch. Without them the
 project's embedded engines start under GROUNDWORK_HOME.
+GROUNDWORK_DATABASE_REPLICA_URL (optional) names a streaming replica of that
+PostgreSQL for the search path's vector leg (resources/postgres/read_replica.py).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class GroundworkSettings:
     engines_managed: bool = False
     #: the Dagster webserver the API asks for ingest runs (set by the supervisor)
     dagster_url: str | None = None
+    #: a streaming replica's server URL (the database name is applied as for
+    #: database_url): the vector leg of searches reads it; everything else, and
+    #: every write, stays on the primary. Unset: everything on the primary.
+    database_replica_url: str | None = None
 
     @property
     def pgdata(self) -> Path:
@@ -100,6 +106,7 @@ class GroundworkSettings:
             clamd_database=Path(env.get("GROUNDWORK_CLAMD_DATABASE", "/var/lib/clamav")),
             engines_managed=env.get("GROUNDWORK_ENGINES_MANAGED", "") == "1",
             dagster_url=env.get("GROUNDWORK_DAGSTER_URL") or None,
+            database_replica_url=env.get("GROUNDWORK_DATABASE_REPLICA_URL") or None,
         )
 
 

@@ -87,10 +87,14 @@ def _configure(conn: psycopg.Connection) -> None:
     register_vector(conn)
 
 
-def open_pool(database_url: str, max_size: int = 8) -> ConnectionPool:
+def open_pool(database_url: str, max_size: int = 8, wait: bool = True) -> ConnectionPool:
+    """`wait=False` for a server the platform can do without (a read replica):
+    the pool connects in the background and a checkout that finds no
+    connection times out, instead of failing the platform's start."""
     with translated_errors("opening a connection pool"):
         pool = ConnectionPool(
             database_url, min_size=1, max_size=max_size, configure=_configure, open=True
         )
-        pool.wait(timeout=30)
+        if wait:
+            pool.wait(timeout=30)
     return pool

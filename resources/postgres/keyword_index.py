@@ -73,6 +73,7 @@ class PostgresKeywordIndex(ChunkRowTable):
                         for c in sorted(chunks, key=lambda c: c.chunk_id)
                     ],
                 )
+                self._raise_where_live(conn, [c.chunk_id for c in chunks])
         return len(chunks)
 
     def search(

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from psycopg import sql
 
-from groundwork.errors import DimensionMismatch, StoreError
+from groundwork.errors import DimensionMismatch, EngineUnavailable, StoreError
 from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import document_refusals, translated_errors
+from resources.postgres.read_replica import ReadReplica
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 
 #: Tenants with fewer live rows are searched exactly; larger ones get a graph of
@@ -66,12 +67,15 @@ class PgVectorIndex(ChunkRowTable):
         model: EmbeddingModelRef,
         ef_search: int = GRAPH_EF_SEARCH,
         exact_below: int = EXACT_BELOW_ROWS,
+        replica: ReadReplica | None = None,
     ) -> None:
         super().__init__(pool, f"embeddings_{model.key}")
         self._table_name = f"embeddings_{model.key}"
         self._model = model
         self.ef_search = ef_search
         self.exact_below = exact_below
+        #: where the vector leg may read (writes never go there), see read_replica.py
+        self.replica = replica
 
     @property
     def model(self) -> EmbeddingModelRef:
@@ -139,6 +143,7 @@ class PgVectorIndex(ChunkRowTable):
                         for r in sorted(records, key=lambda r: r.chunk.chunk_id)
                     ],
                 )
+                self._raise_where_live(conn, [r.chunk.chunk_id for r in records])
         return len(records)
 
     def search(
@@ -164,41 +169,89 @@ class PgVectorIndex(ChunkRowTable):
             "SELECT chunk_id, source_id, version_id, 1 - (embedding <=> %s) AS similarity FROM {} "
             "WHERE {} ORDER BY embedding <=> %s LIMIT %s"
         ).format(self.table, sql.SQL(" AND ").join(conditions))
-        # The path is chosen by the tenant's live rows, counted up to the threshold
-        # only (an index-only scan of at most `exact_below` entries). Below it, index
-        # scans are off for this transaction: no HNSW, and the tenant's rows come
-        # through the live-tenant btree by a bitmap scan, then a top-k sort.
-        choose_path = sql.SQL(
-            "SELECT set_config('enable_indexscan', CASE WHEN n < %s THEN 'off' "
-            "ELSE current_setting('enable_indexscan') END, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true) "
-            "FROM (SELECT count(*) AS n FROM "
-            "(SELECT 1 FROM {} WHERE tenant_id = %s AND live LIMIT %s) AS live_rows) AS c"
-        ).format(self.table)
-        with translated_errors("searching vectors"), self.pool.connection() as conn:
-            # transaction-local (the checkout's transaction ends when the pool takes
-            # the connection back), in one statement: this is every search's path
-            conn.execute(
-                choose_path,
-                (
-                    self.exact_below,
-                    str(max(self.ef_search, limit)),
+        nearest = (query, [query_vector, *params, query_vector, limit])
+        rows = None
+        replica = self.replica
+        if replica is not None and replica.usable():
+            # the primary's generation first: whatever was committed before this
+            # search began is in it (read_replica.py states the rule)
+            generation = self._search_generation(scope.tenant_id)
+            try:
+                rows = self._nearest(
+                    replica.pool,
                     scope.tenant_id,
-                    self.exact_below,
-                ),
-            )
-            # Never a prepared statement: a cached generic plan is made for any
-            # tenant and ignores the settings above (measured: after psycopg's fifth
-            # execution on a connection, plans flipped between the graph and the
-            # exact scan whatever the tenant's size).
-            rows = conn.execute(
-                query, [query_vector, *params, query_vector, limit], prepare=False
-            ).fetchall()
+                    limit,
+                    nearest,
+                    generation,
+                    replica.checkout_seconds,
+                )
+            except (EngineUnavailable, StoreError) as exc:
+                replica.failed(exc)
+            else:
+                if rows is None:
+                    replica.behind()
+                else:
+                    replica.served()
+        if rows is None:
+            rows = self._nearest(self.pool, scope.tenant_id, limit, nearest)
+            assert rows is not None
         hits = [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
         # relaxed_order may return rows slightly out of order; the contract is descending similarity
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits
+
+    def _search_generation(self, tenant_id: str) -> int:
+        """The tenant's search generation on the primary (0 before its first change)."""
+        with translated_errors("reading a search generation"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT generation FROM search_generations WHERE tenant_id = %s", (tenant_id,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _nearest(
+        self,
+        pool: ConnectionSource,
+        tenant_id: str,
+        limit: int,
+        nearest: tuple[sql.Composed, list[object]],
+        generation: int | None = None,
+        timeout: float | None = None,
+    ) -> list[tuple[str, str, str, float]] | None:
+        """The nearest rows on `pool`; None, without searching, when `generation`
+        is given and the server holds an older one for the tenant (a replica
+        that has not replayed the tenant's latest change)."""
+        # The path is chosen by the tenant's live rows, counted up to the threshold
+        # only (an index-only scan of at most `exact_below` entries). Below it, index
+        # scans are off for this transaction: no HNSW, and the tenant's rows come
+        # through the live-tenant btree by a bitmap scan, then a top-k sort.
+        # (on a replica, the same statement reads whether it holds the generation)
+        current = sql.SQL("true")
+        params: list[object] = [self.exact_below, str(max(self.ef_search, limit))]
+        if generation is not None:
+            current = sql.SQL(
+                "coalesce((SELECT generation FROM search_generations WHERE tenant_id = %s), 0) >= %s"
+            )
+            params += [tenant_id, generation]
+        choose_path = sql.SQL(
+            "SELECT set_config('enable_indexscan', CASE WHEN n < %s THEN 'off' "
+            "ELSE current_setting('enable_indexscan') END, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true), {} "
+            "FROM (SELECT count(*) AS n FROM "
+            "(SELECT 1 FROM {} WHERE tenant_id = %s AND live LIMIT %s) AS live_rows) AS c"
+        ).format(current, self.table)
+        params += [tenant_id, self.exact_below]
+        with translated_errors("searching vectors"), pool.connection(timeout=timeout) as conn:
+            # transaction-local (the checkout's transaction ends when the pool takes
+            # the connection back), in one statement: this is every search's path
+            path = conn.execute(choose_path, params).fetchone()
+            if path is None or not path[3]:
+                return None
+            # Never a prepared statement: a cached generic plan is made for any
+            # tenant and ignores the settings above (measured: after psycopg's fifth
+            # execution on a connection, plans flipped between the graph and the
+            # exact scan whatever the tenant's size).
+            return conn.execute(nearest[0], nearest[1], prepare=False).fetchall()
 
     def _graph_name(self, tenant_id: str) -> str:
         # an identifier holds 63 bytes and a tenant id alone may take 63: a digest

@@ -46,6 +46,28 @@ def run_pipeline(
     return [first, second]
 
 
+def publish_registered(platform: Platform, tenant_id: str) -> None:
+    """Take what is registered for the tenant through every later stage to
+    publication on its default model, with the functions the assets call
+    (in process, without Dagster: seconds faster per test)."""
+    from groundwork.pipeline import (
+        chunk_pending,
+        embed_pending,
+        extract_pending,
+        keyword_index_pending,
+        publish_ready,
+    )
+
+    model = platform.settings.default_model_key
+    embedder = platform.embedder(model)
+    vectors = platform.vector_index(model)
+    extract_pending(platform.catalog, platform.blobs, tenant_id)
+    chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)
+    keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
+    embed_pending(platform.catalog, vectors, embedder, tenant_id)
+    publish_ready(platform.catalog, vectors, platform.keywords, tenant_id)
+
+
 def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
     for relative, text in files.items():
         path = inbox / tenant_id / relative

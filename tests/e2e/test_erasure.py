@@ -14,16 +14,10 @@ from fastapi.testclient import TestClient
 from psycopg import sql
 
 from groundwork.lifecycle import erase_tenant, purge_deleted
-from groundwork.pipeline import (
-    chunk_pending,
-    embed_pending,
-    extract_pending,
-    keyword_index_pending,
-    publish_ready,
-    register_file,
-)
+from groundwork.pipeline import register_file
 from resources.platform import Platform
 from retrieval_api.app import create_app
+from tests.e2e.helpers import publish_registered
 
 TEXT_TYPES = ("text", "jsonb", "json", "character varying", "ARRAY")
 
@@ -72,7 +66,6 @@ def _keyword_hits(platform: Platform, tenant: str, phrase: str) -> int:
 
 
 def _ingest(platform: Platform, tenant: str, phrase: str) -> str:
-    model = platform.settings.default_model_key
     text = (
         f"# Vault {phrase}\n\n"
         f"The {phrase} procedure opens the vault door after two keys turn.\n\n"
@@ -88,13 +81,7 @@ def _ingest(platform: Platform, tenant: str, phrase: str) -> str:
         subjects=[f"tenant:{tenant}"],
         media_type="text/markdown",
     )
-    embedder = platform.embedder(model)
-    vectors = platform.vector_index(model)
-    extract_pending(platform.catalog, platform.blobs, tenant)
-    chunk_pending(platform.catalog, tenant, embedder.count_tokens)
-    keyword_index_pending(platform.catalog, platform.keywords, tenant)
-    embed_pending(platform.catalog, vectors, embedder, tenant)
-    publish_ready(platform.catalog, vectors, platform.keywords, tenant)
+    publish_registered(platform, tenant)
     return registered.source_id
 
 
