@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.tenants import bench_tenant  # noqa: E402
 from evals.evidence import beir_golden  # noqa: E402
 from evals.fusion_cv import (  # noqa: E402
     MAX_DEPTH,
@@ -59,13 +60,12 @@ def main() -> int:
     settings = GroundworkSettings.from_env()
     platform = connect(settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX)
     try:
-        tenant = (
-            args.tenant
-            or max(
-                platform.catalog.list_tenants(),
-                key=lambda t: platform.catalog.counts(t.tenant_id).chunks,
-            ).tenant_id
-        )
+        found = bench_tenant(platform.catalog, args.tenant)
+        if found is None:
+            raise SystemExit(
+                "no such tenant in the bench database (run bench/ingest_and_search.py)"
+            )
+        tenant = found
         model_key = platform.serving_model(tenant)
         engines = platform.search_engines(model_key)
         golden = beir_golden(args.beir, args.split)

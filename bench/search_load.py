@@ -38,6 +38,7 @@ import httpx  # noqa: E402
 import psycopg  # noqa: E402
 
 from bench.api_server import serve_api  # noqa: E402
+from bench.tenants import bench_tenant  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.services.retrieval import DEFAULT_DEPTH  # noqa: E402
@@ -189,6 +190,7 @@ def main() -> int:
         action="store_true",
         help="also run with the vector leg on a streaming standby of the embedded PostgreSQL",
     )
+    parser.add_argument("--tenant", help="default: the bench database's largest tenant")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)")
@@ -196,13 +198,15 @@ def main() -> int:
     settings = GroundworkSettings.from_env()
     endpoints = ensure_engines(settings)
     platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
-    tenants = sorted(
-        platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks
-    )
-    if not tenants:
-        print("no benchmark corpus: run bench/ingest_and_search.py first")
+    found = bench_tenant(platform.catalog, args.tenant)
+    if found is None:
+        print(
+            "no benchmark corpus: run bench/ingest_and_search.py first"
+            if args.tenant is None
+            else f"no tenant {args.tenant} in the bench database"
+        )
         return 1
-    tenant = tenants[0].tenant_id
+    tenant = found
     chunks = platform.catalog.counts(tenant).chunks
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "load")
     if args.beir.exists():

@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psutil  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from bench.tenants import bench_tenant  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from resources.embeddings import OnnxEmbeddingProvider  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex  # noqa: E402
@@ -190,6 +191,7 @@ def main() -> int:
     parser.add_argument(
         "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
     )
+    parser.add_argument("--tenant", help="default: the bench database's largest tenant")
     args = parser.parse_args()
     os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
     os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
@@ -197,13 +199,15 @@ def main() -> int:
     platform = connect(
         settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
     )
-    tenants = sorted(
-        platform.catalog.list_tenants(), key=lambda t: -platform.catalog.counts(t.tenant_id).chunks
-    )
-    if not tenants:
-        print("no benchmark corpus: run bench/ingest_and_search.py --beir ... first")
+    found = bench_tenant(platform.catalog, args.tenant)
+    if found is None:
+        print(
+            "no benchmark corpus: run bench/ingest_and_search.py --beir ... first"
+            if args.tenant is None
+            else f"no tenant {args.tenant} in the bench database"
+        )
         return 1
-    tenant = tenants[0].tenant_id
+    tenant = found
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "profile")
     queries = (
         list(load_queries(args.beir).values())
