@@ -2,6 +2,8 @@
 own in the same chunk table and indexes; and the drift check that marks a
 summary for recompilation when its version's raw chunks changed since."""
 
+import warnings
+
 import dagster as dg
 
 from assets.chunks import chunks
@@ -48,34 +50,39 @@ def summary_layer(
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset_check(
-    asset=summary_layer,
-    name=SUMMARY_DRIFT,
-    partitions_def=tenant_partitions,
-    description="Compiled summaries whose version's raw chunks changed since compilation "
-    "(their digest differs from the one recorded): each is marked for recompilation, which "
-    "the next summary_layer materialization does. Fails (warning) while any had drifted.",
-)
-def summary_drift_check(
-    context: dg.AssetCheckExecutionContext, groundwork: GroundworkResource
-) -> dg.AssetCheckResult:
-    platform = groundwork.platform()
-    tenant_id = context.partition_key
-    if platform.catalog.get_tenant(tenant_id) is None:
-        # nothing was checked: never reported as a pass
-        return dg.AssetCheckResult(
-            passed=False,
-            severity=dg.AssetCheckSeverity.WARN,
-            metadata={"skipped": f"no tenant {tenant_id}"},
-        )
-    drifted = summary_drift(platform.catalog, tenant_id)
-    return dg.AssetCheckResult(
-        passed=not drifted,
-        severity=dg.AssetCheckSeverity.WARN,
-        metadata={
-            "drifted": len(drifted),
-            "marked_for_recompilation": dg.MetadataValue.json(
-                [{"version_id": d.version_id, "source_id": d.source_id} for d in drifted[:20]]
-            ),
-        },
+with warnings.catch_warnings():
+    # A partitioned asset check is a preview in Dagster 1.13, and the way to run
+    # a check per tenant partition (the check reads and marks that tenant only).
+    warnings.simplefilter("ignore", category=dg.PreviewWarning)
+
+    @dg.asset_check(
+        asset=summary_layer,
+        name=SUMMARY_DRIFT,
+        partitions_def=tenant_partitions,
+        description="Compiled summaries whose version's raw chunks changed since compilation "
+        "(their digest differs from the one recorded): each is marked for recompilation, which "
+        "the next summary_layer materialization does. Fails (warning) while any had drifted.",
     )
+    def summary_drift_check(
+        context: dg.AssetCheckExecutionContext, groundwork: GroundworkResource
+    ) -> dg.AssetCheckResult:
+        platform = groundwork.platform()
+        tenant_id = context.partition_key
+        if platform.catalog.get_tenant(tenant_id) is None:
+            # nothing was checked: never reported as a pass
+            return dg.AssetCheckResult(
+                passed=False,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"skipped": f"no tenant {tenant_id}"},
+            )
+        drifted = summary_drift(platform.catalog, tenant_id)
+        return dg.AssetCheckResult(
+            passed=not drifted,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "drifted": len(drifted),
+                "marked_for_recompilation": dg.MetadataValue.json(
+                    [{"version_id": d.version_id, "source_id": d.source_id} for d in drifted[:20]]
+                ),
+            },
+        )

@@ -11,7 +11,13 @@ from pipelines.definitions import ALL_ASSETS
 from resources.dagster_resources import GroundworkResource
 from tests.conftest import TEST_DATABASE
 
-TENANT_STAGES = ["source_registrations", "extracted_documents", "chunks", "keyword_index"]
+TENANT_STAGES = [
+    "source_registrations",
+    "extracted_documents",
+    "chunks",
+    "summary_layer",
+    "keyword_index",
+]
 #: the stages a model being prepared (not the serving one) runs in its own partition
 MODEL_STAGES = ["embeddings", "published_index"]
 
