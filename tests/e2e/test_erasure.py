@@ -16,12 +16,12 @@ from psycopg import sql
 from groundwork.lifecycle import erase_tenant, purge_deleted
 from groundwork.pipeline import (
     chunk_pending,
-    summarize_pending,
     embed_pending,
     extract_pending,
     keyword_index_pending,
     publish_ready,
     register_file,
+    summarize_pending,
 )
 from resources.platform import Platform
 from retrieval_api.app import create_app

@@ -12,7 +12,7 @@ from assets.partitions import tenant_model_key
 from groundwork.errors import EngineUnavailable
 from groundwork.models import MINILM_L6_V2_INT8
 from groundwork.models_serving import Switched, SwitchRefused, rollback_model, switch_model
-from groundwork.pipeline import summarize_pending, embed_pending
+from groundwork.pipeline import embed_pending, summarize_pending
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found

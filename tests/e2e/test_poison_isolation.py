@@ -14,12 +14,12 @@ from groundwork.chunking import Chunk, chunk_id_for
 from groundwork.documents import Location
 from groundwork.pipeline import (
     chunk_pending,
-    summarize_pending,
     embed_pending,
     extract_pending,
     keyword_index_pending,
     publish_ready,
     register_file,
+    summarize_pending,
 )
 from groundwork.ports import AccessScope, IndexedChunk
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
