@@ -218,3 +218,21 @@ def test_the_drift_check_marks_a_summary_and_the_next_run_recompiles_it(
             (version_id,),
         ).fetchone()[0]  # type: ignore[index]
     assert "ramen" in page
+
+
+def test_a_drift_check_that_could_not_check_is_not_green(setup: dict[str, str]) -> None:
+    ghost = f"gone-{uuid.uuid4().hex[:8]}"  # a partition whose tenant does not exist
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tenant", [ghost])
+    # the summary stage finds no tenant and no work; its check cannot check
+    result = dg.materialize(
+        [*ALL_ASSETS, summary_drift_check],
+        selection=["summary_layer"],
+        partition_key=ghost,
+        instance=instance,
+        resources={"groundwork": resource(setup["prefix"])},
+    )
+    [evaluation] = result.get_asset_check_evaluations()
+    assert evaluation.passed is False
+    assert evaluation.severity == dg.AssetCheckSeverity.WARN
+    assert "no tenant" in str(evaluation.metadata["skipped"].value)
