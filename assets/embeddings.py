@@ -4,9 +4,9 @@ from typing import Any
 
 import dagster as dg
 
-from assets.chunks import chunks
 from assets.partitions import by_tenant, tenant_and_model, tenant_model_partitions
 from assets.policies import INFRA_RETRY
+from assets.summary_layer import summary_layer
 from groundwork.pipeline import embed_pending
 from resources.dagster_resources import GroundworkResource
 from resources.platform import Platform
@@ -14,7 +14,7 @@ from resources.platform import Platform
 
 @dg.asset(
     partitions_def=tenant_model_partitions,
-    deps=[dg.AssetDep(chunks, partition_mapping=by_tenant)],
+    deps=[dg.AssetDep(summary_layer, partition_mapping=by_tenant)],
     group_name="index",
     kinds={"postgres", "pgvector", "onnx"},
     pool="embedding",

@@ -154,7 +154,9 @@ def retrieval_quality(
     elif "skipped" in cv:
         metadata["cross_validation_skipped"] = str(cv["skipped"])
     for row in result.groundedness:
-        metadata[f"groundedness_{row['dataset']}"] = round(float(row["rate"]), 4)
+        layer = row.get("layer", "raw")
+        suffix = "" if layer == "raw" else f"_{layer}"
+        metadata[f"groundedness_{row['dataset']}{suffix}"] = round(float(row["rate"]), 4)
     metadata["citation_correctness"] = round(float(result.citations.get("rate", 0.0)), 4)
     metadata["citation_misses"] = len(result.citations.get("misses", []))
     for section in (result.ragas, result.answers):

@@ -2,20 +2,21 @@
 
 import dagster as dg
 
-from assets.chunks import chunks
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
+from assets.summary_layer import summary_layer
 from groundwork.pipeline import keyword_index_pending
 from resources.dagster_resources import GroundworkResource
 
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    deps=[chunks],
+    deps=[summary_layer],
     group_name="index",
     kinds={"opensearch"},
     retry_policy=INFRA_RETRY,
-    description="Writes chunked versions to the keyword index, not yet live; publication flips them.",
+    description="Writes summarized versions (both layers) to the keyword index, not yet live; "
+    "publication flips them.",
 )
 def keyword_index(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource

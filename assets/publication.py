@@ -8,7 +8,6 @@ from typing import Any
 
 import dagster as dg
 
-from assets.chunks import chunks
 from assets.embeddings import embedding_metadata, embeddings
 from assets.keyword_index import keyword_index
 from assets.partitions import (
@@ -19,6 +18,7 @@ from assets.partitions import (
     tenant_partitions,
 )
 from assets.policies import INFRA_RETRY
+from assets.summary_layer import summary_layer
 from groundwork.pipeline import publish_ready, store_agreement
 from resources.dagster_resources import GroundworkResource
 from resources.platform import Platform
@@ -140,7 +140,7 @@ def published_index(
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    deps=[chunks, keyword_index],
+    deps=[summary_layer, keyword_index],
     group_name="publish",
     kinds={"postgres", "pgvector", "opensearch", "onnx"},
     pool="embedding",

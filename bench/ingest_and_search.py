@@ -137,6 +137,7 @@ def main() -> int:
             "source_registrations",
             "extracted_documents",
             "chunks",
+            "summary_layer",
             "keyword_index",
             "serving_index",
         ],

@@ -105,7 +105,13 @@ def main() -> int:
         (folder / "marker.md").write_text(f"# Marker\n\n{marker}\n")
         dg.materialize(
             ALL_ASSETS,
-            selection=["source_registrations", "extracted_documents", "chunks", "keyword_index"],
+            selection=[
+                "source_registrations",
+                "extracted_documents",
+                "chunks",
+                "summary_layer",
+                "keyword_index",
+            ],
             partition_key=tenant,
             instance=instance,
             resources={"groundwork": groundwork},

@@ -21,6 +21,7 @@ from groundwork.retrieval.context import (
     select_context,
 )
 from groundwork.retrieval.kernel import SearchEngines, SearchRequest, hybrid_search
+from groundwork.retrieval.layers import layered_search
 from groundwork.retrieval.outcome import Found, Hit
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -41,6 +42,7 @@ def _inside(needle: str, haystack_words: list[str]) -> bool:
 @dataclass(slots=True)
 class GroundednessScore:
     dataset: str
+    layer: str = "raw"  # the search the context came from (raw, or summary_first)
     items: int = 0
     grounded: int = 0  # gold evidence inside the budgeted context
     retrieved_doc: int = 0  # the evidence's document among the hits at all
@@ -96,7 +98,9 @@ class ContextBuilder:
         scope: AccessScope,
         budget_tokens: int = 2000,
         per_source_cap: int = 3,
+        layer: str = "raw",
     ) -> None:
+        self.layer = layer  # "summary_first": the context of a summary-first search
         self.engines = engines
         self.scope = scope
         self.budget_tokens = budget_tokens
@@ -110,7 +114,9 @@ class ContextBuilder:
 
     def _build(self, query: str) -> QueryContext:
         engines, scope = self.engines, self.scope
-        outcome = hybrid_search(scope, SearchRequest(query, limit=30, candidates=100), engines)
+        outcome = layered_search(
+            scope, SearchRequest(query, limit=30, candidates=100), engines, self.layer
+        )
         if not isinstance(outcome, Found):
             return QueryContext((), None, (), "")
         selection = select_context(
@@ -135,7 +141,7 @@ def groundedness(
     """One item per evidence group (a query's spans, or its spans in one source);
     an item is grounded when any of its spans is inside the query's context.
     Also, per query: whether every one of its items was grounded."""
-    score = GroundednessScore(dataset, budget_tokens=contexts.budget_tokens)
+    score = GroundednessScore(dataset, contexts.layer, budget_tokens=contexts.budget_tokens)
     per_query: dict[str, bool] = {}
     started = time.monotonic()
     for item in golden:

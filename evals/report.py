@@ -393,10 +393,19 @@ def render_report(
             sections.append("<h3>Groundedness (a): gold evidence inside the budgeted context</h3>")
             sections.append(
                 _table(
-                    ["dataset", "items", "grounded", "rate", "document in hits", "budget tokens"],
+                    [
+                        "dataset",
+                        "search",
+                        "items",
+                        "grounded",
+                        "rate",
+                        "document in hits",
+                        "budget tokens",
+                    ],
                     [
                         [
                             g["dataset"],
+                            g.get("layer", "raw"),
                             g["items"],
                             g["grounded"],
                             g["rate"],

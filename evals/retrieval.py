@@ -25,10 +25,13 @@ from evals.beir import load_corpus
 from evals.golden import GoldenQuery
 from evals.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from groundwork.ports import AccessScope
-from groundwork.retrieval.kernel import SearchEngines, SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.kernel import SearchEngines, SearchMode, SearchRequest
+from groundwork.retrieval.layers import layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit
 
-MODES = ("keyword", "vector", "hybrid", "hybrid+rerank")
+#: summary_first: the summary layer picks the sources, their raw chunks answer (hybrid +
+#: reranker, as /v1/search with layer=summary_first); compare it with hybrid+rerank
+MODES = ("keyword", "vector", "hybrid", "hybrid+rerank", "summary_first")
 SINGLE_LEGS = ("keyword", "vector")
 KEPT_HITS = 10  # per query and mode in the drill-down: what nDCG@10 looked at
 
@@ -139,13 +142,15 @@ def evaluate_golden(
     results: list[ModeScores] = []
     outcomes: list[QueryOutcome] = []
     for mode in modes:
-        search_mode = SearchMode.HYBRID if mode.startswith("hybrid") else SearchMode(mode)
-        mode_engines = engines if mode == "hybrid+rerank" else replace(engines, reranker=None)
+        search_mode = SearchMode(mode) if mode in SINGLE_LEGS else SearchMode.HYBRID
+        reranked = mode in ("hybrid+rerank", "summary_first")
+        mode_engines = engines if reranked else replace(engines, reranker=None)
+        layer = "summary_first" if mode == "summary_first" else "raw"
         ndcg, r10, r100, mrr = [], [], [], []
         started = time.monotonic()
         for n, item in enumerate(golden, start=1):
             request = SearchRequest(item.query, limit=100, candidates=100, mode=search_mode)
-            outcome = hybrid_search(scope, request, mode_engines)
+            outcome = layered_search(scope, request, mode_engines, layer)
             retrieved = ranked_sources(outcome.hits, item) if isinstance(outcome, Found) else []
             ranked = [r.source for r in retrieved]
             relevant = dict(item.sources)

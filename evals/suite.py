@@ -123,6 +123,10 @@ def run_suite(
     if any(item.evidence for item in golden):
         g, run.grounded = groundedness(contexts, golden, dataset, suite.max_grounding_items)
         result.groundedness.append(_grounding_row(g))
+        # the same measure on the context a summary-first search builds, beside it
+        layered = ContextBuilder(engines, scope, suite.budget_tokens, layer="summary_first")
+        g, _ = groundedness(layered, golden, dataset, suite.max_grounding_items)
+        result.groundedness.append(_grounding_row(g))
 
     citation_queries = [item.query for item in golden[: suite.citation_queries]]
     c = citation_correctness(engines, scope, citation_queries, load_document)
@@ -193,6 +197,7 @@ def _answers(
 def _grounding_row(g: Any) -> dict[str, Any]:
     return {
         "dataset": g.dataset,
+        "layer": g.layer,
         "items": g.items,
         "grounded": g.grounded,
         "rate": g.rate,

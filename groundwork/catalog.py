@@ -16,6 +16,7 @@ from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, Principal
 from groundwork.retrieval.kernel import FusionConstants
+from groundwork.summaries import CompiledSummary, RawChunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,9 @@ class TenantWork:
 
     tenant_id: str
     model_key: str
-    stages: dict[str, int]  # extract, chunk, keyword_index, embed, publish -> versions waiting
+    stages: dict[
+        str, int
+    ]  # extract, chunk, summarize, keyword_index, embed, publish -> versions waiting
     newest_at: float  # epoch seconds of the newest version with work: new work changes it
 
 
@@ -289,6 +292,61 @@ class StageProgress(Protocol):
     def counts(self, tenant_id: str) -> TenantCounts: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryDrift:
+    """A compiled summary whose version's raw chunks are no longer those it was
+    compiled from (their digest differs from the one recorded)."""
+
+    version_id: str
+    source_id: str
+    recorded_digest: str
+    current_digest: str
+
+
+@runtime_checkable
+class SummaryLedger(Protocol):
+    """The summary layer's progress and records. A version's summary page is
+    compiled after its raw chunks and before the indexes take the version, so
+    both layers of a version are indexed and published together; its chunks
+    are rows of the same version (layer `summary`), so deletion, erasure,
+    re-scoping and the publication pointer treat them as the raw chunks."""
+
+    def versions_to_summarize(
+        self, tenant_id: str, limit: int
+    ) -> list[tuple[VersionRecord, list[RawChunk]]]:
+        """Current, chunked versions of live sources without a summary, or whose
+        summary was marked for recompilation, with their raw chunks in order."""
+        ...
+
+    def save_summary(
+        self, version: VersionRecord, summary: CompiledSummary, chunks: Sequence[Chunk]
+    ) -> None:
+        """In one transaction: the version's summary chunks (replacing any it had),
+        the compilation record, and the version marked summarized. A version the
+        indexes already took (a recompilation) goes through them again: its
+        keyword and per-model progress are cleared, while its published pointer
+        stays, so it is served as it was until the indexes hold the new page."""
+        ...
+
+    def summary_drift(self, tenant_id: str) -> list[SummaryDrift]:
+        """Summaries of current versions not yet marked stale whose raw chunks'
+        digest differs from the one recorded at compilation."""
+        ...
+
+    def mark_summaries_stale(self, tenant_id: str, version_ids: Sequence[str], reason: str) -> int:
+        """Mark these versions' summaries for recompilation (the summary stage's
+        work again); return how many were marked."""
+        ...
+
+    def compiled_summaries(
+        self, scope: AccessScope, source_ids: Sequence[str]
+    ) -> dict[str, CompiledSummary]:
+        """The compiled summary (with its text) of the version each source
+        publishes for the tenant's serving model, for sources the scope may
+        read; a source without one is absent."""
+        ...
+
+
 @runtime_checkable
 class SourceReading(Protocol):
     """A source as a scope may see it: whether anything is visible, its
@@ -377,7 +435,13 @@ class LifecycleLedger(Protocol):
 
 @runtime_checkable
 class Catalog(
-    TenantDirectory, RegistrationLedger, StageProgress, SourceReading, LifecycleLedger, Protocol
+    TenantDirectory,
+    RegistrationLedger,
+    StageProgress,
+    SummaryLedger,
+    SourceReading,
+    LifecycleLedger,
+    Protocol,
 ):
     """The whole catalog, for the composition root and the pipeline; services
     and stages should ask for the narrowest part they use."""

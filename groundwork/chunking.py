@@ -32,12 +32,16 @@ def approximate_tokens(text: str) -> int:
     return max(1, int(len(text.split()) * 1.3) + 1)
 
 
-def chunk_id_for(tenant_id: str, version_id: str, position: int) -> str:
+def chunk_id_for(tenant_id: str, version_id: str, position: int, layer: str = "raw") -> str:
     """Derived from the source version and position, never from a loop counter
     shared between partitions. Per version, not per source: a new version's
     chunks are new rows beside the published version's, so publication can
-    switch between two whole versions instead of overwriting one in place."""
-    digest = hashlib.sha256(f"{tenant_id}\x1f{version_id}\x1f{position}".encode()).hexdigest()
+    switch between two whole versions instead of overwriting one in place.
+    A summary chunk's id also names its layer (raw ids are unchanged by it)."""
+    key = f"{tenant_id}\x1f{version_id}\x1f{position}"
+    if layer != "raw":
+        key += f"\x1f{layer}"
+    digest = hashlib.sha256(key.encode()).hexdigest()
     return f"ch_{digest[:32]}"
 
 
@@ -58,6 +62,7 @@ class Chunk:
     kind: str  # "text" or "table"
     token_count: int
     low_confidence: bool = False
+    layer: str = "raw"  # "summary" for a compiled summary page's chunks
 
     @property
     def content(self) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from groundwork.models import EmbeddingModelRef
 from groundwork.retrieval.outcome import ChunkView
@@ -23,15 +23,31 @@ class AccessScope:
     subjects: tuple[str, ...]
 
 
+#: Which layer of the corpus a chunk belongs to: the document's own text
+#: ("raw") or its compiled summary page ("summary"). One chunk table and one
+#: index hold both, so every rule (wall, subjects, publication, erasure) covers
+#: both; the legs filter by layer.
+Layer = Literal["raw", "summary"]
+LAYERS: tuple[Layer, ...] = ("raw", "summary")
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """Metadata filters applied inside each leg (never after)."""
+    """Metadata filters applied inside each leg (never after). A leg returns
+    chunks of `layer` only: raw chunks unless the summary layer is asked for
+    (no filters at all means the raw layer too)."""
 
     source_ids: tuple[str, ...] | None = None
     media_types: tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None  # any of these tags
     date_from: datetime | None = None  # inclusive, on the source version's date
     date_to: datetime | None = None  # exclusive
+    layer: Layer = "raw"
+
+
+def search_layer(filters: SearchFilters | None) -> Layer:
+    """The layer a leg searches for these filters (raw when there are none)."""
+    return filters.layer if filters is not None else "raw"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +65,7 @@ class IndexedChunk:
     content_hash: str
     tags: tuple[str, ...] = ()
     source_date: datetime | None = None
+    layer: Layer = "raw"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +111,8 @@ class VectorIndex(Protocol):
     - `search` returns only live records of `scope.tenant_id` whose subjects
       intersect `scope.subjects`, filtered inside the query; an empty subject
       list returns nothing. Results are ordered by descending similarity.
+    - `search` returns records of one layer only (`filters.layer`; raw when
+      no filters are given): summary chunks never enter a raw search.
     - A vector whose length is not `model.dimension` is refused with
       DimensionMismatch before anything is written.
     - Writing the same chunk id again replaces the record (idempotent).
@@ -151,7 +170,7 @@ class VectorIndex(Protocol):
 class KeywordIndex(Protocol):
     """Lexical (BM25-like) search over chunk text.
 
-    Contract: the same as VectorIndex for liveness, scope, filters, ordering and
+    Contract: the same as VectorIndex for liveness, scope, filters, layers, ordering and
     idempotence. Identifier-shaped terms such as ERR-4021 or Q3-2026 are
     searchable as whole tokens. Stopwords are not removed from the index.
     """

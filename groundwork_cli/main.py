@@ -353,7 +353,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     api = args.api or f"http://127.0.0.1:{settings.api_port}"
     response = httpx.post(
         f"{api}/v1/search",
-        json={"query": args.query, "limit": args.limit, "mode": args.mode},
+        json={
+            "query": args.query,
+            "limit": args.limit,
+            "mode": args.mode,
+            "layer": args.layer,
+        },
         headers={"Authorization": f"Bearer {args.key}"},
         timeout=30,
     )
@@ -403,6 +408,25 @@ def cmd_model(args: argparse.Namespace) -> int:
         platform.close()
 
 
+def summary_first_line(results: dict[str, Any]) -> str:
+    """Summary-first search beside raw-chunk search (both hybrid + reranker):
+    nDCG@10 and groundedness, and the difference, whichever way it goes."""
+    ndcg = {r["mode"]: float(r["ndcg_at_10"]) for r in results["relevance"]}
+    grounded = {g.get("layer", "raw"): float(g["rate"]) for g in results["groundedness"]}
+    if "summary_first" not in ndcg or "hybrid+rerank" not in ndcg:
+        return "summary_first: not measured in this run"
+    line = (
+        f"summary_first vs raw (hybrid+rerank): nDCG@10 {ndcg['summary_first']:.3f} vs "
+        f"{ndcg['hybrid+rerank']:.3f} ({ndcg['summary_first'] - ndcg['hybrid+rerank']:+.3f})"
+    )
+    if "summary_first" in grounded and "raw" in grounded:
+        line += (
+            f"; groundedness {grounded['summary_first']:.3f} vs {grounded['raw']:.3f} "
+            f"({grounded['summary_first'] - grounded['raw']:+.3f})"
+        )
+    return line
+
+
 def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, object]) -> None:
     """An eval run as the CLI prints it: relevance, both groundedness measures,
     citations, ragas, the checks and where the report and per-query file are."""
@@ -410,10 +434,12 @@ def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, obj
     from evals.retrieval import format_table
 
     print(format_table(model_key, results["relevance"]))
+    print(summary_first_line(results))
     for g in results["groundedness"]:
         print(
-            f"groundedness (evidence in context) {g['dataset']}: {g['rate']:.3f} of {g['items']} "
-            f"items inside a {g['budget_tokens']}-token context (document in hits {g['doc_in_hits_rate']:.3f})"
+            f"groundedness (evidence in context) {g['dataset']}, {g.get('layer', 'raw')} search: "
+            f"{g['rate']:.3f} of {g['items']} items inside a {g['budget_tokens']}-token context "
+            f"(document in hits {g['doc_in_hits_rate']:.3f})"
         )
     c = results["citations"]
     print(f"citation correctness: {c['verified']}/{c['checked']} = {c['rate']:.3f}")
@@ -482,7 +508,7 @@ def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> Non
                 f"{r['mode']} {float(r['ndcg_at_10']):.3f}" for r in results["relevance"]
             )
             grounded = "; ".join(
-                f"evidence inside the context {g['grounded']}/{g['items']}"
+                f"evidence inside the context ({g.get('layer', 'raw')}) {g['grounded']}/{g['items']}"
                 for g in results["groundedness"]
             )
             c = results["citations"]
@@ -703,6 +729,12 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--key", required=True)
     search.add_argument("--limit", type=int, default=5)
     search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
+    search.add_argument(
+        "--layer",
+        choices=["raw", "summary", "summary_first"],
+        default="raw",
+        help="summary: compiled summary pages; summary_first: summaries pick the sources",
+    )
     search.add_argument("--api")
     search.set_defaults(func=cmd_search)
     model = sub.add_parser("model", help="switch a tenant's serving embedding model, or roll back")

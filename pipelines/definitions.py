@@ -13,6 +13,7 @@ from assets.lifecycle import deletion_sweep
 from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
+from assets.summary_layer import summary_drift_check, summary_layer
 from pipelines.jobs import (
     deletion_sweep_job,
     eval_job,
@@ -35,6 +36,7 @@ ALL_ASSETS = [
     source_registrations,
     extracted_documents,
     chunks,
+    summary_layer,
     keyword_index,
     embeddings,
     published_index,
@@ -48,6 +50,7 @@ ALL_ASSETS = [
 def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ALL_ASSETS,
+        asset_checks=[summary_drift_check],
         jobs=[
             tenant_ingest_job,
             model_publish_job,

@@ -14,11 +14,19 @@ from assets.lifecycle import deletion_sweep
 from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
+from assets.summary_layer import summary_layer
 
 tenant_ingest_job = dg.define_asset_job(
     "tenant_ingest",
-    selection=[source_registrations, extracted_documents, chunks, keyword_index, serving_index],
-    description="Register, extract, chunk, index, embed and publish one tenant's sources for "
+    selection=[
+        source_registrations,
+        extracted_documents,
+        chunks,
+        summary_layer,
+        keyword_index,
+        serving_index,
+    ],
+    description="Register, extract, chunk, summarize, index, embed and publish one tenant's sources for "
     "its serving model: one run from a new file to searchable.",
 )
 

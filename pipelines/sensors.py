@@ -29,7 +29,7 @@ from pipelines.jobs import (
 from resources.dagster_resources import EnginesNotRunning, GroundworkResource
 from resources.platform import Platform
 
-TENANT_STAGES = ("extract", "chunk", "keyword_index")
+TENANT_STAGES = ("extract", "chunk", "summarize", "keyword_index")
 ACTIVE_RUN_STATUSES = [
     dg.DagsterRunStatus.QUEUED,
     dg.DagsterRunStatus.NOT_STARTED,

@@ -29,6 +29,12 @@ class SearchBody(BaseModel):
     rerank: bool = True
     filters: Filters | None = None
     cursor: str | None = Field(default=None, max_length=100)
+    layer: Literal["raw", "summary", "summary_first"] = Field(
+        default="raw",
+        description="raw: the documents' passages; summary: their compiled summary pages "
+        "(each hit's `pointers` are the raw chunk ids to drill into); summary_first: "
+        "summaries pick the sources, their raw passages answer",
+    )
 
 
 class CitationOut(BaseModel):
@@ -58,6 +64,10 @@ class HitOut(BaseModel):
     heading_path: list[str]
     untrusted_text: str  # the chunk, fenced: file text is data, never instructions
     citation: CitationOut
+    layer: Literal["raw", "summary"] = "raw"
+    #: a summary hit: the raw chunk ids it points at (GET /v1/chunks/{id})
+    pointers: list[str] = Field(default_factory=list)
+    summary_kind: Literal["", "extractive", "generative"] = ""
 
 
 class SearchResponse(BaseModel):
@@ -171,6 +181,7 @@ class ContextBody(BaseModel):
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
     rerank: bool = True
     filters: Filters | None = None
+    layer: Literal["raw", "summary", "summary_first"] = "raw"
 
 
 class ContextItemOut(BaseModel):
@@ -232,6 +243,11 @@ class SummaryOut(BaseModel):
     untrusted_summary: str  # fenced: built from file text
     kind: Literal["extractive", "generative"]
     pointers: list[str]
+    #: compiled at ingest for this source version (False: summarized at query time)
+    compiled: bool = False
+    version_id: str = ""
+    model: str = ""  # the generative model that wrote it
+    stale: bool = False  # the drift check marked it for recompilation
 
 
 class SummariesOut(BaseModel):

@@ -52,6 +52,7 @@ from groundwork.ports import (
     SearchFilters,
     TranscriptSegment,
     VectorRecord,
+    search_layer,
 )
 from groundwork.retrieval.kernel import FusionConstants
 from groundwork.retrieval.outcome import ChunkView
@@ -116,6 +117,8 @@ class HashingEmbedder:
 
 def _visible(chunk: IndexedChunk, scope: AccessScope, filters: SearchFilters | None) -> bool:
     if chunk.tenant_id != scope.tenant_id or not set(chunk.subjects) & set(scope.subjects):
+        return False
+    if chunk.layer != search_layer(filters):
         return False
     if filters and filters.source_ids is not None and chunk.source_id not in filters.source_ids:
         return False
@@ -375,6 +378,7 @@ class InMemoryChunkReader:
                 location=chunk.location,
                 content_hash=chunk.content_hash,
                 low_confidence=chunk.low_confidence,
+                layer=chunk.layer,
             )
             self.views[chunk.chunk_id] = (tenant_id, view, chunk.position)
             self.subjects[chunk.source_id] = tuple(subjects)
@@ -432,6 +436,7 @@ class InMemoryChunkReader:
             if v.source_id == view.source_id
             and v.version_id == view.version_id
             and v.heading_path == view.heading_path
+            and v.layer == view.layer
             and self._allowed(t, v, scope)
         ]
         return [v for _, v in sorted(siblings, key=lambda item: item[0])]

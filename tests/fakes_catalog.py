@@ -24,6 +24,8 @@ from groundwork.catalog import (
     PendingVersion,
     RegistrationLedger,
     StageProgress,
+    SummaryDrift,
+    SummaryLedger,
     TenantCounts,
     TenantDirectory,
     TenantWork,
@@ -33,7 +35,8 @@ from groundwork.catalog import (
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.errors import InvalidRequest
-from groundwork.ports import IndexedChunk
+from groundwork.ports import AccessScope, IndexedChunk
+from groundwork.summaries import CompiledSummary, RawChunk, raw_digest
 from tests.fakes import InMemoryRegistrationLedger, InMemoryTenantDirectory
 
 
@@ -68,6 +71,7 @@ class _Version:
     document: ExtractedDocument | None = None
     extracted_at: float | None = None
     chunked_at: float | None = None
+    summarized_at: float | None = None
     keyword_indexed_at: float | None = None
 
 
@@ -110,6 +114,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         self._pointers: dict[tuple[str, str], _Pointer] = {}  # (source, model)
         self._tombstones: set[tuple[str, str, str, str]] = set()  # tenant, source, chunk, store
         self._serving: dict[str, tuple[str | None, float]] = {}  # tenant -> previous, switched at
+        self._summaries: dict[str, CompiledSummary] = {}  # version -> compilation record
 
     # the registration ledger's records -------------------------------------------------
     def _current(self, source_id: str) -> str | None:
@@ -293,9 +298,13 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         with self._lock:
             for chunk in chunks:
                 self._chunks[chunk.chunk_id] = chunk
-            # only this version's rows past its new length: other versions' stay
+            # only this version's raw rows past its new length: other versions' stay
             for chunk_id, chunk in list(self._chunks.items()):
-                if chunk.version_id == version.version_id and chunk.position >= len(chunks):
+                if (
+                    chunk.version_id == version.version_id
+                    and chunk.layer == "raw"
+                    and chunk.position >= len(chunks)
+                ):
                     del self._chunks[chunk_id]
             row = self._version_rows.get(version.version_id)
             if row is not None:
@@ -312,7 +321,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                     for c in self._chunks.values()
                     if c.source_id == version.source_id and c.version_id == version_id
                 ),
-                key=lambda c: c.position,
+                key=lambda c: (c.layer, c.position),
             )
             indexed = tuple(
                 IndexedChunk(
@@ -327,6 +336,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                     content_hash=c.content_hash,
                     tags=version.tags,
                     source_date=version.created_at,
+                    layer="summary" if c.layer == "summary" else "raw",
                 )
                 for c in rows
             )
@@ -339,7 +349,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 self._listed(
                     tenant_id,
                     lambda v, row: (
-                        row.chunked_at is not None
+                        row.summarized_at is not None
                         and row.keyword_indexed_at is None
                         and row.processing_state == "extracted"
                         and self._is_live_current(v)
@@ -364,7 +374,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 self._listed(
                     tenant_id,
                     lambda v, row: (
-                        row.chunked_at is not None
+                        row.summarized_at is not None
                         and row.processing_state == "extracted"
                         and self._is_live_current(v)
                         and not self._embedded(v, model_key)
@@ -412,6 +422,141 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                     if pointer.version_id != version_id:
                         pointer.previous_version_id = pointer.version_id
                     pointer.version_id, pointer.published_at = version_id, now
+
+    # SummaryLedger -------------------------------------------------------------------------
+    def _raw_rows(self, version_id: str) -> list[Chunk]:
+        return sorted(
+            (c for c in self._chunks.values() if c.version_id == version_id and c.layer == "raw"),
+            key=lambda c: c.position,
+        )
+
+    def versions_to_summarize(
+        self, tenant_id: str, limit: int
+    ) -> list[tuple[VersionRecord, list[RawChunk]]]:
+        with self._lock:
+            ready = self._listed(
+                tenant_id,
+                lambda v, row: (
+                    row.processing_state == "extracted"
+                    and row.chunked_at is not None
+                    and row.summarized_at is None
+                    and self._is_live_current(v)
+                ),
+            )[:limit]
+            return [
+                (
+                    self._record(v),
+                    [
+                        RawChunk(
+                            c.chunk_id,
+                            c.position,
+                            c.heading_path,
+                            c.body,
+                            c.content_hash,
+                            c.location,
+                        )
+                        for c in self._raw_rows(v)
+                    ],
+                )
+                for v in ready
+            ]
+
+    def save_summary(
+        self, version: VersionRecord, summary: CompiledSummary, chunks: Sequence[Chunk]
+    ) -> None:
+        with self._lock:
+            for chunk in chunks:
+                self._chunks[chunk.chunk_id] = chunk
+            for chunk_id, chunk in list(self._chunks.items()):
+                if (
+                    chunk.version_id == version.version_id
+                    and chunk.layer == "summary"
+                    and chunk.position >= len(chunks)
+                ):
+                    del self._chunks[chunk_id]
+            self._summaries[version.version_id] = replace(summary, text="", stale=False)
+            row = self._version_rows.get(version.version_id)
+            if row is not None:
+                row.summarized_at = self._clock()
+                row.keyword_indexed_at = None
+            for (version_id, _), progress in self._progress.items():
+                if version_id == version.version_id:
+                    progress.embedded_at = progress.published_at = None
+
+    def summary_drift(self, tenant_id: str) -> list[SummaryDrift]:
+        with self._lock:
+            found = []
+            for version_id, summary in sorted(self._summaries.items()):
+                row = self._version_rows.get(version_id)
+                if (
+                    row is None
+                    or row.tenant_id != tenant_id
+                    or summary.stale
+                    or row.summarized_at is None
+                    or not self._is_live_current(version_id)
+                ):
+                    continue
+                current = raw_digest(
+                    (c.chunk_id, c.content_hash) for c in self._raw_rows(version_id)
+                )
+                if current != summary.raw_digest:
+                    found.append(
+                        SummaryDrift(version_id, summary.source_id, summary.raw_digest, current)
+                    )
+            return found
+
+    def mark_summaries_stale(self, tenant_id: str, version_ids: Sequence[str], reason: str) -> int:
+        with self._lock:
+            marked = 0
+            for version_id in version_ids:
+                summary = self._summaries.get(version_id)
+                row = self._version_rows.get(version_id)
+                if summary is None or row is None or row.tenant_id != tenant_id:
+                    continue
+                if not summary.stale:
+                    self._summaries[version_id] = replace(summary, stale=True)
+                    marked += 1
+                row.summarized_at = None
+            return marked
+
+    def compiled_summaries(
+        self, scope: AccessScope, source_ids: Sequence[str]
+    ) -> dict[str, CompiledSummary]:
+        if not scope.subjects:
+            return {}
+        with self._lock:
+            tenant = self.get_tenant(scope.tenant_id)
+            found: dict[str, CompiledSummary] = {}
+            for source_id in source_ids:
+                source = self._source_rows.get(source_id)
+                if (
+                    tenant is None
+                    or source is None
+                    or source.tenant_id != scope.tenant_id
+                    or source.state != "active"
+                    or not set(source.subjects) & set(scope.subjects)
+                ):
+                    continue
+                pointer = self._pointers.get((source_id, tenant.active_model))
+                summary = self._summaries.get(pointer.version_id) if pointer else None
+                if pointer is None or summary is None:
+                    continue
+                pages = sorted(
+                    (
+                        c
+                        for c in self._chunks.values()
+                        if c.version_id == pointer.version_id and c.layer == "summary"
+                    ),
+                    key=lambda c: c.position,
+                )
+                title = self._record(pointer.version_id)
+                found[source_id] = replace(
+                    summary,
+                    title=title.title or title.filename,
+                    text=" ".join(c.body for c in pages),
+                    media_type=title.media_type,
+                )
+            return found
 
     def _published(self, version_id: str, model_key: str | None) -> bool:
         return any(
@@ -469,11 +614,13 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         progress = self._progress.get((version_id, model_key))
         extracted = row.processing_state == "extracted"
         chunked = extracted and row.chunked_at is not None
+        summarized = extracted and row.summarized_at is not None
         return {
             "extract": row.processing_state in ("pending", "extracting"),
             "chunk": extracted and row.chunked_at is None,
-            "keyword_index": chunked and row.keyword_indexed_at is None,
-            "embed": chunked and (progress is None or progress.embedded_at is None),
+            "summarize": chunked and row.summarized_at is None,
+            "keyword_index": summarized and row.keyword_indexed_at is None,
+            "embed": summarized and (progress is None or progress.embedded_at is None),
             "publish": extracted and (progress is None or progress.published_at is None),
         }
 
@@ -483,7 +630,9 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         )
 
     def pending_work(self, tenant_id: str, model_key: str) -> dict[str, int]:
-        work = dict.fromkeys(("extract", "chunk", "keyword_index", "embed", "publish"), 0)
+        work = dict.fromkeys(
+            ("extract", "chunk", "summarize", "keyword_index", "embed", "publish"), 0
+        )
         with self._lock:
             for version_id in self._current_versions(tenant_id):
                 for stage, waits in self._stages(version_id, model_key).items():
@@ -547,7 +696,11 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 ),
                 versions=len(versions),
                 failed=sum(1 for v in versions if v.processing_state == "failed"),
-                chunks=sum(1 for c in self._chunks.values() if c.tenant_id == tenant_id),
+                chunks=sum(
+                    1
+                    for c in self._chunks.values()
+                    if c.tenant_id == tenant_id and c.layer == "raw"
+                ),
             )
 
     # LifecycleLedger: deletion ------------------------------------------------------------
@@ -599,6 +752,10 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             mine = {v for v, row in self._version_rows.items() if row.source_id == source_id}
             for key in [k for k in self._progress if k[0] in mine]:
                 del self._progress[key]
+            for version_id in mine:
+                # the summary layer's records go with its chunks
+                self._summaries.pop(version_id, None)
+                self._version_rows[version_id].summarized_at = None
             for version_id in mine:
                 row = self._version_rows[version_id]
                 # erasure: the extraction and every copy of document text go
@@ -673,6 +830,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             self._sources = {k: row for k, row in self._sources.items() if k[0] != tenant_id}
             self._source_rows = {s: row for s, row in self._source_rows.items() if s not in sources}
             self._chunks = {k: c for k, c in self._chunks.items() if c.tenant_id != tenant_id}
+            self._summaries = {v: m for v, m in self._summaries.items() if v not in versions}
             self._progress = {k: p for k, p in self._progress.items() if k[0] not in versions}
             self._pointers = {k: p for k, p in self._pointers.items() if k[0] not in sources}
 
@@ -727,6 +885,7 @@ if TYPE_CHECKING:
         _tenants: TenantDirectory = InMemoryPipelineCatalog()
         _registration: RegistrationLedger = InMemoryPipelineCatalog()
         _stages: StageProgress = InMemoryPipelineCatalog()
+        _summaries: SummaryLedger = InMemoryPipelineCatalog()
         _lifecycle: LifecycleLedger = InMemoryPipelineCatalog()
 
 

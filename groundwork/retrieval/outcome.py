@@ -24,6 +24,7 @@ class ChunkView:
     location: Location
     content_hash: str
     low_confidence: bool
+    layer: str = "raw"  # "summary": a chunk of the source version's compiled summary page
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,20 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from groundwork.citations import Citation
-from groundwork.errors import DrillDownRefused, NotFound
+from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound
 from groundwork.ports import Principal, SearchFilters
 from groundwork.retrieval.context import ContextSelection, select_context
-from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.kernel import SearchMode, SearchRequest
+from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.turns import issue_turn
-from groundwork.summaries import SourceSummary, summarize_sources
+from groundwork.summaries import (
+    MAX_POINTERS,
+    CompiledSummary,
+    SourceSummary,
+    summarize_sources,
+)
 
 OUTCOME_MESSAGES = {
     "found": "Results found.",
@@ -46,14 +52,21 @@ class SearchQuery:
     filters: SearchFilters | None = None
     pinned_source_ids: tuple[str, ...] = ()
     cursor: str | None = None  # browse paging
+    #: "raw" (the documents' chunks), "summary" (their compiled summary pages)
+    #: or "summary_first" (summaries pick the sources, their raw chunks answer)
+    layer: str = "raw"
 
 
 @dataclass(frozen=True, slots=True)
 class IssuedHit:
-    """A hit as handed to a caller: its citation is stored and has an id."""
+    """A hit as handed to a caller: its citation is stored and has an id. A hit
+    of the summary layer carries its summary's pointers: the raw chunk ids to
+    drill down into (issued to the key with the hit)."""
 
     citation_id: str
     hit: Hit
+    pointers: tuple[str, ...] = ()
+    summary_kind: str = ""  # a summary-layer hit: extractive | generative
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +125,8 @@ def run_search(
     if tenant is not None and tenant.fusion is not None and tenant.fusion.serves(model_key):
         engines = replace(engines, policy=tenant.fusion.applied_to(engines.policy))
         depth = tenant.fusion.depth
+    if query.layer not in SEARCH_LAYERS:
+        raise InvalidRequest(f"layer must be one of {', '.join(SEARCH_LAYERS)}")
     request = SearchRequest(
         query=query.query,
         limit=query.limit,
@@ -121,7 +136,7 @@ def run_search(
         rerank=query.rerank,
         pinned_source_ids=query.pinned_source_ids,
     )
-    return model_key, hybrid_search(who.scope, request, engines)
+    return model_key, layered_search(who.scope, request, engines, query.layer)
 
 
 def issue(
@@ -147,13 +162,27 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
     model_key, outcome = run_search(ports, who, query)
     hits: tuple[IssuedHit, ...] = ()
     if isinstance(outcome, Found):
+        compiled = _summaries_of(ports, who, outcome.hits)
+        pointers = {
+            h.chunk.chunk_id: compiled[h.chunk.source_id].pointers
+            for h in outcome.hits
+            if h.chunk.source_id in compiled
+        }
         ids = issue(
             ports,
             who,
             [h.citation for h in outcome.hits],
-            [h.chunk.chunk_id for h in outcome.hits],
+            [h.chunk.chunk_id for h in outcome.hits] + [p for ps in pointers.values() for p in ps],
         )
-        hits = tuple(IssuedHit(cid, hit) for cid, hit in zip(ids, outcome.hits, strict=True))
+        hits = tuple(
+            IssuedHit(
+                cid,
+                hit,
+                pointers.get(hit.chunk.chunk_id, ()),
+                compiled[hit.chunk.source_id].kind if hit.chunk.chunk_id in pointers else "",
+            )
+            for cid, hit in zip(ids, outcome.hits, strict=True)
+        )
     return SearchResult(
         outcome.kind,
         OUTCOME_MESSAGES[outcome.kind],
@@ -161,6 +190,14 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
         hits,
         turn_id=issue_turn(ports.approval_secret(), who.key_id),
     )
+
+
+def _summaries_of(
+    ports: PlatformPorts, who: Principal, hits: tuple[Hit, ...]
+) -> dict[str, CompiledSummary]:
+    """The compiled summaries behind the summary-layer hits (none for raw hits)."""
+    sources = list(dict.fromkeys(h.chunk.source_id for h in hits if h.chunk.layer == "summary"))
+    return ports.catalog.compiled_summaries(who.scope, sources) if sources else {}
 
 
 def browse(
@@ -187,7 +224,14 @@ def context(
     model_key, outcome = run_search(
         ports,
         who,
-        SearchQuery(query.query, CONTEXT_CANDIDATES, query.mode, query.rerank, query.filters),
+        SearchQuery(
+            query.query,
+            CONTEXT_CANDIDATES,
+            query.mode,
+            query.rerank,
+            query.filters,
+            layer=query.layer,
+        ),
     )
     if not isinstance(outcome, Found):
         return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)
@@ -230,17 +274,56 @@ def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> S
     else:
         ordered = [r["source_id"] for r in ports.catalog.browse(who.scope, None, None, limit)]
     ordered = ordered[:limit]
-    lead = ports.catalog.first_chunks(who.scope, ordered)
-    found = summarize_sources(ordered, hits_by_source, lead, ports.summarizer())
+    found = source_summaries(ports, who, ordered, hits_by_source)
     ports.catalog.record_issued(who.key_id, [p for s in found for p in s.pointers])
     return SummariesResult(
         overview, tuple(found), turn_id=issue_turn(ports.approval_secret(), who.key_id)
     )
 
 
+def source_summaries(
+    ports: PlatformPorts,
+    who: Principal,
+    ordered: list[str],
+    hits_by_source: dict[str, list[ChunkView]],
+) -> list[SourceSummary]:
+    """Each source's compiled summary (the page compiled at ingest for the
+    version it publishes), its pointers led by the chunks the query matched;
+    a source without one (published before the summary layer, or not yet
+    recompiled) is summarized at query time as before, from its lead chunks."""
+    compiled = ports.catalog.compiled_summaries(who.scope, ordered)
+    missing = [s for s in ordered if s not in compiled]
+    lead = ports.catalog.first_chunks(who.scope, missing) if missing else {}
+    at_query_time = {
+        s.source_id: s for s in summarize_sources(missing, hits_by_source, lead, ports.summarizer())
+    }
+    found: list[SourceSummary] = []
+    for source_id in ordered:
+        page = compiled.get(source_id)
+        if page is None:
+            if source_id in at_query_time:
+                found.append(at_query_time[source_id])
+            continue
+        matched = [c.chunk_id for c in hits_by_source.get(source_id, [])]
+        found.append(
+            SourceSummary(
+                source_id=source_id,
+                title=page.title,
+                media_type=page.media_type,
+                summary=page.text,
+                kind=page.kind,
+                pointers=tuple(dict.fromkeys([*matched, *page.pointers]))[:MAX_POINTERS],
+                version_id=page.version_id,
+                model=page.model,
+                compiled=True,
+                stale=page.stale,
+            )
+        )
+    return found
+
+
 def summarize_one(ports: PlatformPorts, who: Principal, source_id: str) -> SourceSummary | None:
-    lead = ports.catalog.first_chunks(who.scope, [source_id])
-    found = summarize_sources([source_id], {}, lead, ports.summarizer())
+    found = source_summaries(ports, who, [source_id], {})
     if not found:
         return None
     ports.catalog.record_issued(who.key_id, list(found[0].pointers))

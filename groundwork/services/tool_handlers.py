@@ -187,6 +187,7 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
             query=str(args["query"]),
             limit=int(args.get("limit", 10)),
             filters=SearchFilters(media_types=(media_type,)) if media_type else None,
+            layer=str(args.get("layer") or "raw"),
         ),
     )
     out: dict[str, Any] = {
@@ -207,6 +208,10 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
                 "untrusted_text": fence_untrusted(
                     issued.hit.chunk.body, issued.hit.chunk.source_id
                 ),
+                "layer": issued.hit.chunk.layer,
+                # a summary hit: the raw chunk ids it points at, for get_chunks
+                "pointers": list(issued.pointers),
+                "summary_kind": issued.summary_kind,
             }
             for issued in result.hits
         ],

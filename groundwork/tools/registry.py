@@ -129,6 +129,13 @@ TOOLS: dict[str, ToolSpec] = {
                     "media_type": string(
                         "only files of this media type, e.g. application/pdf", 200
                     ),
+                    "layer": string(
+                        "raw (default): passages; summary: each file's compiled summary "
+                        "page, with chunk_ids to drill into; summary_first: summaries pick "
+                        "the files, their passages answer",
+                        20,
+                        enum=["raw", "summary", "summary_first"],
+                    ),
                 },
                 ["query"],
             ),

@@ -11,6 +11,7 @@ from groundwork.catalog import (
     RegistrationLedger,
     SourceReading,
     StageProgress,
+    SummaryLedger,
     TenantDirectory,
 )
 from groundwork.services.platform import ReadingRecords, ServiceCatalog
@@ -20,6 +21,7 @@ from resources.postgres.catalog_parts.lifecycle import Lifecycle
 from resources.postgres.catalog_parts.processing import Processing
 from resources.postgres.catalog_parts.reading import Reading
 from resources.postgres.catalog_parts.registration import Registration
+from resources.postgres.catalog_parts.summaries import Summaries
 from resources.postgres.catalog_parts.tenants import TenantsAndKeys
 from resources.postgres.catalog_parts.uploads import UploadsAndBlobs
 from resources.postgres.tenant_wall import ConnectionSource
@@ -28,10 +30,10 @@ __all__ = ["PostgresCatalog", "hash_secret"]
 
 
 class PostgresCatalog(
-    TenantsAndKeys, Registration, Processing, Reading, Lifecycle, UploadsAndBlobs
+    TenantsAndKeys, Registration, Processing, Summaries, Reading, Lifecycle, UploadsAndBlobs
 ):
-    """The catalog: tenants and keys, registration, stage progress, reading,
-    lifecycle, uploads. Each part shares the pool it was built with."""
+    """The catalog: tenants and keys, registration, stage progress, the summary
+    layer, reading, lifecycle, uploads. Each part shares the pool it was built with."""
 
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
         _tenants: TenantDirectory = TenantsAndKeys(pool)
         _registration: RegistrationLedger = Registration(pool)
         _stages: StageProgress = Processing(pool)
+        _summaries: SummaryLedger = Summaries(pool)
         _sources: SourceReading = Reading(pool)
         _records: ReadingRecords = Reading(pool)
         _lifecycle: LifecycleLedger = Lifecycle(pool)

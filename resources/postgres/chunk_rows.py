@@ -14,15 +14,16 @@ from collections.abc import Collection, Sequence
 import psycopg
 from psycopg import sql
 
-from groundwork.ports import SearchFilters
+from groundwork.ports import SearchFilters, search_layer
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
 
 def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composable], list[object]]:
-    """Metadata filters as WHERE conditions, applied inside the search query."""
-    conditions: list[sql.Composable] = []
-    params: list[object] = []
+    """Metadata filters as WHERE conditions, applied inside the search query;
+    always one layer (raw unless the filters ask for the summary layer)."""
+    conditions: list[sql.Composable] = [sql.SQL("layer = %s")]
+    params: list[object] = [search_layer(filters)]
     if filters and filters.source_ids is not None:
         conditions.append(sql.SQL("source_id = ANY(%s)"))
         params.append(list(filters.source_ids))

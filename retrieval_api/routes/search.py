@@ -56,6 +56,9 @@ def hit_out(issued: IssuedHit) -> HitOut:
         heading_path=list(hit.chunk.heading_path),
         untrusted_text=fence_untrusted(hit.chunk.body, hit.chunk.source_id),
         citation=citation_out(hit.citation),
+        layer=hit.chunk.layer,  # type: ignore[arg-type]
+        pointers=list(issued.pointers),
+        summary_kind=issued.summary_kind,  # type: ignore[arg-type]
     )
 
 
@@ -90,6 +93,7 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Search
             filters=to_filters(body.filters),
             pinned_source_ids=tuple(body.filters.pinned_source_ids or ()) if body.filters else (),
             cursor=body.cursor,
+            layer=body.layer,
         ),
     )
     return SearchResponse(
@@ -109,7 +113,11 @@ def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Cont
         platform,
         who,
         SearchQuery(
-            body.query, mode=body.mode, rerank=body.rerank, filters=to_filters(body.filters)
+            body.query,
+            mode=body.mode,
+            rerank=body.rerank,
+            filters=to_filters(body.filters),
+            layer=body.layer,
         ),
         budget_tokens=body.budget_tokens,
         per_source_cap=body.per_source_cap,
@@ -161,6 +169,10 @@ def summaries(
                 untrusted_summary=fence_untrusted(s.summary, s.source_id),
                 kind=s.kind,  # type: ignore[arg-type]
                 pointers=list(s.pointers),
+                compiled=s.compiled,
+                version_id=s.version_id,
+                model=s.model,
+                stale=s.stale,
             )
             for s in result.summaries
         ],

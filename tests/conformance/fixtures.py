@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-from groundwork.ports import IndexedChunk
+from groundwork.ports import IndexedChunk, Layer
 
 
 def new_tenant() -> str:
@@ -26,6 +26,7 @@ def chunk(
     chunk_id: str | None = None,
     tags: Sequence[str] = (),
     source_date: datetime | None = None,
+    layer: Layer = "raw",
 ) -> IndexedChunk:
     return IndexedChunk(
         chunk_id=chunk_id or f"ch-{uuid.uuid4().hex[:12]}",
@@ -39,6 +40,7 @@ def chunk(
         content_hash=hashlib.sha256(text.encode()).hexdigest(),
         tags=tuple(tags),
         source_date=source_date,
+        layer=layer,
     )
 
 

@@ -1,6 +1,7 @@
 """Taking a version through the catalog's stages as the pipeline does, for
 the StageProgress and LifecycleLedger suites: registration (pending, then the
-compare-and-set to stored), extraction, chunks, both indexes, publication.
+compare-and-set to stored), extraction, chunks, its summary, both indexes,
+publication.
 Only the ports are called, so each step means the same on every adapter."""
 
 from __future__ import annotations
@@ -14,23 +15,25 @@ from groundwork.catalog import (
     PendingVersion,
     RegistrationLedger,
     StageProgress,
+    SummaryLedger,
     TenantDirectory,
     VersionRecord,
 )
 from groundwork.chunking import Chunk, chunk_id_for
 from groundwork.documents import ExtractedDocument, Location
 from groundwork.extract import extract
+from groundwork.summaries import CompiledSummary, raw_digest
 
 MODEL_A = "model-a"
 MODEL_B = "model-b"
 
 
-class PipelineLedger(RegistrationLedger, StageProgress, Protocol):
+class PipelineLedger(RegistrationLedger, StageProgress, SummaryLedger, Protocol):
     """Versions registered, then taken through the stages."""
 
 
 class LifecycleCatalog(
-    TenantDirectory, RegistrationLedger, StageProgress, LifecycleLedger, Protocol
+    TenantDirectory, RegistrationLedger, StageProgress, SummaryLedger, LifecycleLedger, Protocol
 ):
     """Tenants and their serving model, versions through the stages, then their end."""
 
@@ -117,7 +120,28 @@ def chunked(
     )
     chunks = chunks_of(version, count)
     ledger.replace_chunks(version, chunks)
+    summarized(ledger, version, chunks)
     return version, chunks
+
+
+def summarized(
+    ledger: SummaryLedger, version: VersionRecord, chunks: Sequence[Chunk]
+) -> CompiledSummary:
+    """The summary stage's record with an empty page (no summary chunks), so the
+    suites about the raw layer see exactly the chunks they wrote; the summary
+    suite writes real pages."""
+    summary = CompiledSummary(
+        source_id=version.source_id,
+        version_id=version.version_id,
+        title=version.filename,
+        kind="extractive",
+        model="",
+        text="",
+        pointers=tuple(c.chunk_id for c in chunks[:5]),
+        raw_digest=raw_digest((c.chunk_id, c.content_hash) for c in chunks),
+    )
+    ledger.save_summary(version, summary, [])
+    return summary
 
 
 def indexed(ledger: StageProgress, version: VersionRecord, *models: str) -> None:

@@ -100,7 +100,8 @@ class PostgresWorld:
         chunk_pending(catalog, tenant_id, self.platform.embedder(self.model).count_tokens)
         with self.platform.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT chunk_id FROM chunks WHERE version_id = %s ORDER BY position",
+                "SELECT chunk_id FROM chunks WHERE version_id = %s AND layer = 'raw' "
+                "ORDER BY position",
                 (registered.version_id,),
             ).fetchall()
         return registered.source_id, registered.version_id, [r[0] for r in rows]

@@ -113,6 +113,28 @@ class KeywordIndexContract:
         self._publish(index, [chunk(tenant, f"invoice number {i} paid") for i in range(12)])
         assert len(index.search(AccessScope(tenant, SCOPE_SUBJECTS), "invoice", 5)) == 5
 
+    def test_each_search_sees_one_layer(self, index: KeywordIndex) -> None:
+        """Summary pages share the index with the raw chunks of their version; a
+        search without filters sees the raw layer only, and asking for the
+        summary layer sees only summary pages, through the same scope."""
+        tenant = new_tenant()
+        raw = chunk(tenant, "Night trains to the coast run on Fridays.")
+        page = chunk(tenant, "Rail guide: night trains and timetables.", layer="summary")
+        hidden = chunk(
+            tenant, "Night trains budget summary.", layer="summary", subjects=("group:finance",)
+        )
+        self._publish(index, [raw, page, hidden])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert [h.chunk_id for h in index.search(scope, "night trains", 10)] == [raw.chunk_id]
+        assert [h.chunk_id for h in index.search(scope, "night trains", 10, SearchFilters())] == [
+            raw.chunk_id
+        ]
+        summary = SearchFilters(layer="summary")
+        assert [h.chunk_id for h in index.search(scope, "night trains", 10, summary)] == [
+            page.chunk_id
+        ]
+        assert index.search(AccessScope(new_tenant(), SCOPE_SUBJECTS), "night", 10, summary) == []
+
     def test_metadata_filters(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
         a = chunk(tenant, "travel policy flights", source_id="src-a")

@@ -44,6 +44,7 @@ from tests.conformance.pipeline_steps import (
     published,
     sha,
     stored,
+    summarized,
 )
 from tests.fakes_catalog import InMemoryPipelineCatalog
 
@@ -184,6 +185,8 @@ class StageProgressContract:
         [(version, _)] = ledger.versions_to_chunk(tenant, 10)
         chunks = chunks_of(version, 2)
         ledger.replace_chunks(version, chunks)
+        assert ledger.batches_to_keyword_index(tenant, 10) == []  # not summarized yet
+        summarized(ledger, version, chunks)
         [batch] = ledger.batches_to_keyword_index(tenant, 10)
         assert batch == ChunkBatch(version, batch.chunks)
         first = batch.chunks[0]
@@ -332,21 +335,29 @@ class StageProgressContract:
         assert ledger.claim_extraction(failed.version_id)
         ledger.save_extraction(failed.version_id, ExtractionFailure(FailureReason.EMPTY, ""))
         begin(ledger, tenant, "inbox:g.md", "bytes still on their way")
+        # chunked, its summary not compiled: not yet work for the indexes
+        unsummarized = extracted(ledger, tenant, "inbox:h.md", "unsummarized")
+        [(version, _)] = [
+            (v, d) for v, d in ledger.versions_to_chunk(tenant, 10) if v.version_id == unsummarized
+        ]
+        ledger.replace_chunks(version, chunks_of(version, 2))
 
         assert ledger.pending_work(tenant, MODEL_A) == {
             "extract": 1,
             "chunk": 1,
+            "summarize": 1,
             "keyword_index": 1,
             "embed": 1,
-            "publish": 3,
+            "publish": 4,
         }
         # another model has embedded and published nothing yet
         assert ledger.pending_work(tenant, MODEL_B) == {
             "extract": 1,
             "chunk": 1,
+            "summarize": 1,
             "keyword_index": 1,
             "embed": 3,
-            "publish": 4,
+            "publish": 5,
         }
         assert set(ledger.pending_work(other, MODEL_A).values()) == {0}
 

@@ -94,6 +94,22 @@ class VectorIndexContract:
         self._publish(index, records)
         assert len(index.search(AccessScope(tenant, ("team:a",)), records[0].vector, 4)) == 4
 
+    def test_each_search_sees_one_layer(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        raw = self._records(tenant, 3)
+        pages = [
+            VectorRecord(chunk(tenant, f"page {i}", layer="summary"), raw[i].vector)
+            for i in range(2)
+        ]
+        self._publish(index, raw + pages)
+        scope = AccessScope(tenant, ("team:a",))
+        assert {h.chunk_id for h in index.search(scope, raw[0].vector, 10)} == {
+            r.chunk.chunk_id for r in raw
+        }
+        found = index.search(scope, raw[0].vector, 10, SearchFilters(layer="summary"))
+        assert [h.chunk_id for h in found][0] == pages[0].chunk.chunk_id
+        assert {h.chunk_id for h in found} == {r.chunk.chunk_id for r in pages}
+
     def test_metadata_filters(self, index: VectorIndex) -> None:
         tenant = new_tenant()
         a = self._records(tenant, 3, source_id="src-a")

@@ -13,7 +13,13 @@ from resources.dagster_resources import GroundworkResource
 from resources.platform import Platform
 from tests.conftest import TEST_DATABASE
 
-TENANT_STAGES = ["source_registrations", "extracted_documents", "chunks", "keyword_index"]
+TENANT_STAGES = [
+    "source_registrations",
+    "extracted_documents",
+    "chunks",
+    "summary_layer",
+    "keyword_index",
+]
 #: the stages a model being prepared (not the serving one) runs in its own partition
 MODEL_STAGES = ["embeddings", "published_index"]
 
@@ -56,6 +62,7 @@ def publish_registered(platform: Platform, tenant_id: str) -> None:
         extract_pending,
         keyword_index_pending,
         publish_ready,
+        summarize_pending,
     )
 
     model = platform.settings.default_model_key
@@ -63,6 +70,7 @@ def publish_registered(platform: Platform, tenant_id: str) -> None:
     vectors = platform.vector_index(model)
     extract_pending(platform.catalog, platform.blobs, tenant_id)
     chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)
+    summarize_pending(platform.catalog, tenant_id, embedder.count_tokens)
     keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
     embed_pending(platform.catalog, vectors, embedder, tenant_id)
     publish_ready(platform.catalog, vectors, platform.keywords, tenant_id)

@@ -32,7 +32,21 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         dg.AssetCheckKey(dg.AssetKey("published_index"), "stores_agree") in graph.asset_check_keys
     )
     groups = {graph.get(k).group_name for k in graph.get_all_asset_keys()}
-    assert groups == {"ingest", "extract", "chunk", "index", "publish", "lifecycle", "evaluate"}
+    assert groups == {
+        "ingest",
+        "extract",
+        "chunk",
+        "summarize",
+        "index",
+        "publish",
+        "lifecycle",
+        "evaluate",
+    }
+    # the drift check runs in the ingest run, after the summaries it checks
+    drift = dg.AssetCheckKey(dg.AssetKey("summary_layer"), "summary_drift")
+    assert drift in graph.asset_check_keys
+    ingest = repository.get_job("tenant_ingest")
+    assert drift in ingest.asset_layer.asset_graph.asset_check_keys
     assert (
         dg.AssetCheckKey(dg.AssetKey("retrieval_quality"), "relevance_gate")
         in graph.asset_check_keys

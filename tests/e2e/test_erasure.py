@@ -52,7 +52,7 @@ def _places_holding(platform: Platform, phrase: str) -> list[str]:
     return found
 
 
-def _keyword_hits(platform: Platform, tenant: str, phrase: str) -> int:
+def _keyword_hits(platform: Platform, tenant: str, phrase: str, layer: str | None = None) -> int:
     keywords = platform.keywords
     client = getattr(keywords, "client", None)
     if client is None:
@@ -61,8 +61,22 @@ def _keyword_hits(platform: Platform, tenant: str, phrase: str) -> int:
     if not client.indices.exists(index=index):
         return 0
     client.indices.refresh(index=index)
-    body = {"query": {"match": {"content": phrase}}}
-    return int(client.count(index=index, body=body)["count"])
+    query: dict[str, object] = {"match": {"content": phrase}}
+    if layer is not None:
+        query = {"bool": {"must": [query], "filter": [{"term": {"layer": layer}}]}}
+    return int(client.count(index=index, body={"query": query})["count"])
+
+
+def _summary_copies(platform: Platform, tenant: str, phrase: str) -> int:
+    """The summary layer's copies of the phrase: summary chunk rows and the
+    keyword index's summary documents (vectors hold no text)."""
+    with psycopg.connect(platform.database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM chunks WHERE tenant_id = %s AND layer = 'summary' "
+            "AND body LIKE %s",
+            (tenant, f"%{phrase}%"),
+        ).fetchone()
+    return int(row[0] if row else 0) + _keyword_hits(platform, tenant, phrase, "summary")
 
 
 def _ingest(platform: Platform, tenant: str, phrase: str) -> str:
@@ -97,6 +111,12 @@ def _tenant_with_citations(platform: Platform) -> tuple[str, str, str, TestClien
     assert hits and hits[0]["source_id"] == source_id
     assert phrase in hits[0]["citation"]["untrusted_excerpt"]
     assert _places_holding(platform, phrase)  # the walk finds the text while it exists
+    # the summary layer holds a copy too (its page quotes the lead sentence) ...
+    assert _summary_copies(platform, tenant, phrase) >= 2
+    summary = client.post(
+        "/v1/search", json={"query": phrase, "layer": "summary"}, headers=headers
+    ).json()["hits"]
+    assert summary and phrase in summary[0]["untrusted_text"]
     return tenant, phrase, source_id, client, headers | {"citation": hits[0]["citation_id"]}
 
 
@@ -107,6 +127,11 @@ def test_a_deleted_and_swept_source_leaves_its_text_nowhere(platform: Platform) 
     purge_deleted(platform.catalog, platform.indexes(), platform.blobs, tenant)
 
     assert _places_holding(platform, phrase) == []
+    assert _summary_copies(platform, tenant, phrase) == 0  # ... and loses it with the rest
+    with psycopg.connect(platform.database_url, autocommit=True) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM version_summaries WHERE source_id = %s", (source_id,)
+        ).fetchone() == (0,)
     assert _keyword_hits(platform, tenant, phrase) == 0
     checked = client.get(f"/v1/citations/{citation_id}", headers=headers).json()
     assert checked["status"] == "removed"
@@ -119,4 +144,5 @@ def test_an_erased_tenant_leaves_its_text_nowhere(platform: Platform) -> None:
     tenant, phrase, _source_id, _client, _headers = _tenant_with_citations(platform)
     erase_tenant(platform.catalog, platform.indexes(), platform.blobs, tenant)
     assert _places_holding(platform, phrase) == []
+    assert _summary_copies(platform, tenant, phrase) == 0
     assert _keyword_hits(platform, tenant, phrase) == 0

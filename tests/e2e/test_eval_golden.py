@@ -171,12 +171,15 @@ def test_a_golden_set_scores_the_published_corpus_in_place(
     path = Path(str(metadata["per_query"]))
     assert pq.read_schema(path).equals(SCHEMA)
     frame = pl.read_parquet(path)
-    assert frame.height == 3 * 4 and set(frame["mode"]) == {
+    assert frame.height == 3 * 5 and set(frame["mode"]) == {
         "keyword",
         "vector",
         "hybrid",
         "hybrid+rerank",
+        "summary_first",
     }
+    # groundedness for a raw and a summary-first search, side by side
+    assert "groundedness_golden_summary_first" in metadata
     quota = frame.filter((pl.col("query_id") == "quota") & (pl.col("mode") == "hybrid")).row(
         0, named=True
     )

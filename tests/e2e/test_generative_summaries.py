@@ -55,3 +55,27 @@ def test_a_failing_endpoint_falls_back_to_extractive(endpoint: ChatEndpoint) -> 
         ["src_1"], {}, {"src_1": [_view("Employees get 25 days. More text.")]}, summarizer
     )
     assert summary.kind == "extractive" and summary.summary.startswith("Employees get 25 days.")
+
+
+def test_a_compiled_page_is_generative_only_through_the_endpoint_and_labelled(
+    endpoint: ChatEndpoint,
+) -> None:
+    """At ingest, the summary stage compiles with the configured endpoint: the
+    page says it is generative and which model wrote it; a failing endpoint
+    gives an extractive page, labelled so, and the version is still summarized."""
+    from groundwork.summaries import RawChunk, SummaryTarget, compile_summary
+
+    target = SummaryTarget("t", "src_1", "v1", "Guide")
+    raw = [RawChunk("ch_1", 0, ("Guide",), "Employees get 25 days. More text.", "h", Location())]
+    summary, [page] = compile_summary(target, raw, OpenAICompatibleSummarizer(endpoint.url, "m"))
+    assert (summary.kind, summary.model, summary.text) == (
+        "generative",
+        "m",
+        "A generated summary.",
+    )
+    assert page.layer == "summary" and page.body == "A generated summary."
+    assert endpoint.received[-1]["messages"][1]["content"].count("<<<UNTRUSTED-DOCUMENT-TEXT") == 1
+    broken = OpenAICompatibleSummarizer(f"{endpoint.root}/wrong-path", model="m")
+    fallback, _ = compile_summary(target, raw, broken)
+    assert (fallback.kind, fallback.model) == ("extractive", "")
+    assert fallback.text.startswith("Employees get 25 days.")

@@ -12,7 +12,7 @@ from assets.partitions import tenant_model_key
 from groundwork.errors import EngineUnavailable
 from groundwork.models import MINILM_L6_V2_INT8
 from groundwork.models_serving import Switched, SwitchRefused, rollback_model, switch_model
-from groundwork.pipeline import embed_pending
+from groundwork.pipeline import embed_pending, summarize_pending
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
@@ -114,6 +114,7 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
     assert synced.created == 5
     extract_pending(platform.catalog, platform.blobs, tenant_id)
     chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)
+    summarize_pending(platform.catalog, tenant_id, embedder.count_tokens)
     keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
 
     class Flaky:

@@ -19,6 +19,7 @@ from groundwork.pipeline import (
     keyword_index_pending,
     publish_ready,
     register_file,
+    summarize_pending,
 )
 from groundwork.ports import AccessScope, IndexedChunk
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
@@ -150,6 +151,7 @@ def test_a_refused_version_fails_alone_and_the_others_are_published(platform: Pl
     extract_pending(platform.catalog, platform.blobs, tenant)
     embedder = platform.embedder(model)
     chunk_pending(platform.catalog, tenant, embedder.count_tokens)
+    summarize_pending(platform.catalog, tenant, embedder.count_tokens)
     # chunks written by an earlier chunker, before the character bound
     poison = registered["poison.md"]
     version = next(
@@ -239,6 +241,7 @@ def test_a_version_the_vector_store_refuses_fails_alone(platform: Platform) -> N
     extract_pending(platform.catalog, platform.blobs, tenant)
     embedder = _NaNForMarkedText(platform.embedder(model), marker)
     chunk_pending(platform.catalog, tenant, embedder.count_tokens)
+    summarize_pending(platform.catalog, tenant, embedder.count_tokens)
     keyword_index_pending(platform.catalog, platform.keywords, tenant)
     vectors = platform.vector_index(model)
     report = embed_pending(platform.catalog, vectors, embedder, tenant)

@@ -101,6 +101,12 @@ class Lifecycle(StoreBase):
                     "(SELECT version_id FROM source_versions WHERE source_id = %s)",
                     (source_id,),
                 )
+                # the summary layer's records go with its chunks (just deleted above)
+                cur.execute("DELETE FROM version_summaries WHERE source_id = %s", (source_id,))
+                cur.execute(
+                    "UPDATE source_versions SET summarized_at = NULL WHERE source_id = %s",
+                    (source_id,),
+                )
                 # an artifact's rendered files go with its document (their blobs were
                 # just deleted); its version history rows stay, hidden with the source,
                 # without their summaries (text of the document)

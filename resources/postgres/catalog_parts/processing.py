@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from psycopg import Cursor
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -22,16 +24,52 @@ from resources.postgres.database import translated_errors
 #: what each stage still has to do among a tenant's current versions (`v`, with
 #: the model's progress row `m`): one definition for the per-tenant count and
 #: the all-tenants read the sensor makes
-_STAGES = ("extract", "chunk", "keyword_index", "embed", "publish")
+_STAGES = ("extract", "chunk", "summarize", "keyword_index", "embed", "publish")
 _STAGE_COUNTS = (
     "count(*) FILTER (WHERE v.processing_state IN ('pending', 'extracting')), "
     "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NULL), "
     "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+    "  AND v.summarized_at IS NULL), "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.summarized_at IS NOT NULL "
     "  AND v.keyword_indexed_at IS NULL), "
-    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.chunked_at IS NOT NULL "
+    "count(*) FILTER (WHERE v.processing_state = 'extracted' AND v.summarized_at IS NOT NULL "
     "  AND m.embedded_at IS NULL), "
     "count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL)"
 )
+
+
+def write_chunk_rows(cur: Cursor[Any], chunks: Sequence[Chunk]) -> None:
+    """Upsert chunk rows (either layer); one statement for the raw chunks and
+    the summary page."""
+    cur.executemany(
+        "INSERT INTO chunks (chunk_id, tenant_id, source_id, version_id, position, "
+        "heading_path, body, kind, location, content_hash, token_count, low_confidence, layer) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (chunk_id) DO UPDATE SET version_id = excluded.version_id, "
+        "heading_path = excluded.heading_path, body = excluded.body, kind = excluded.kind, "
+        "location = excluded.location, content_hash = excluded.content_hash, "
+        "token_count = excluded.token_count, low_confidence = excluded.low_confidence, "
+        "layer = excluded.layer, updated_at = now()",
+        [
+            (
+                c.chunk_id,
+                c.tenant_id,
+                c.source_id,
+                c.version_id,
+                c.position,
+                list(c.heading_path),
+                c.body,
+                c.kind,
+                Jsonb(c.location.to_dict()),
+                c.content_hash,
+                c.token_count,
+                c.low_confidence,
+                c.layer,
+            )
+            # one lock order for every writer: concurrent upserts never deadlock
+            for c in sorted(chunks, key=lambda c: c.chunk_id)
+        ],
+    )
 
 
 class Processing(StoreBase):
@@ -122,39 +160,12 @@ class Processing(StoreBase):
         with translated_errors("writing chunks"), self.pool.connection() as conn:
             with conn.transaction():
                 with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO chunks (chunk_id, tenant_id, source_id, version_id, position, "
-                        "heading_path, body, kind, location, content_hash, token_count, low_confidence) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                        "ON CONFLICT (chunk_id) DO UPDATE SET version_id = excluded.version_id, "
-                        "heading_path = excluded.heading_path, body = excluded.body, kind = excluded.kind, "
-                        "location = excluded.location, content_hash = excluded.content_hash, "
-                        "token_count = excluded.token_count, low_confidence = excluded.low_confidence, "
-                        "updated_at = now()",
-                        [
-                            (
-                                c.chunk_id,
-                                c.tenant_id,
-                                c.source_id,
-                                c.version_id,
-                                c.position,
-                                list(c.heading_path),
-                                c.body,
-                                c.kind,
-                                Jsonb(c.location.to_dict()),
-                                c.content_hash,
-                                c.token_count,
-                                c.low_confidence,
-                            )
-                            # one lock order for every writer: concurrent upserts never deadlock
-                            for c in sorted(chunks, key=lambda c: c.chunk_id)
-                        ],
-                    )
-                # Only this version's own rows past its new length (a re-chunk of
-                # the same version); other versions' rows, the published one
-                # above all, are never touched here.
+                    write_chunk_rows(cur, chunks)
+                # Only this version's own raw rows past its new length (a re-chunk
+                # of the same version); other versions' rows, the published one
+                # above all, are never touched here, nor its summary page.
                 conn.execute(
-                    "DELETE FROM chunks WHERE version_id = %s AND position >= %s",
+                    "DELETE FROM chunks WHERE version_id = %s AND layer = 'raw' AND position >= %s",
                     (version.version_id, len(chunks)),
                 )
                 conn.execute(
@@ -180,8 +191,8 @@ class Processing(StoreBase):
                 rows = (
                     conn.cursor(row_factory=dict_row)
                     .execute(
-                        "SELECT chunk_id, heading_path, body, content_hash FROM chunks "
-                        "WHERE source_id = %s AND version_id = %s ORDER BY position",
+                        "SELECT chunk_id, heading_path, body, content_hash, layer FROM chunks "
+                        "WHERE source_id = %s AND version_id = %s ORDER BY layer, position",
                         (version.source_id, version.version_id),
                     )
                     .fetchall()
@@ -201,6 +212,7 @@ class Processing(StoreBase):
                         content_hash=r["content_hash"],
                         tags=version.tags,
                         source_date=version.created_at,
+                        layer=r["layer"],
                     )
                     for r in rows
                 )
@@ -210,7 +222,8 @@ class Processing(StoreBase):
     def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]:
         with translated_errors("listing versions to index"):
             return self._batches(
-                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
+                # summarized: both layers of a version go into the indexes together
+                "v.tenant_id = %s AND v.summarized_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
                 "AND v.processing_state = 'extracted' "
                 "AND s.state = 'active' AND s.current_version_id = v.version_id",
                 (tenant_id,),
@@ -227,7 +240,7 @@ class Processing(StoreBase):
     def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
         with translated_errors("listing versions to embed"):
             return self._batches(
-                "v.tenant_id = %s AND v.chunked_at IS NOT NULL AND s.state = 'active' "
+                "v.tenant_id = %s AND v.summarized_at IS NOT NULL AND s.state = 'active' "
                 "AND v.processing_state = 'extracted' "
                 "AND s.current_version_id = v.version_id AND NOT EXISTS (SELECT 1 FROM version_models m "
                 "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)",
@@ -364,13 +377,17 @@ class Processing(StoreBase):
                 "AND s.current_version_id = v.version_id "
                 "AND (v.processing_state IN ('pending', 'extracting') "
                 "  OR (v.processing_state = 'extracted' AND (v.chunked_at IS NULL "
+                "      OR v.summarized_at IS NULL "
                 "      OR v.keyword_indexed_at IS NULL OR m.embedded_at IS NULL "
                 "      OR m.published_at IS NULL))) "
                 "GROUP BY v.tenant_id, t.active_model ORDER BY v.tenant_id"
             ).fetchall()
         return [
             TenantWork(
-                r[0], r[1], dict(zip(_STAGES, (int(x) for x in r[2:7]), strict=True)), float(r[7])
+                r[0],
+                r[1],
+                dict(zip(_STAGES, (int(x) for x in r[2 : 2 + len(_STAGES)]), strict=True)),
+                float(r[2 + len(_STAGES)]),
             )
             for r in rows
         ]
@@ -382,7 +399,8 @@ class Processing(StoreBase):
                 "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s), "
                 "(SELECT count(*) FROM source_versions WHERE tenant_id = %(t)s "
                 "   AND processing_state = 'failed'), "
-                "(SELECT count(*) FROM chunks WHERE tenant_id = %(t)s)",
+                # the documents' own chunks (a summary page is counted by the summary stage)
+                "(SELECT count(*) FROM chunks WHERE tenant_id = %(t)s AND layer = 'raw')",
                 {"t": tenant_id},
             ).fetchone()
         assert row is not None

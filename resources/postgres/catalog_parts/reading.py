@@ -71,7 +71,7 @@ class Reading(StoreBase):
             rows = conn.execute(
                 "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
                 "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence, "
-                "c.version_id = p.version_id AS current "
+                "c.version_id = p.version_id AS current, c.layer "
                 "FROM chunks c JOIN sources s USING (source_id) "
                 "JOIN source_versions v ON v.version_id = c.version_id "
                 "JOIN tenants t ON t.tenant_id = s.tenant_id "
@@ -108,6 +108,7 @@ class Reading(StoreBase):
                 location=Location.from_dict(location),
                 content_hash=r[9],
                 low_confidence=r[10],
+                layer=r[12],
             )
         return views
 
@@ -186,6 +187,7 @@ class Reading(StoreBase):
             rows = conn.execute(
                 "SELECT sib.chunk_id FROM chunks c JOIN chunks sib ON sib.source_id = c.source_id "
                 "AND sib.version_id = c.version_id AND sib.heading_path = c.heading_path "
+                "AND sib.layer = c.layer "
                 "WHERE c.chunk_id = %s AND c.tenant_id = %s ORDER BY sib.position LIMIT 200",
                 (chunk_id, scope.tenant_id),
             ).fetchall()
@@ -335,7 +337,7 @@ class Reading(StoreBase):
                 "SELECT c.chunk_id FROM chunks c JOIN tenants t USING (tenant_id) "
                 "JOIN published_versions p ON p.source_id = c.source_id "
                 "AND p.version_id = c.version_id AND p.model_key = t.active_model "
-                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s "
+                "WHERE c.source_id = ANY(%s) AND c.tenant_id = %s AND c.layer = 'raw' "
                 "AND c.position < %s ORDER BY c.source_id, c.position",
                 (list(source_ids), scope.tenant_id, per_source),
             ).fetchall()

@@ -1,0 +1,88 @@
+"""summary_layer: each chunked version's compiled summary page, a layer of its
+own in the same chunk table and indexes; and the drift check that marks a
+summary for recompilation when its version's raw chunks changed since."""
+
+import warnings
+
+import dagster as dg
+
+from assets.chunks import chunks
+from assets.partitions import tenant_partitions
+from assets.policies import INFRA_RETRY
+from groundwork.pipeline import summarize_pending, summary_drift
+from resources.dagster_resources import GroundworkResource
+
+SUMMARY_DRIFT = "summary_drift"
+
+
+@dg.asset(
+    partitions_def=tenant_partitions,
+    deps=[chunks],
+    group_name="summarize",
+    kinds={"python", "postgres"},
+    retry_policy=INFRA_RETRY,
+    description="Compiles each chunked version's summary page (extractive: title and lead "
+    "sentences; generative, labelled with its model, only when GROUNDWORK_LLM_URL is set) "
+    "and writes it as chunks of the summary layer of the same version, so the indexes take "
+    "both layers of a version together and one pointer flip publishes both.",
+)
+def summary_layer(
+    context: dg.AssetExecutionContext, groundwork: GroundworkResource
+) -> dg.MaterializeResult:
+    platform = groundwork.platform()
+    tenant_id = context.partition_key
+    tenant = platform.catalog.get_tenant(tenant_id)
+    model_key = tenant.active_model if tenant else platform.settings.default_model_key
+    embedder = platform.embedder(model_key)
+    summarizer = platform.summarizer()
+    report = summarize_pending(
+        platform.catalog,
+        tenant_id,
+        embedder.count_tokens,
+        summarizer,
+        max_tokens=min(256, embedder.model.max_tokens),
+    )
+    metadata = {
+        **report.as_metadata(),
+        "summarizer": "extractive" if summarizer is None else summarizer.kind,
+        "generative_fell_back": report.skipped,
+    }
+    return dg.MaterializeResult(metadata=metadata)
+
+
+with warnings.catch_warnings():
+    # A partitioned asset check is a preview in Dagster 1.13, and the way to run
+    # a check per tenant partition (the check reads and marks that tenant only).
+    warnings.simplefilter("ignore", category=dg.PreviewWarning)
+
+    @dg.asset_check(
+        asset=summary_layer,
+        name=SUMMARY_DRIFT,
+        partitions_def=tenant_partitions,
+        description="Compiled summaries whose version's raw chunks changed since compilation "
+        "(their digest differs from the one recorded): each is marked for recompilation, which "
+        "the next summary_layer materialization does. Fails (warning) while any had drifted.",
+    )
+    def summary_drift_check(
+        context: dg.AssetCheckExecutionContext, groundwork: GroundworkResource
+    ) -> dg.AssetCheckResult:
+        platform = groundwork.platform()
+        tenant_id = context.partition_key
+        if platform.catalog.get_tenant(tenant_id) is None:
+            # nothing was checked: never reported as a pass
+            return dg.AssetCheckResult(
+                passed=False,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"skipped": f"no tenant {tenant_id}"},
+            )
+        drifted = summary_drift(platform.catalog, tenant_id)
+        return dg.AssetCheckResult(
+            passed=not drifted,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "drifted": len(drifted),
+                "marked_for_recompilation": dg.MetadataValue.json(
+                    [{"version_id": d.version_id, "source_id": d.source_id} for d in drifted[:20]]
+                ),
+            },
+        )
