@@ -262,7 +262,7 @@ def test_a_publication_the_replica_has_not_replayed_is_searched_on_the_primary(
         # the lag is real: the replica still serves v1 and has never heard of tides.md
         on_replica = _on_standby(
             standby,
-            f"SELECT source_id, version_id FROM {_table(replicated)} WHERE tenant_id = %s AND live",
+            f"SELECT DISTINCT source_id, version_id FROM {_table(replicated)} WHERE tenant_id = %s AND live",
             tenant,
         )
         assert on_replica == [(ids["harbour.md"], old_version)]
