@@ -46,22 +46,38 @@ _IMAGE = re.compile(r"<!--\s*image\s*-->|!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
+# Dot leaders (a contents line's ". . . . ." run to its page number) are
+# typographic fill: how many dots a parser keeps, and on which side of a cell
+# border a stray one lands, says nothing about the content.
+_LEADER = re.compile(r"(?:(?<=\s)|^)\.(?:\s*\.){2,}(?=\s|$)|(?:^|(?<=\s))\.(?=\s|$)")
+#: The scoring before leaders and in-cell markup were normalised (--legacy-scoring)
+LEGACY = False
+
+
 def normalise(markdown: str) -> str:
     text = _IMAGE.sub(" ", markdown)
     text = _LINK.sub(r"\1", text)
     text = _TABLE_RULE.sub(" ", text)
+    if not LEGACY:
+        text = _LEADER.sub(" ", text)
     text = _MARKUP.sub(" ", text.lower())
     return " ".join(text.split())
 
 
 def table_cells(markdown: str) -> Counter[str]:
+    """Cells as multisets of their text, normalised as the similarity is: the
+    ground truth writes in-cell Markdown (list markers, emphasis, image
+    comments, leaders) that is markup, not the cell's content."""
     cells: Counter[str] = Counter()
     for line in markdown.splitlines():
         stripped = line.strip()
         if not stripped.startswith("|") or _TABLE_RULE.match(stripped):
             continue
-        for cell in stripped.strip("|").split("|"):
+        for cell in re.split(r"(?<!\\)\|", stripped.strip("|")):
             value = " ".join(cell.lower().split())
+            if not LEGACY:
+                # a cell of markup characters alone ("*", "-") is content: kept as it is
+                value = normalise(cell) or ("" if _IMAGE.fullmatch(value) else value)
             if value:
                 cells[value] += 1
     return cells
@@ -86,7 +102,14 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="time each text-layer PDF this many times (median)"
     )
+    parser.add_argument(
+        "--legacy-scoring",
+        action="store_true",
+        help="cells compared as raw lower-cased text and leaders kept, as before",
+    )
     args = parser.parse_args()
+    global LEGACY
+    LEGACY = args.legacy_scoring
     if not args.data.exists():
         print(f"no evaluation documents at {args.data}")
         return 1
