@@ -218,10 +218,9 @@ def _page_tables(
 ) -> list[tuple[Table, tuple[float, float, float, float]]]:
     """Ruled tables where the drawings look like a grid, then borderless ones
     among the words the ruled ones left."""
-    found = find_ruled_tables(page, textpage) if _looks_ruled(page) else []
-    found.extend(
-        find_text_tables(word_lines(page_words(textpage, text)), [box for _, box in found])
-    )
+    words = page_words(textpage, text)
+    found = find_ruled_tables(page, textpage, words) if _looks_ruled(page) else []
+    found.extend(find_text_tables(word_lines(words), [box for _, box in found]))
     return found
 
 

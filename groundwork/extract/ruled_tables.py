@@ -17,6 +17,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from groundwork.documents import CellSpan, Table
+from groundwork.extract.pdf_words import Word, word_lines
 from groundwork.extract.text_tables import header_rows_of
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
@@ -135,12 +136,110 @@ def _add_edge(
         )
 
 
+def _edge(orientation: str, x0: float, x1: float, top: float, bottom: float) -> Edge:
+    return {
+        "x0": x0,
+        "x1": x1,
+        "top": top,
+        "bottom": bottom,
+        "width": x1 - x0,
+        "height": bottom - top,
+        "orientation": orientation,
+        "object_type": "line",
+    }
+
+
+def _at(edge: Edge, key: str) -> float:
+    return float(edge[key])  # type: ignore[arg-type]
+
+
+def _touches(column: Edge, y: float) -> bool:
+    return _at(column, "top") - SNAP <= y <= _at(column, "bottom") + SNAP
+
+
+def _open_sides(edges: list[Edge]) -> list[Edge]:
+    """The sides a table drawn without an outer frame leaves out. Many tables
+    rule only between their cells (row rules running the table's width,
+    column rules inside it): the lattice then has no cell in the first and
+    last columns (nor, without rules above and below, the first and last
+    rows) and would keep the middle columns alone. Where row rules of the same
+    extent (two or more) are joined by column rules standing inside that
+    extent, the frame is completed."""
+    horizontal = [e for e in edges if e["orientation"] == "h"]
+    vertical = [e for e in edges if e["orientation"] == "v"]
+    stacks: list[list[Edge]] = []
+    for rule in sorted(horizontal, key=lambda e: (_at(e, "x0"), _at(e, "x1"))):
+        for stack in stacks:
+            if (
+                abs(_at(stack[0], "x0") - _at(rule, "x0")) <= SNAP
+                and abs(_at(stack[0], "x1") - _at(rule, "x1")) <= SNAP
+            ):
+                stack.append(rule)
+                break
+        else:
+            stacks.append([rule])
+    added: list[Edge] = []
+    for stack in stacks:
+        x0, x1 = min(_at(e, "x0") for e in stack), max(_at(e, "x1") for e in stack)
+        for ys, inner in _ruled_runs(stack, vertical, x0, x1):
+            added.extend(_frame(ys, inner, vertical, x0, x1))
+    return added
+
+
+def _ruled_runs(
+    stack: list[Edge], vertical: list[Edge], x0: float, x1: float
+) -> list[tuple[list[float], list[Edge]]]:
+    """The stack's rules in runs that column rules inside its extent join
+    (each column rule reaching two or more of them): two tables of one width
+    on a page are two runs, and a rule no column rule reaches (a note's
+    separator under the table) is in none."""
+    ys = sorted({round(_at(e, "top"), 1) for e in stack})
+    runs: list[tuple[set[float], list[Edge]]] = []
+    for column in vertical:
+        if not x0 + SNAP < _at(column, "x0") < x1 - SNAP:
+            continue
+        reached = {y for y in ys if _touches(column, y)}
+        if len(reached) < 2:
+            continue
+        joined = [run for run in runs if run[0] & reached]
+        members = [column]
+        for run in joined:
+            runs.remove(run)
+            reached |= run[0]
+            members.extend(run[1])
+        runs.append((reached, members))
+    return [(sorted(run), columns) for run, columns in runs]
+
+
+def _frame(
+    ys: list[float], inner: list[Edge], vertical: list[Edge], x0: float, x1: float
+) -> list[Edge]:
+    """Sides at the rules' ends, a top and a bottom where the column rules end
+    beyond the outer rules: whichever of them the drawing leaves out."""
+    top = min(ys[0], *(_at(v, "top") for v in inner))
+    bottom = max(ys[-1], *(_at(v, "bottom") for v in inner))
+    added: list[Edge] = []
+    for x in (x0, x1):
+        drawn = any(
+            abs(_at(v, "x0") - x) <= SNAP and _touches(v, top) and _touches(v, bottom)
+            for v in vertical
+        )
+        if not drawn:
+            added.append(_edge("v", x, x, top, bottom))
+    if top < ys[0] - SNAP:
+        added.append(_edge("h", x0, x1, top, top))
+    if bottom > ys[-1] + SNAP:
+        added.append(_edge("h", x0, x1, bottom, bottom))
+    return added
+
+
 def find_ruled_tables(
-    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, words: list[Word] | None = None
 ) -> list[tuple[Table, Box]]:
     """Tables whose cells are drawn, with the words inside each cell. Kept only
     when at least two rows and two columns hold text and half the cells are
-    filled: a wrong table is worse than none."""
+    filled: a wrong table is worse than none. `words` (the page's, read once
+    by the caller) place the rows of a body drawn without row rules."""
     from pdfplumber import table as lattice
     from pdfplumber import utils
 
@@ -149,11 +248,16 @@ def find_ruled_tables(
         lattice.merge_edges(ruling_edges(page), SNAP, SNAP, SNAP, SNAP),  # type: ignore[arg-type]
         min_length=EDGE_MIN_LENGTH,
     )
+    sides = _open_sides(edges)
+    if sides:  # snapped with the drawn edges: a side a hair from a drawn one is that one
+        edges = lattice.merge_edges([*edges, *sides], SNAP, SNAP, SNAP, SNAP)  # type: ignore[arg-type]
     if len(edges) < 4:
         return []
     cells = lattice.intersections_to_cells(lattice.edges_to_intersections(edges, SNAP, SNAP))
     found: list[tuple[Table, Box]] = []
     for group in lattice.cells_to_tables(cells):
+        if words:
+            group = _rows_by_lines(group, words, height)
         table = _grid_table(group, textpage, height)
         if table is None:
             continue
@@ -163,6 +267,67 @@ def find_ruled_tables(
         bottom = max(c[3] for c in group)
         found.append((table, (x0, height - bottom, x1, height - top)))
     return found
+
+
+Cell = tuple[float, float, float, float]  # x0, top, x1, bottom; y grows downwards
+
+
+def _rows_by_lines(group: list[Cell], words: list[Word], height: float) -> list[Cell]:
+    """A body drawn with column rules but no row rules is one tall band of
+    cells holding every record. When the table has at most a header band
+    above it, the band is cut into rows at the lines that start a record
+    (text in the first column and another), three or more of them. Other
+    lines (a wrapped cell's continuation) go with the record above or, when
+    the cells are set in the middle, the nearer one; a table with row rules
+    keeps the rows they draw."""
+    tops = sorted({c[1] for c in group})
+    if len(tops) > 2:
+        return group
+    band = sorted((c for c in group if c[1] == tops[-1]), key=lambda c: c[0])
+    if len(band) < 2:
+        return group
+    top, bottom = tops[-1], max(c[3] for c in band)
+    left, right = band[0][0], max(c[2] for c in band)
+
+    def column_of(word: Word) -> int | None:
+        middle = (word.x0 + word.x1) / 2
+        return next((i for i, c in enumerate(band) if c[0] <= middle < c[2]), None)
+
+    inside = [
+        w
+        for w in words
+        if left <= (w.x0 + w.x1) / 2 <= right and top < height - (w.y0 + w.y1) / 2 < bottom
+    ]
+    lines = word_lines(inside)
+    filled = [{column_of(w) for w in line.words} - {None} for line in lines]
+    # a record's line fills the first column and another; a line holding the
+    # first column alone is its label wrapping
+    starts = [k for k, columns in enumerate(filled) if 0 in columns and len(columns) >= 2]
+    if len(starts) < 3:
+        return group
+
+    def middle(k: int) -> float:
+        return (lines[k].y0 + lines[k].y1) / 2
+
+    # cells set at the top (the band opens with a record's line) continue
+    # downwards: a line goes with the record above it. Cells set in the middle
+    # wrap above and below their first column's line: the nearer record.
+    top_aligned = starts[0] == 0
+    owner = []
+    for k in range(len(lines)):
+        above = max((s for s in starts if s <= k), default=starts[0])
+        below = min((s for s in starts if s >= k), default=starts[-1])
+        nearer_below = middle(above) - middle(k) > middle(k) - middle(below)
+        owner.append(below if nearer_below and not top_aligned else above)
+    cuts = [top]
+    for k in range(1, len(lines)):
+        if owner[k] != owner[k - 1]:
+            cuts.append((height - lines[k - 1].y0 + height - lines[k].y1) / 2)
+    cuts.append(bottom)
+    rows = [c for c in group if c[1] != tops[-1]]
+    for upper, lower in zip(cuts, cuts[1:], strict=False):
+        rows.extend((c[0], upper, c[2], lower) for c in band)
+    return rows
 
 
 def _grid_table(

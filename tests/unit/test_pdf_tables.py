@@ -6,6 +6,7 @@ it was drawn from are the ground truth."""
 from __future__ import annotations
 
 import io
+import random
 import shutil
 from collections import Counter
 
@@ -229,3 +230,75 @@ def test_a_ruled_group_header_is_a_merged_cell_over_its_columns() -> None:
     assert table.rows[0] == ("", "Budget", "Budget", "Actual", "Actual")
     assert table.spans == (CellSpan(0, 1, 1, 2), CellSpan(0, 3, 1, 2))
     assert table.rows[1] == generated.tables[0].rows[1]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ledger-internal-rules",
+        "projects-internal-rules",
+        "ledger-column-rules",
+        "projects-column-rules",
+    ],
+)
+def test_partly_ruled_tables_keep_every_column_and_row(name: str) -> None:
+    """Rules only between the cells (no outer frame: the outer columns have no
+    drawn side), or column rules without row rules (every row in one drawn
+    cell): the rows come out exactly as drawn, wrapped cells joined."""
+    generated = CORPUS[name]
+    doc = _ok(extract(generated.data, "application/pdf", f"{name}.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None
+    assert table.rows == generated.tables[0].rows
+    assert table.header_rows == 1
+
+
+def test_a_wrapped_first_column_under_column_rules_stays_in_its_row() -> None:
+    """Column rules, no row rules, cells set at the top (the Federal Register's
+    cost tables): a label wrapping onto a line of its own is that row's label,
+    not a row of its own."""
+    rows = (
+        ("Action", "Labor cost", "Parts cost", "Cost per product"),
+        ("FCC OPS installation", "1 work-hour", "$0", "$85"),
+        ("AFM revisions", "1 work-hour", "$0", "$85"),
+        ("MDS installation and verification, INOP marker removal", "1 work-hour", "$0", "$85"),
+        ("Stabilizer wiring change", "2 work-hours", "$10", "$180"),
+    )
+    pdf = FPDF(format="letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    with pdf.table(
+        borders_layout="NO_HORIZONTAL_LINES",
+        col_widths=(45, 35, 30, 35),
+        width=145,
+        v_align="TOP",
+        line_height=5,
+        first_row_as_headings=True,
+    ) as table:
+        for row in rows:
+            cells = table.row()
+            for value in row:
+                cells.cell(value)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "costs.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None and table.rows == rows
+
+
+def test_two_tables_of_one_width_on_a_page_stay_two() -> None:
+    """Completing the frame of a table ruled only inside must not join it to
+    another table of the same width further down the page."""
+    from bench.table_pdfs import _ledger_rows, _new_pdf, _table
+
+    rng = random.Random(7)
+    first, second = _ledger_rows(rng, 6), _ledger_rows(rng, 4)
+    pdf = _new_pdf()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 5, "Quarterly figures by account, then the summary.")
+    _table(pdf, first, "INTERNAL", numeric_from=2)
+    pdf.ln(12)
+    pdf.multi_cell(0, 5, "Summary of the accounts above.")
+    _table(pdf, second, "ALL", numeric_from=2)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "two.pdf"))
+    tables = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE and b.table is not None]
+    assert [t.rows for t in tables] == [first, second]
