@@ -50,7 +50,15 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 # typographic fill: how many dots a parser keeps, and on which side of a cell
 # border a stray one lands, says nothing about the content.
 _LEADER = re.compile(r"(?:(?<=\s)|^)\.(?:\s*\.){2,}(?=\s|$)|(?:^|(?<=\s))\.(?=\s|$)")
-#: The scoring before leaders and in-cell markup were normalised (--legacy-scoring)
+# A Markdown escape ("QIBM\\_DB") is syntax, and straight or curly quotes are
+# one mark set two ways: the ground truth escapes underscores and writes
+# straight quotes where the PDF has curly ones.
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_QUOTES = str.maketrans(
+    {c: "'" for c in '\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"`'}
+)
+#: The scoring before leaders, escapes, quotes and in-cell markup were
+#: normalised (--legacy-scoring)
 LEGACY = False
 
 
@@ -59,7 +67,7 @@ def normalise(markdown: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _TABLE_RULE.sub(" ", text)
     if not LEGACY:
-        text = _LEADER.sub(" ", text)
+        text = _LEADER.sub(" ", _ESCAPE.sub(r"\1", text).translate(_QUOTES))
     text = _MARKUP.sub(" ", text.lower())
     return " ".join(text.split())
 
@@ -105,7 +113,8 @@ def main() -> int:
     parser.add_argument(
         "--legacy-scoring",
         action="store_true",
-        help="cells compared as raw lower-cased text and leaders kept, as before",
+        help="the scoring before issue 15's fixes: cells as raw lower-cased text; leaders, "
+        "escapes and curly quotes as they are",
     )
     args = parser.parse_args()
     global LEGACY

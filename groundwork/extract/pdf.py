@@ -43,7 +43,7 @@ from groundwork.documents import Block, BlockKind, FailureReason, Location, Tabl
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
-from groundwork.extract.pdf_words import page_words, word_lines
+from groundwork.extract.pdf_words import SOFT_HYPHEN, page_words, word_lines
 from groundwork.extract.ruled_tables import find_ruled_tables
 from groundwork.extract.text_tables import find_text_tables
 
@@ -105,9 +105,8 @@ def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
             heights.append(top - bottom)
             x0, y0, x1, y1 = min(x0, left), min(y0, bottom), max(x1, right), max(y1, top)
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, first)
-        out.append(
-            _Line(stripped, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1)
-        )
+        text = stripped.replace(SOFT_HYPHEN, "")
+        out.append(_Line(text, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1))
     return out
 
 

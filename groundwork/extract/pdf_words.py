@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 
 MAX_WORDS = 20_000  # a page with more words than this is not read for tables
+#: pdfium joins a word hyphenated at a line's end and puts this in the hyphen's
+#: place (its character index stays, so boxes still line up): not text
+SOFT_HYPHEN = "\ufffe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +67,9 @@ def page_words(textpage: pdfium.PdfTextPage, text: str | None = None) -> list[Wo
         if index - 1 > start:
             l2, b2, r2, t2 = textpage.get_charbox(index - 1, loose=True)
             left, bottom, right, top = min(left, l2), min(bottom, b2), max(right, r2), max(top, t2)
-        if right > left and top > bottom:
-            words.append(Word(text[start:index], left, bottom, right, top))
+        word = text[start:index].replace(SOFT_HYPHEN, "")
+        if word and right > left and top > bottom:
+            words.append(Word(word, left, bottom, right, top))
         start = -1
         if len(words) > MAX_WORDS:
             break
