@@ -53,6 +53,9 @@ OCR_DPI = 300
 #: image-only pages a vision model describes per document (each is a model call)
 MAX_DESCRIBED_PAGES = 20
 _BULLET = re.compile(r"^\s*(?:[•▪◦●○■□◆‣∙·\-–*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+# an ordinal ("23.", "b)") is part of the item, as a DOCX list label is:
+# "question 23" is found by it; a bullet glyph is not
+_ORDINAL = re.compile(r"^\s*\(?(?:\d{1,3}|[a-zA-Z])[.)]")
 
 
 @dataclass(slots=True)
@@ -422,7 +425,7 @@ def _paragraph_block(lines: list[_Line], page: int) -> Block:
     if match:
         return Block(
             BlockKind.LIST_ITEM,
-            text[match.end() :].strip(),
+            text.strip() if _ORDINAL.match(text) else text[match.end() :].strip(),
             Location(page=page, bbox=bbox),
             level=1,
         )
