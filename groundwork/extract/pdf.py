@@ -43,7 +43,13 @@ from groundwork.documents import Block, BlockKind, FailureReason, Location, Tabl
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
-from groundwork.extract.pdf_words import SOFT_HYPHEN, page_words, word_lines
+from groundwork.extract.pdf_words import (
+    as_text,
+    page_words,
+    without_controls,
+    word_lines,
+)
+from groundwork.extract.pdf_words import page_text as read_page_text
 from groundwork.extract.ruled_tables import find_ruled_tables
 from groundwork.extract.text_tables import find_text_tables
 
@@ -108,7 +114,7 @@ def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
             heights.append(top - bottom)
             x0, y0, x1, y1 = min(x0, left), min(y0, bottom), max(x1, right), max(y1, top)
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, first)
-        text = stripped.replace(SOFT_HYPHEN, "")
+        text = as_text(stripped)
         out.append(_Line(text, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1))
     return out
 
@@ -234,23 +240,26 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
+    page_heights: list[float] = []
     per_page_tables: list[list[tuple[Table, tuple[float, float, float, float]]]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        page_text = _LAM_ALEF.sub(_lam_first, textpage.get_text_range())
+        raw_text = _LAM_ALEF.sub(_lam_first, read_page_text(textpage))
+        page_text = without_controls(raw_text)
         lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)
         alnum = sum(1 for c in text if c.isalnum())
-        garbage = _is_garbage(text)
+        garbage = _is_garbage(raw_text)
         if garbage:
             garbage_pages.append(index + 1)
         if (alnum < MIN_TEXT_CHARS and _has_images(page)) or garbage:
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
+        page_heights.append(page.get_height())
         # tables while the page is open: only what they found is kept, not the words
         per_page_tables.append(_page_tables(page, textpage, page_text) if lines else [])
         textpage.close()
@@ -274,6 +283,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         for line in lines:
             sizes[line.size] += len(line.text)
     body = sizes.most_common(1)[0][0] if sizes else 0.0
+    per_page = _without_furniture(per_page, page_heights, per_page_tables, body)
     heading_sizes = sorted({s for s in sizes if body and s >= body * 1.15}, reverse=True)[:4]
     level_of = {size: i + 1 for i, size in enumerate(heading_sizes)}
 
@@ -316,6 +326,66 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         )
     metadata_title = (document.get_metadata_value("Title") or "").strip()
     return Extracted(blocks=blocks, warnings=warnings, title=metadata_title or title)
+
+
+#: the page's margins where running headers, footers and page numbers sit
+FURNITURE_MARGIN = 0.07
+_ROMAN = re.compile(r"^[ivxlcdm]{1,7}$", re.IGNORECASE)
+_FOLIO = re.compile(
+    r"^(?:page\s+)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$"  # 7, iii, Page 7 of 9
+    r"|^\d{1,3}[-–]\d{1,4}$"  # 7-45: chapter and page
+    r"|^[-–]\s*\d{1,4}\s*[-–]$",  # - 7 -
+    re.IGNORECASE,
+)
+
+
+def _furniture_key(text: str) -> str:
+    """The text with its page numbers made alike ("© IBM 2014. iii" and
+    "© IBM 2014. 1"; "Chapter 3 ... 27" and "Chapter 3 ... 29")."""
+    words = text.lower().split()
+    for end in (0, -1):
+        if words and _ROMAN.match(words[end]):
+            words[end] = "#"
+    return re.sub(r"\d+", "#", " ".join(words))
+
+
+def _without_furniture(
+    per_page: list[list[_Line]],
+    heights: list[float],
+    tables: list[list[tuple[Table, tuple[float, float, float, float]]]],
+    body: float,
+) -> list[list[_Line]]:
+    """The pages' lines without their furniture: a line in the top or bottom
+    margin that is a bare page number, or whose text recurs in the margins
+    of another page (page numbers aside, unless it is set larger than the
+    body: "Part 1" and "Part 2" heading their pages are headings). Such lines
+    are no part of the text, and left in they land inside the paragraph that
+    runs across the page break. A heading or note seen once in a margin stays."""
+    margins: list[list[int]] = []
+    seen: Counter[str] = Counter()
+    exact: Counter[str] = Counter()
+    for lines, height, page_tables in zip(per_page, heights, tables, strict=True):
+        band = FURNITURE_MARGIN * height
+        inside = [
+            i
+            for i, line in enumerate(lines)
+            if (line.y1 >= height - band or line.y0 <= band)
+            and _table_containing(line, page_tables) is None
+        ]
+        margins.append(inside)
+        seen.update({_furniture_key(lines[i].text) for i in inside})
+        exact.update({lines[i].text for i in inside})
+
+    def furniture(line: _Line) -> bool:
+        if _FOLIO.match(line.text.strip()) or exact[line.text] >= 2:
+            return True
+        return seen[_furniture_key(line.text)] >= 2 and line.size < body * 1.15
+
+    out: list[list[_Line]] = []
+    for lines, inside in zip(per_page, margins, strict=True):
+        drop = {i for i in inside if furniture(lines[i])}
+        out.append([line for i, line in enumerate(lines) if i not in drop])
+    return out
 
 
 def _layout_page(

@@ -17,7 +17,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from groundwork.documents import CellSpan, Table
-from groundwork.extract.pdf_words import SOFT_HYPHEN, Word, word_lines
+from groundwork.extract.pdf_words import Word, as_text, without_controls, word_lines
 from groundwork.extract.text_tables import header_rows_of
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
@@ -395,4 +395,4 @@ def _text_in(
     are too coarse: pdfium may not separate marks in adjacent cells)."""
     x0, top, x1, bottom = cell
     text = textpage.get_text_bounded(x0, height - bottom, x1, height - top)
-    return " ".join(text.replace(SOFT_HYPHEN, "").split())
+    return " ".join(as_text(without_controls(text)).split())

@@ -3,6 +3,9 @@ items, running headers and footers. Every PDF here is drawn by the test."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from fpdf import FPDF
 
 from groundwork.documents import BlockKind, ExtractedDocument
@@ -37,7 +40,7 @@ def test_a_word_hyphenated_across_lines_comes_back_whole() -> None:
 
 
 def test_numbered_items_keep_their_numbers_and_bullets_lose_their_glyph() -> None:
-    """"Question 23" is found by its number: an ordinal is part of the item (as
+    """ "Question 23" is found by its number: an ordinal is part of the item (as
     a DOCX list label is); a bullet glyph is not."""
     pdf = FPDF()
     pdf.add_page()
@@ -59,3 +62,85 @@ def test_numbered_items_keep_their_numbers_and_bullets_lose_their_glyph() -> Non
         "b) Only in criminal cases.",
         "Persons with disabilities",
     ]
+
+
+def _paged(header: str | None, footer: str | None, pages: int, heading: bool = True) -> bytes:
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    for page in range(1, pages + 1):
+        pdf.add_page()
+        if header is not None:
+            pdf.set_font("Helvetica", "", 8)
+            pdf.set_xy(10, 8)
+            pdf.cell(0, 5, header.format(page=page))
+        pdf.set_xy(10, 30)
+        if heading:
+            pdf.set_font("Helvetica", "B", 16)
+            pdf.cell(0, 10, f"Section {page}: replica lag", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(
+            0, 6, f"Page {page} body: the storage cluster kept its replicas in step all week. " * 4
+        )
+        if footer is not None:
+            pdf.set_font("Helvetica", "", 8)
+            pdf.set_xy(10, 285)
+            pdf.cell(0, 5, footer.format(page=page), align="C")
+    return bytes(pdf.output())
+
+
+def test_running_headers_and_page_numbers_are_not_text() -> None:
+    """A header repeated in the top margin of every page and a folio in the
+    bottom margin are the page's furniture: they would land in the middle of
+    the paragraphs that run across pages."""
+    data = _paged("Storage Operations Review {page}", "Page {page} of 3", pages=3)
+    doc = _ok(extract(data, "application/pdf", "r.pdf"))
+    text = _text(doc)
+    assert "Storage Operations Review" not in text and "of 3" not in text
+    for page in (1, 2, 3):
+        assert f"Page {page} body" in text and f"Section {page}: replica lag" in text
+    # a bare page number alone in the bottom margin of a one-page document too
+    one = _text(_ok(extract(_paged(None, "7-45", pages=1), "application/pdf", "o.pdf")))
+    assert "7-45" not in one and "Page 1 body" in one
+
+
+def test_top_lines_that_differ_from_page_to_page_stay() -> None:
+    tops = ["Budget agreed for storage", "Replica lag fell in May", "Travel costs rose again"]
+    pdf = FPDF(format="A4")
+    for top in tops:
+        pdf.add_page()
+        pdf.set_font("Helvetica", "", 9)
+        pdf.set_xy(10, 8)
+        pdf.cell(0, 5, top)
+        pdf.set_xy(10, 30)
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, "The storage cluster kept its replicas in step all week. " * 4)
+    text = _text(_ok(extract(bytes(pdf.output()), "application/pdf", "m.pdf")))
+    assert all(top in text for top in tops)
+
+
+@pytest.mark.parametrize("mark", ["\x02", "\U0001d306"], ids=["control", "beyond-bmp"])
+def test_characters_pdfium_counts_apart_do_not_shift_the_words_after_them(mark: str) -> None:
+    """pdfium's page text leaves out a glyph whose code is a control character
+    (a U+0002 bullet) and gives a character beyond the BMP as one, while its
+    character indices count the first and count the second as two: read by
+    index, every box after one belonged to another character, and the table
+    below came out wrong."""
+    from bench.table_pdfs import _ledger_rows, _table
+
+    rows = _ledger_rows(random.Random(5), 8)
+    pdf = FPDF(format="letter")
+    pdf.add_font("dejavu", "", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    pdf.add_page()
+    for usage in ("ALLOWED: the profile may use the function.", "DENIED: it may not."):
+        pdf.set_font("dejavu" if mark > "\uffff" else "Helvetica", "", 10)
+        pdf.cell(0, 6, f"{mark * 3} {usage}", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    _table(pdf, rows, "NONE", numeric_from=2)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "usage.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None and table.rows == rows
+    text = _text(doc)
+    assert "ALLOWED: the profile may use the function." in text
+    assert "\x02" not in text and "\u200b" not in text
+    if mark > "\uffff":
+        assert mark * 3 in text
