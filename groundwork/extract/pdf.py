@@ -407,21 +407,34 @@ def _layout_page(
             blocks.append(_paragraph_block(paragraph, number))
             paragraph.clear()
 
+    def place(index: int) -> None:
+        flush()
+        placed.add(index)
+        table, box = page_tables[index]
+        blocks.append(
+            Block(
+                BlockKind.TABLE, table.to_markdown(), Location(page=number, bbox=box), table=table
+            )
+        )
+
+    reached: set[int] = set()
     for line in lines:
+        # a table goes where the page has it, however late the content stream
+        # draws it: once the text above it (in its columns) has been read,
+        # before the first line under its top. A footer drawn first in the
+        # stream is under every table but comes before the text reaches any.
+        for i, (_, (x0, _, x1, top)) in enumerate(page_tables):
+            if i in placed or line.x0 >= x1 or line.x1 <= x0:
+                continue
+            if line.y0 > top:
+                reached.add(i)
+            elif i in reached and line.y1 < top:
+                place(i)
         inside = _table_containing(line, page_tables)
         if inside is not None:
-            flush()
             if inside not in placed:
-                placed.add(inside)
-                table, box = page_tables[inside]
-                blocks.append(
-                    Block(
-                        BlockKind.TABLE,
-                        table.to_markdown(),
-                        Location(page=number, bbox=box),
-                        table=table,
-                    )
-                )
+                place(inside)
+            flush()
             continue
         level = level_of.get(line.size)
         short = len(line.text) <= 120 and not line.text.endswith((".", ",", ";"))
@@ -448,23 +461,21 @@ def _layout_page(
         if paragraph:
             previous = paragraph[-1]
             gap = previous.y0 - line.y1
+            # a line above the previous one in the same column starts anew (a
+            # footer drawn first, then the page's text); one in the next
+            # column may carry on the paragraph
+            above = line.y0 > previous.y1 and line.x0 < previous.x1 and line.x1 > previous.x0
             if (
                 gap > max(previous.y1 - previous.y0, 1.0) * 0.9
                 or abs(previous.size - line.size) > 0.5
+                or above
             ):
                 flush()
         paragraph.append(line)
     flush()
-    for i, (table, box) in enumerate(page_tables):
+    for i in range(len(page_tables)):
         if i not in placed:
-            blocks.append(
-                Block(
-                    BlockKind.TABLE,
-                    table.to_markdown(),
-                    Location(page=number, bbox=box),
-                    table=table,
-                )
-            )
+            place(i)
     return blocks, title
 
 

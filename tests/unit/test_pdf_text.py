@@ -144,3 +144,31 @@ def test_characters_pdfium_counts_apart_do_not_shift_the_words_after_them(mark: 
     assert "\x02" not in text and "\u200b" not in text
     if mark > "\uffff":
         assert mark * 3 in text
+
+
+def test_a_table_drawn_after_the_text_below_it_is_read_in_its_place() -> None:
+    """Reading order is the page's, not the drawing's: a table the content
+    stream draws after the paragraph under it still comes before that
+    paragraph (and not before a footer the stream draws first)."""
+    from bench.table_pdfs import _ledger_rows, _table
+
+    rows = _ledger_rows(random.Random(9), 6)
+    pdf = FPDF(format="letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    pdf.set_xy(10, 250)
+    pdf.cell(0, 6, "Global study on legal aid, annex")
+    pdf.set_xy(10, 10)
+    pdf.multi_cell(0, 6, "Table 2-1 describes the accounts of the quarter.")
+    pdf.set_xy(10, 150)
+    pdf.multi_cell(0, 6, "To discover who approved them, read the minutes that follow.")
+    pdf.set_xy(10, 40)
+    _table(pdf, rows, "NONE", numeric_from=2)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "order.pdf"))
+    kinds = [(b.kind, b.text[:20]) for b in doc.blocks]
+    assert kinds[0] == (BlockKind.PARAGRAPH, "Global study on lega")
+    assert kinds[1:] == [
+        (BlockKind.PARAGRAPH, "Table 2-1 describes "),
+        (BlockKind.TABLE, kinds[2][1]),
+        (BlockKind.PARAGRAPH, "To discover who appr"),
+    ]
