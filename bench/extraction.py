@@ -55,7 +55,7 @@ _LEADER = re.compile(r"(?:(?<=\s)|^)\.(?:\s*\.){2,}(?=\s|$)|(?:^|(?<=\s))\.(?=\s
 # straight quotes where the PDF has curly ones.
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _QUOTES = str.maketrans(
-    {c: "'" for c in '\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"`'}
+    {c: "'" for c in '\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"'}
 )
 #: The scoring before leaders, escapes, quotes and in-cell markup were
 #: normalised (--legacy-scoring)

@@ -9,6 +9,7 @@ paragraph's text is every `w:t` inside it (runs, hyperlinks, inline controls).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -40,9 +41,48 @@ MAX_TABLE_COLUMNS = 1_000
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
 
+_W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+_W14_CHECKBOX, _W14_CHECKED, _W14_VAL = (
+    f"{{{_W14}}}checkbox",
+    f"{{{_W14}}}checked",
+    f"{{{_W14}}}val",
+)
+_W_SDT_PR, _W_FLD_CHAR, _W_FF_DATA = qn("w:sdtPr"), qn("w:fldChar"), qn("w:ffData")
+_W_CHECK_BOX, _W_CHECKED, _W_DEFAULT = qn("w:checkBox"), qn("w:checked"), qn("w:default")
+
+
+def _is_on(element: Any, attribute: str) -> bool:
+    """An OOXML on/off value: present without a value means on."""
+    return (element.get(attribute) or "1").lower() not in ("0", "false", "off")
+
+
+def _checkbox_state(node: Any) -> bool | None:
+    """Whether a checkbox (a Word 2010 content control, or a Word 97 form
+    field's start) is checked; None when `node` is no checkbox."""
+    if node.tag == _W_SDT:
+        box = node.find(f"{_W_SDT_PR}/{_W14_CHECKBOX}")
+        if box is None:
+            return None
+        checked = box.find(_W14_CHECKED)
+        return checked is not None and _is_on(checked, _W14_VAL)
+    if node.tag == _W_FLD_CHAR:
+        box = node.find(f"{_W_FF_DATA}/{_W_CHECK_BOX}")
+        if box is None:
+            return None
+        checked = box.find(_W_CHECKED)
+        if checked is not None:
+            return _is_on(checked, _W_VAL)
+        default = box.find(_W_DEFAULT)
+        return default is not None and _is_on(default, _W_VAL)
+    return None
+
+
 def _paragraph_text(element: Any) -> str:
     """Every run's text (w:t), equation text (m:t), tabs and breaks, skipping
-    text boxes (their paragraphs become blocks of their own) and fallbacks."""
+    text boxes (their paragraphs become blocks of their own) and fallbacks.
+    A checkbox is its state, written as Markdown writes a task ("[x]", "[ ]"):
+    the glyph drawing it is whatever symbol the author picked (☒, ✔), and a
+    Word 97 form field draws none in the text."""
     parts: list[str] = []
 
     def visit(node: Any) -> None:
@@ -50,6 +90,11 @@ def _paragraph_text(element: Any) -> str:
             tag = child.tag
             if tag in (_MC_FALLBACK, _W_TXBX):
                 continue
+            if tag in (_W_SDT, _W_FLD_CHAR):
+                state = _checkbox_state(child)
+                if state is not None:
+                    parts.append("[x]" if state else "[ ]")
+                    continue
             if tag in (_W_T, _M_T):
                 parts.append(child.text or "")
             elif tag == _W_TAB:
@@ -170,13 +215,17 @@ def _int_property(parent: Any, tag: str, default: int) -> int:
         return default
 
 
-def _cell_text(cell: Any, flatten_tables: bool) -> str:
-    """A cell's paragraphs joined; a nested table's text only when it is not
-    extracted as a table of its own."""
+ParagraphText = Callable[[Any], str]
+
+
+def _cell_text(cell: Any, flatten_tables: bool, text_of: ParagraphText) -> str:
+    """A cell's paragraphs joined (each as `text_of` reads it: numbered items
+    keep their numbers); a nested table's text only when it is not extracted
+    as a table of its own."""
     paragraphs = _content(cell, _W_P)
     if flatten_tables:
         paragraphs = list(cell.iter(_W_P))
-    return " ".join(t for p in paragraphs if (t := _paragraph_text(p))).strip()
+    return " ".join(t for p in paragraphs if (t := text_of(p))).strip()
 
 
 @dataclass(slots=True)
@@ -189,7 +238,7 @@ class _Grid:
     cells: list[Any]
 
 
-def _grid(table: Any, flatten_tables: bool) -> _Grid:
+def _grid(table: Any, flatten_tables: bool, text_of: ParagraphText = _paragraph_text) -> _Grid:
     """Lay the rows out by w:gridSpan (horizontal merges) and w:vMerge (a
     "restart" cell continued by the cells below it), as Word draws them."""
     rows: list[list[str]] = []
@@ -213,7 +262,7 @@ def _grid(table: Any, flatten_tables: bool) -> _Grid:
                 extent[0] = r - origin[0] + 1
                 text = rows[origin[0]][origin[1]]
             else:
-                text = _cell_text(tc, flatten_tables)
+                text = _cell_text(tc, flatten_tables, text_of)
                 origin = (r, column)
                 origins[origin] = [1, span]
                 cells.append(tc)
@@ -302,9 +351,8 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             for block in chart_blocks(chart, Location(element=counter[0], part=name)):
                 add(block)
 
-    def paragraph_itself(element: Any) -> None:
-        nonlocal title
-        counter[0] += 1
+    def numbered_text(element: Any) -> str:
+        """The paragraph's text after the number Word draws before it."""
         text = _paragraph_text(element)
         p_pr = element.find(qn("w:pPr"))
         reference = _numbering_reference(p_pr)
@@ -319,6 +367,12 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             label = numbering.label(*reference)
             if label and text:
                 text = f"{label} {text}"
+        return text
+
+    def paragraph_itself(element: Any) -> None:
+        nonlocal title
+        counter[0] += 1
+        text = numbered_text(element)
         if not text:
             return
         location = Location(element=counter[0])
@@ -343,12 +397,14 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
 
     def table(element: Any, depth: int = 1) -> None:
         nested_allowed = depth < MAX_TABLE_DEPTH
+        # read once without numbering first: numbers count as they are read
         grid = _grid(element, flatten_tables=not nested_allowed)
         if len(grid.cells) == 1 and nested_allowed:
             # One cell: a frame drawn around content (a boxed note, a layout
             # wrapper), read as the content it holds rather than a 1x1 table.
             walk(grid.cells[0], depth + 1)
             return
+        grid = _grid(element, flatten_tables=not nested_allowed, text_of=numbered_text)
         counter[0] += 1
         grid_table = _kept_rows(grid)
         if grid_table is not None:
