@@ -22,12 +22,14 @@ from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_
 from groundwork.extract.charts import C as CHART_NS
 from groundwork.extract.charts import chart_blocks, read_chart
 from groundwork.extract.docx_numbering import Numbering
+from groundwork.extract.omml import omml_latex
 from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
 _W_P, _W_TBL, _W_SDT, _W_SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_TAB, _W_BR = qn("w:t"), qn("w:tab"), qn("w:br")
 _M_T, _W_TXBX = qn("m:t"), qn("w:txbxContent")
+_M_MATH, _M_MATH_PARA = qn("m:oMath"), qn("m:oMathPara")
 _W_TR, _W_TC, _W_TC_PR = qn("w:tr"), qn("w:tc"), qn("w:tcPr")
 _W_GRID_SPAN, _W_V_MERGE, _W_VAL = qn("w:gridSpan"), qn("w:vMerge"), qn("w:val")
 _W_TR_PR, _W_GRID_BEFORE, _W_CUSTOM_XML = qn("w:trPr"), qn("w:gridBefore"), qn("w:customXml")
@@ -77,13 +79,17 @@ def _checkbox_state(node: Any) -> bool | None:
     return None
 
 
-def _paragraph_text(element: Any) -> str:
-    """Every run's text (w:t), equation text (m:t), tabs and breaks, skipping
-    text boxes (their paragraphs become blocks of their own) and fallbacks.
-    A checkbox is its state, written as Markdown writes a task ("[x]", "[ ]"):
-    the glyph drawing it is whatever symbol the author picked (☒, ✔), and a
-    Word 97 form field draws none in the text."""
-    parts: list[str] = []
+def _paragraph_text(element: Any, inline: bool = False) -> str:
+    """Every run's text (w:t), tabs and breaks, skipping text boxes (their
+    paragraphs become blocks of their own) and fallbacks.
+
+    An equation is LaTeX (omml.py): between $ inside a sentence, between $$
+    when it stands alone (a display equation, or a paragraph holding only
+    equations, each on a line of its own) unless `inline` (a table cell). A checkbox is its state, written
+    as Markdown writes a task ("[x]", "[ ]"): the glyph drawing it is
+    whatever symbol the author picked (☒, ✔), and a Word 97 form field draws
+    none in the text."""
+    parts: list[tuple[str, str]] = []  # ("text" | "math" | "display", content)
 
     def visit(node: Any) -> None:
         for child in node:
@@ -93,18 +99,33 @@ def _paragraph_text(element: Any) -> str:
             if tag in (_W_SDT, _W_FLD_CHAR):
                 state = _checkbox_state(child)
                 if state is not None:
-                    parts.append("[x]" if state else "[ ]")
+                    parts.append(("text", "[x]" if state else "[ ]"))
                     continue
+            if tag == _M_MATH_PARA:
+                parts.extend(("display", omml_latex(m)) for m in child.iter(_M_MATH))
+                continue
+            if tag == _M_MATH:
+                parts.append(("math", omml_latex(child)))
+                continue
             if tag in (_W_T, _M_T):
-                parts.append(child.text or "")
+                parts.append(("text", child.text or ""))
             elif tag == _W_TAB:
-                parts.append("\t")
+                parts.append(("text", "\t"))
             elif tag == _W_BR:
-                parts.append("\n")
+                parts.append(("text", "\n"))
             visit(child)
 
     visit(element)
-    return "".join(parts).strip()
+    alone = not any(kind == "text" and text.strip() for kind, text in parts)
+    out: list[str] = []
+    for kind, text in parts:
+        if kind == "text":
+            out.append(text)
+        elif text and not inline and (kind == "display" or alone):
+            out.append(("\n" if out else "") + f"$${text}$$")
+        elif text:
+            out.append(f"${text}$")
+    return "".join(out).strip()
 
 
 def _text_boxes(element: Any) -> list[Any]:
@@ -238,7 +259,9 @@ class _Grid:
     cells: list[Any]
 
 
-def _grid(table: Any, flatten_tables: bool, text_of: ParagraphText = _paragraph_text) -> _Grid:
+def _grid(
+    table: Any, flatten_tables: bool, text_of: ParagraphText = lambda p: _paragraph_text(p, True)
+) -> _Grid:
     """Lay the rows out by w:gridSpan (horizontal merges) and w:vMerge (a
     "restart" cell continued by the cells below it), as Word draws them."""
     rows: list[list[str]] = []
@@ -351,9 +374,9 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             for block in chart_blocks(chart, Location(element=counter[0], part=name)):
                 add(block)
 
-    def numbered_text(element: Any) -> str:
+    def numbered_text(element: Any, inline: bool = False) -> str:
         """The paragraph's text after the number Word draws before it."""
-        text = _paragraph_text(element)
+        text = _paragraph_text(element, inline)
         p_pr = element.find(qn("w:pPr"))
         reference = _numbering_reference(p_pr)
         if reference is None or not reference[0]:
@@ -404,7 +427,11 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             # wrapper), read as the content it holds rather than a 1x1 table.
             walk(grid.cells[0], depth + 1)
             return
-        grid = _grid(element, flatten_tables=not nested_allowed, text_of=numbered_text)
+        grid = _grid(
+            element,
+            flatten_tables=not nested_allowed,
+            text_of=lambda p: numbered_text(p, inline=True),
+        )
         counter[0] += 1
         grid_table = _kept_rows(grid)
         if grid_table is not None:

@@ -119,7 +119,7 @@ def _checkbox(checked: bool, glyph: str) -> str:
     """A Word 2010 checkbox content control showing `glyph` (whatever the
     author picked as its checked or unchecked symbol)."""
     return (
-        f'<w:sdt {nsdecls("w")} '
+        f"<w:sdt {nsdecls('w')} "
         'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml">'
         '<w:sdtPr><w14:checkbox><w14:checked w14:val="'
         + ("1" if checked else "0")
@@ -131,7 +131,7 @@ def _checkbox(checked: bool, glyph: str) -> str:
 
 def _legacy_checkbox(checked: bool) -> list[str]:
     """A Word 97 form field checkbox: no glyph in the text at all."""
-    state = '<w:checked/>' if checked else '<w:default w:val="0"/>'
+    state = "<w:checked/>" if checked else '<w:default w:val="0"/>'
     return [
         f'<w:r {nsdecls("w")}><w:fldChar w:fldCharType="begin"><w:ffData><w:name w:val="c"/>'
         f"<w:checkBox><w:sizeAuto/>{state}</w:checkBox></w:ffData></w:fldChar></w:r>",
@@ -189,6 +189,97 @@ def test_docx_numbered_items_in_a_cell_keep_their_numbers() -> None:
         "3. Plug it in",
         "4. Switch it on",
     ]
+
+
+_MATH = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+
+
+def _r(text: str) -> str:
+    return f'<m:r><m:t xml:space="preserve">{text}</m:t></m:r>'
+
+
+def _math(inner: str, display: bool = False) -> str:
+    math = f"<m:oMath {_MATH}>{inner}</m:oMath>"
+    return f"<m:oMathPara {_MATH}>{math}</m:oMathPara>" if display else math
+
+
+_QUADRATIC = (  # x = (-b ± √(b²-4ac)) / 2a
+    _r("x=")
+    + "<m:f><m:num>"
+    + _r("-b±")
+    + '<m:rad><m:radPr><m:degHide m:val="1"/></m:radPr><m:deg/><m:e>'
+    + "<m:sSup><m:e>"
+    + _r("b")
+    + "</m:e><m:sup>"
+    + _r("2")
+    + "</m:sup></m:sSup>"
+    + _r("-4ac")
+    + "</m:e></m:rad></m:num><m:den>"
+    + _r("2a")
+    + "</m:den></m:f>"
+)
+_SERIES = (  # Σ_{n=1}^{∞} a_n
+    '<m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr><m:sub>'
+    + _r("n=1")
+    + "</m:sub><m:sup>"
+    + _r("∞")
+    + "</m:sup><m:e><m:sSub><m:e>"
+    + _r("a")
+    + "</m:e><m:sub>"
+    + _r("n")
+    + "</m:sub></m:sSub></m:e></m:nary>"
+)
+
+
+def test_docx_equations_are_latex_with_their_structure() -> None:
+    """Read as run text, the quadratic formula came out as "x=-b±b2-4ac2a" and
+    three equations in one paragraph ran together; as LaTeX they keep their
+    fractions, roots, scripts and limits: $ inside a sentence or a cell, $$
+    standing alone, one per line."""
+    document = docx.Document()
+    inline = document.add_paragraph("The area is ")
+    inline._p.append(
+        parse_xml(
+            _math(
+                _r("A=π")
+                + "<m:sSup><m:e>"
+                + _r("r")
+                + "</m:e><m:sup>"
+                + _r("2")
+                + "</m:sup></m:sSup>"
+            )
+        )
+    )
+    inline.add_run(" for a circle.")
+    document.add_paragraph()._p.append(parse_xml(_math(_SERIES, display=True)))
+    several = document.add_paragraph()
+    for equation in ("a=b", "c=d", "e=f"):
+        several._p.append(parse_xml(_math(_r(equation))))
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Name", "Formula"
+    table.cell(1, 0).text = "Quadratic"
+    table.cell(1, 1).paragraphs[0]._p.append(parse_xml(_math(_QUADRATIC)))
+    doc = _ok(extract(_saved(document), DOCX, "equations.docx"))
+    texts = [b.text for b in doc.blocks if b.kind == BlockKind.PARAGRAPH]
+    assert texts == [
+        "The area is $A=\\pi r^{2}$ for a circle.",
+        "$$\\sum_{n=1}^{\\infty}a_{n}$$",
+        "$$a=b$$\n$$c=d$$\n$$e=f$$",
+    ]
+    [block] = _tables(doc)
+    assert block.table is not None
+    assert block.table.rows[1] == ("Quadratic", "$x=\\frac{-b \\pm \\sqrt{b^{2}-4ac}}{2a}$")
+
+
+def test_docx_equations_nested_past_any_real_depth_are_bounded() -> None:
+    deep = _r("x")
+    for _ in range(100):  # XML nesting past 256 is refused by the parser already
+        deep = f"<m:f><m:num>{deep}</m:num><m:den>{_r('2')}</m:den></m:f>"
+    document = docx.Document()
+    document.add_paragraph("Deep: ")._p.append(parse_xml(_math(deep)))
+    doc = _ok(extract(_saved(document), DOCX, "deep.docx"))
+    [paragraph] = [b.text for b in doc.blocks]
+    assert paragraph.startswith("Deep: $\\frac{") and paragraph.count("\\frac") <= 64
 
 
 # --- Strict OOXML --------------------------------------------------------------------
