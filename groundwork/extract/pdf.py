@@ -16,6 +16,17 @@ where the evidence is strong, OCR only for pages without a usable text layer.
     evidence (text_tables.py); a page with fewer than three lines holding a
     column gap stops there. Measured against camelot, img2table, tabula and
     pdfplumber's text strategy in bench/table_candidates.py.
+  - ruled only between the cells (no outer frame) or with column rules and
+    no row rules: the frame is completed and the body cut at the lines that
+    start a record (ruled_tables.py).
+- Reading order is the content stream's, except that a table goes where the
+  page has it (before the first line under its top once the text above it
+  has been read), and the page's furniture is left out: running headers and
+  footers recurring in the margins of other pages, and bare page numbers.
+- The page text is read so that its positions are pdfium's character
+  indices (pdf_words.indexed_text): pdfium's own text drops control-character
+  glyphs and joins surrogate pairs while its indices count them, which had
+  shifted every box after one.
 - Type0/CID fonts without a usable ToUnicode map decode to private-use or
   replacement characters: such pages are flagged and, with OCR available,
   recognised from the image instead.
@@ -45,11 +56,11 @@ from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
 from groundwork.extract.pdf_words import (
     as_text,
+    indexed_text,
     page_words,
     without_controls,
     word_lines,
 )
-from groundwork.extract.pdf_words import page_text as read_page_text
 from groundwork.extract.ruled_tables import find_ruled_tables
 from groundwork.extract.text_tables import find_text_tables
 
@@ -247,7 +258,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        raw_text = _LAM_ALEF.sub(_lam_first, read_page_text(textpage))
+        raw_text = _LAM_ALEF.sub(_lam_first, indexed_text(textpage))
         page_text = without_controls(raw_text)
         lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)

@@ -58,7 +58,7 @@ class WordLine:
 _CONTROLS = str.maketrans({c: " " for c in range(32) if chr(c) not in "\r\n\t"})
 
 
-def page_text(textpage: pdfium.PdfTextPage) -> str:
+def indexed_text(textpage: pdfium.PdfTextPage) -> str:
     """The page's text with one character per pdfium character index, so a
     position in it is a position for pdfium's boxes. pdfium's own text leaves
     out characters whose code is a control character (U+0002 bullets) while
@@ -101,7 +101,7 @@ def page_words(textpage: pdfium.PdfTextPage, text: str | None = None) -> list[Wo
     """Whitespace-separated words of the page with loose boxes (font ascent to
     descent, so words of one line share a band whatever their letters)."""
     if text is None:
-        text = without_controls(page_text(textpage))
+        text = without_controls(indexed_text(textpage))
     words: list[Word] = []
     start = -1
     for index, char in enumerate([*text, " "]):
