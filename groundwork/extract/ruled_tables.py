@@ -11,6 +11,7 @@ edges, so only those are used.
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Iterator
 
 import pypdfium2 as pdfium
@@ -70,18 +71,27 @@ def _paths(page: pdfium.PdfPage) -> Iterator[tuple[pdfium.PdfObject, Matrix]]:
             yield obj, _compose(_matrix(obj), outer)
 
 
+#: a filled path thinner than this is a rule drawn as a rectangle
+RULE_THICKNESS = 2.0
+
+
 def ruling_edges(page: pdfium.PdfPage) -> list[Edge]:
     """Horizontal and vertical straight pieces of the page's paths, as
-    pdfplumber edge dicts (measured from the top of the page)."""
+    pdfplumber edge dicts (measured from the top of the page). The sides of a
+    filled area that is no thin rule (a cell's shading) carry "shading", one
+    number per path."""
     height = page.get_height()
     edges: list[Edge] = []
     x, y = ctypes.c_float(), ctypes.c_float()
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
     segments = 0
     for obj, (a, b, c, d, e, f) in _paths(page):
         n = pdfium_c.FPDFPath_CountSegments(obj)
         segments += max(n, 0)
         if segments > MAX_SEGMENTS:
             break
+        own: list[Edge] = []
+        points: list[tuple[float, float]] = []
         start: tuple[float, float] | None = None
         previous: tuple[float, float] | None = None
         for i in range(n):
@@ -89,17 +99,60 @@ def ruling_edges(page: pdfium.PdfPage) -> list[Edge]:
             if not pdfium_c.FPDFPathSegment_GetPoint(segment, ctypes.byref(x), ctypes.byref(y)):
                 continue
             point = (a * x.value + c * y.value + e, b * x.value + d * y.value + f)
+            points.append(point)
             kind = pdfium_c.FPDFPathSegment_GetType(segment)
             if kind == pdfium_c.FPDF_SEGMENT_MOVETO:
                 start = previous = point
                 continue
             if previous is not None and kind == pdfium_c.FPDF_SEGMENT_LINETO:
-                _add_edge(edges, previous, point, height)
+                _add_edge(own, previous, point, height)
             previous = point
             if pdfium_c.FPDFPathSegment_GetClose(segment) and start is not None:
-                _add_edge(edges, point, start, height)
+                _add_edge(own, point, start, height)
                 previous = start
+        if own and pdfium_c.FPDFPath_GetDrawMode(obj, ctypes.byref(fill), ctypes.byref(stroke)):
+            width = max(p[0] for p in points) - min(p[0] for p in points)
+            tall = max(p[1] for p in points) - min(p[1] for p in points)
+            if not stroke.value and min(width, tall) >= RULE_THICKNESS:
+                for edge in own:
+                    edge["shading"] = len(edges)  # the path's first edge: one id per path
+        edges.extend(own)
     return edges
+
+
+#: a shading's side this close to a rule, but not on it, is set inside a cell
+INSET = 8.0
+
+
+def _without_insets(edges: list[Edge]) -> list[Edge]:
+    """The edges without the shadings set inside their cells' rules. A fill
+    a few points in from the rules (a label cell's background, one per line
+    of text) would make slivers of columns and split a cell's rows; a fill
+    up to the rules, or bordered by none (a header row's band), is kept: its
+    sides may be the only border a row has."""
+    rules = [e for e in edges if "shading" not in e]
+
+    def inset(side: Edge) -> bool:
+        vertical = side["orientation"] == "v"
+        at, low, high = (
+            (_at(side, "x0"), _at(side, "top"), _at(side, "bottom"))
+            if vertical
+            else (_at(side, "top"), _at(side, "x0"), _at(side, "x1"))
+        )
+        for rule in rules:
+            if rule["orientation"] != side["orientation"]:
+                continue
+            rule_at, rule_low, rule_high = (
+                (_at(rule, "x0"), _at(rule, "top"), _at(rule, "bottom"))
+                if vertical
+                else (_at(rule, "top"), _at(rule, "x0"), _at(rule, "x1"))
+            )
+            if SNAP < abs(rule_at - at) <= INSET and rule_low < high and low < rule_high:
+                return True
+        return False
+
+    set_inside = {e["shading"] for e in edges if "shading" in e and inset(e)}
+    return [e for e in edges if e.get("shading", -1) not in set_inside]
 
 
 def _add_edge(
@@ -245,7 +298,7 @@ def find_ruled_tables(
 
     height = page.get_height()
     edges = utils.filter_edges(
-        lattice.merge_edges(ruling_edges(page), SNAP, SNAP, SNAP, SNAP),  # type: ignore[arg-type]
+        lattice.merge_edges(_without_insets(ruling_edges(page)), SNAP, SNAP, SNAP, SNAP),  # type: ignore[arg-type]
         min_length=EDGE_MIN_LENGTH,
     )
     sides = _open_sides(edges)
@@ -299,6 +352,12 @@ def _rows_by_lines(group: list[Cell], words: list[Word], height: float) -> list[
         if left <= (w.x0 + w.x1) / 2 <= right and top < height - (w.y0 + w.y1) / 2 < bottom
     ]
     lines = word_lines(inside)
+    columns_text = [
+        " ".join(w.text for line in lines for w in line.words if column_of(w) == i)
+        for i in range(len(band))
+    ]
+    if sum(1 for text in columns_text if _is_prose(text)) * 2 > sum(map(bool, columns_text)):
+        return group  # paragraphs side by side in boxes: their lines are no records
     filled = [{column_of(w) for w in line.words} - {None} for line in lines]
     # a record's line fills the first column and another; a line holding the
     # first column alone is its label wrapping
@@ -337,10 +396,10 @@ def _grid_table(
     columns: one per distinct top and left edge). A merged cell's text is
     repeated in every position it covers and the merge kept as a CellSpan, as
     the other formats do; the fill test counts it once, as before spans."""
-    xs = sorted({c[0] for c in group})
-    tops = sorted({c[1] for c in group})
-    column_of = {x: i for i, x in enumerate(xs)}
-    row_of = {t: i for i, t in enumerate(tops)}
+    # a sliver between two close edges (a shading set inside a cell's rules,
+    # a double rule) is no column or row of its own
+    xs = _without_slivers(sorted({c[0] for c in group}), max(c[2] for c in group))
+    tops = _without_slivers(sorted({c[1] for c in group}), max(c[3] for c in group))
     grid = [["" for _ in xs] for _ in tops]
     first = [["" for _ in xs] for _ in tops]  # each text once, at its top-left
     once = 0
@@ -352,11 +411,16 @@ def _grid_table(
         text = _text_in(textpage, cell, height)
         if not text:
             continue
+        rows = sum(1 for t in tops if top - 0.5 <= t < bottom - 0.5)
+        columns = sum(1 for x in xs if x0 - 0.5 <= x < x1 - 0.5)
+        if not rows or not columns:
+            continue
         once += 1
-        row, column = row_of[top], column_of[x0]
+        row = next(i for i, t in enumerate(tops) if t >= top - 0.5)
+        column = next(i for i, x in enumerate(xs) if x >= x0 - 0.5)
+        if first[row][column]:
+            continue  # two drawn cells in one grid cell (a sliver between them): one is kept
         first[row][column] = text
-        rows = sum(1 for t in tops if top <= t < bottom - 0.5)
-        columns = sum(1 for x in xs if x0 <= x < x1 - 0.5)
         for r in range(row, row + rows):
             for c in range(column, column + columns):
                 grid[r][c] = text
@@ -367,8 +431,18 @@ def _grid_table(
         return None
     if once / (len(kept) * len(xs)) < 0.5:
         return None  # mostly empty: a frame, a form, a layout grid
-    renumber = {old: new for new, old in enumerate(kept)}
+    texts = [text for row in first for text in row if text]
+    if sum(1 for text in texts if _is_prose(text)) > len(texts) / 2:
+        return None  # paragraphs laid out in boxes (a cover, a brochure): layout, not data
     rows_out = [tuple(grid[i]) for i in kept]
+    if _right_to_left(rows_out):
+        # the first column of a Hebrew or Arabic table is its rightmost
+        rows_out = [tuple(reversed(row)) for row in rows_out]
+        first = [list(reversed(row)) for row in first]
+        merged = [
+            CellSpan(s.row, len(xs) - s.column - s.columns, s.rows, s.columns) for s in merged
+        ]
+    renumber = {old: new for new, old in enumerate(kept)}
     spans = tuple(
         CellSpan(
             renumber[s.row],
@@ -386,6 +460,32 @@ def _grid_table(
     bottoms = [*tops[1:], max(c[3] for c in group)]
     row_boxes = tuple((height - bottoms[i], height - tops[i]) for i in kept)
     return Table(rows=tuple(rows_out), header_rows=header_rows, spans=spans, row_boxes=row_boxes)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+def _is_prose(text: str) -> bool:
+    """A paragraph, not a cell's value: long and several sentences."""
+    return len(text) > 200 and len(_SENTENCE_END.findall(text)) >= 2
+
+
+def _without_slivers(edges: list[float], end: float) -> list[float]:
+    """The grid's column (or row) starts without those whose column is
+    thinner than SLIVER: its cells are gaps between close edges."""
+    bounds = [*edges, end]
+    return [edge for edge, after in zip(edges, bounds[1:], strict=True) if after - edge >= SLIVER]
+
+
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _right_to_left(rows: list[tuple[str, ...]]) -> bool:
+    """Most of the table's letters are Hebrew or Arabic."""
+    text = "".join("".join(row) for row in rows)
+    letters = len(_LETTER.findall(text))
+    return letters > 0 and len(_RTL.findall(text)) > letters / 2
 
 
 def _text_in(
