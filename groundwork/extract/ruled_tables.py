@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
 import pypdfium2 as pdfium
@@ -120,8 +121,17 @@ def ruling_edges(page: pdfium.PdfPage) -> list[Edge]:
     return edges
 
 
+#: rule pairs past which a page is a drawing: its frames are not completed
+MAX_EDGE_PAIRS = 4_000_000
 #: a shading's side this close to a rule, but not on it, is set inside a cell
 INSET = 8.0
+
+
+def _span(edge: Edge) -> tuple[float, float, float]:
+    """(position across the edge, start and end along it)."""
+    if edge["orientation"] == "v":
+        return _at(edge, "x0"), _at(edge, "top"), _at(edge, "bottom")
+    return _at(edge, "top"), _at(edge, "x0"), _at(edge, "x1")
 
 
 def _without_insets(edges: list[Edge]) -> list[Edge]:
@@ -130,24 +140,22 @@ def _without_insets(edges: list[Edge]) -> list[Edge]:
     of text) would make slivers of columns and split a cell's rows; a fill
     up to the rules, or bordered by none (a header row's band), is kept: its
     sides may be the only border a row has."""
-    rules = [e for e in edges if "shading" not in e]
+    if not any("shading" in e for e in edges):
+        return edges
+    rules: dict[object, list[tuple[float, float, float]]] = {"h": [], "v": []}
+    for edge in edges:
+        if "shading" not in edge:
+            rules[edge["orientation"]].append(_span(edge))
+    for spans in rules.values():
+        spans.sort()
+    positions = {k: [s[0] for s in spans] for k, spans in rules.items()}
 
     def inset(side: Edge) -> bool:
-        vertical = side["orientation"] == "v"
-        at, low, high = (
-            (_at(side, "x0"), _at(side, "top"), _at(side, "bottom"))
-            if vertical
-            else (_at(side, "top"), _at(side, "x0"), _at(side, "x1"))
-        )
-        for rule in rules:
-            if rule["orientation"] != side["orientation"]:
-                continue
-            rule_at, rule_low, rule_high = (
-                (_at(rule, "x0"), _at(rule, "top"), _at(rule, "bottom"))
-                if vertical
-                else (_at(rule, "top"), _at(rule, "x0"), _at(rule, "x1"))
-            )
-            if SNAP < abs(rule_at - at) <= INSET and rule_low < high and low < rule_high:
+        at, low, high = _span(side)
+        spans, starts = rules[side["orientation"]], positions[side["orientation"]]
+        for k in range(bisect_left(starts, at - INSET), bisect_right(starts, at + INSET)):
+            rule_at, rule_low, rule_high = spans[k]
+            if abs(rule_at - at) > SNAP and rule_low < high and low < rule_high:
                 return True
         return False
 
@@ -219,38 +227,49 @@ def _open_sides(edges: list[Edge]) -> list[Edge]:
     extent (two or more) are joined by column rules standing inside that
     extent, the frame is completed."""
     horizontal = [e for e in edges if e["orientation"] == "h"]
-    vertical = [e for e in edges if e["orientation"] == "v"]
-    stacks: list[list[Edge]] = []
+    vertical = sorted((e for e in edges if e["orientation"] == "v"), key=lambda e: _at(e, "x0"))
+    if len(horizontal) * len(vertical) > MAX_EDGE_PAIRS:
+        return []  # a drawing, a map: no table's frame to complete
+    # rules whose ends lie within SNAP of the first rule's in the stack
+    stacks: dict[tuple[int, int], list[Edge]] = {}
     for rule in sorted(horizontal, key=lambda e: (_at(e, "x0"), _at(e, "x1"))):
-        for stack in stacks:
-            if (
-                abs(_at(stack[0], "x0") - _at(rule, "x0")) <= SNAP
-                and abs(_at(stack[0], "x1") - _at(rule, "x1")) <= SNAP
-            ):
-                stack.append(rule)
-                break
+        left, right = round(_at(rule, "x0") / SNAP), round(_at(rule, "x1") / SNAP)
+        near = (
+            stacks[key]
+            for key in ((left + a, right + b) for a in (-1, 0, 1) for b in (-1, 0, 1))
+            if key in stacks
+        )
+        stack = next(
+            (
+                s
+                for s in near
+                if abs(_at(s[0], "x0") - _at(rule, "x0")) <= SNAP
+                and abs(_at(s[0], "x1") - _at(rule, "x1")) <= SNAP
+            ),
+            None,
+        )
+        if stack is None:
+            stacks[(left, right)] = [rule]
         else:
-            stacks.append([rule])
+            stack.append(rule)
+    xs = [_at(v, "x0") for v in vertical]
     added: list[Edge] = []
-    for stack in stacks:
+    for stack in stacks.values():
         x0, x1 = min(_at(e, "x0") for e in stack), max(_at(e, "x1") for e in stack)
-        for ys, inner in _ruled_runs(stack, vertical, x0, x1):
+        inside = vertical[bisect_right(xs, x0 + SNAP) : bisect_left(xs, x1 - SNAP)]
+        for ys, inner in _ruled_runs(stack, inside):
             added.extend(_frame(ys, inner, vertical, x0, x1))
     return added
 
 
-def _ruled_runs(
-    stack: list[Edge], vertical: list[Edge], x0: float, x1: float
-) -> list[tuple[list[float], list[Edge]]]:
-    """The stack's rules in runs that column rules inside its extent join
-    (each column rule reaching two or more of them): two tables of one width
-    on a page are two runs, and a rule no column rule reaches (a note's
+def _ruled_runs(stack: list[Edge], inside: list[Edge]) -> list[tuple[list[float], list[Edge]]]:
+    """The stack's rules in runs that the column rules `inside` its extent
+    join (each column rule reaching two or more of them): two tables of one
+    width on a page are two runs, and a rule no column rule reaches (a note's
     separator under the table) is in none."""
     ys = sorted({round(_at(e, "top"), 1) for e in stack})
     runs: list[tuple[set[float], list[Edge]]] = []
-    for column in vertical:
-        if not x0 + SNAP < _at(column, "x0") < x1 - SNAP:
-            continue
+    for column in inside:
         reached = {y for y in ys if _touches(column, y)}
         if len(reached) < 2:
             continue
