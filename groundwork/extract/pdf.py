@@ -341,9 +341,11 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
 
 #: the page's margins where running headers, footers and page numbers sit
 FURNITURE_MARGIN = 0.07
-_ROMAN = re.compile(r"^[ivxlcdm]{1,7}$", re.IGNORECASE)
+# a well-formed roman numeral ("xiv"), not any word of its letters ("civil")
+_ROMAN_NUMERAL = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_ROMAN = re.compile(f"^{_ROMAN_NUMERAL}$", re.IGNORECASE)
 _FOLIO = re.compile(
-    r"^(?:page\s+)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$"  # 7, iii, Page 7 of 9
+    rf"^(?:page\s+)?(?:\d{{1,4}}|{_ROMAN_NUMERAL})(?:\s*(?:of|/)\s*\d{{1,4}})?$"  # 7, iii, Page 7 of 9
     r"|^\d{1,3}[-–]\d{1,4}$"  # 7-45: chapter and page
     r"|^[-–]\s*\d{1,4}\s*[-–]$",  # - 7 -
     re.IGNORECASE,

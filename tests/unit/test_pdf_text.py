@@ -172,3 +172,10 @@ def test_a_table_drawn_after_the_text_below_it_is_read_in_its_place() -> None:
         (BlockKind.TABLE, kinds[2][1]),
         (BlockKind.PARAGRAPH, "To discover who appr"),
     ]
+
+
+def test_a_folio_is_a_number_not_any_word_of_roman_letters() -> None:
+    from groundwork.extract.pdf import _FOLIO
+
+    assert all(_FOLIO.match(t) for t in ("7", "xiv", "Page 7 of 9", "7-45", "- 7 -"))
+    assert not any(_FOLIO.match(t) for t in ("Civil", "Lid", "dim", "Mild"))
