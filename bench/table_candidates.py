@@ -197,7 +197,9 @@ def main() -> int:
                 common = sum((truth_cells & our_cells).values())
                 if truth_cells:
                     recalls.append(common / sum(truth_cells.values()))
-                if our_cells:  # as bench/extraction.py: a table where there is none counts
+                # as bench/extraction.py: precision where the truth has a table; a
+                # table elsewhere counts among the false tables below
+                if our_cells and truth_cells:
                     precisions.append(common / sum(our_cells.values()))
                 false_tables += sum(1 for page, _ in found if page in free)
                 if args.verbose:

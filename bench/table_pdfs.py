@@ -21,7 +21,9 @@ from fpdf import FPDF
 from fpdf.fonts import FontFace
 
 Rows = tuple[tuple[str, ...], ...]
-Rules = Literal["ALL", "NONE", "HORIZONTAL_LINES", "SINGLE_TOP_LINE"]
+Rules = Literal[
+    "ALL", "NONE", "HORIZONTAL_LINES", "SINGLE_TOP_LINE", "INTERNAL", "NO_HORIZONTAL_LINES"
+]
 
 _WORDS = [
     "the",
@@ -262,7 +264,7 @@ def _sparse_rows(rng: random.Random, count: int) -> Rows:
 
 def _ledger_rows(rng: random.Random, count: int) -> Rows:
     header = ("Account", "Category", "Q1", "Q2", "Q3", "Q4")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for n in range(count):
         rows.append(
             (
@@ -500,6 +502,31 @@ def generated_corpus(seed: int = 15) -> list[GeneratedPdf]:
     out.append(
         GeneratedPdf(
             "mixed-report", bytes(pdf.output()), 3, (GeneratedTable(2, mixed_rows),), (1, 3)
+        )
+    )
+    # rules drawn only between cells (no outer frame), and column rules without
+    # row rules: a lattice of the drawn lines alone misses the outer columns or
+    # holds every row in one cell
+    out.append(single("ledger-internal-rules", _ledger_rows(rng, 12), "INTERNAL", numeric_from=2))
+    out.append(
+        single(
+            "projects-internal-rules",
+            _project_rows(rng, 6),
+            "INTERNAL",
+            widths=projects,
+            numeric_from=3,
+        )
+    )
+    out.append(
+        single("ledger-column-rules", _ledger_rows(rng, 12), "NO_HORIZONTAL_LINES", numeric_from=2)
+    )
+    out.append(
+        single(
+            "projects-column-rules",
+            _project_rows(rng, 6),
+            "NO_HORIZONTAL_LINES",
+            widths=projects,
+            numeric_from=3,
         )
     )
     return out

@@ -9,6 +9,7 @@ paragraph's text is every `w:t` inside it (runs, hyperlinks, inline controls).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -21,12 +22,14 @@ from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_
 from groundwork.extract.charts import C as CHART_NS
 from groundwork.extract.charts import chart_blocks, read_chart
 from groundwork.extract.docx_numbering import Numbering
+from groundwork.extract.omml import omml_latex
 from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
 _W_P, _W_TBL, _W_SDT, _W_SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
 _W_T, _W_TAB, _W_BR = qn("w:t"), qn("w:tab"), qn("w:br")
 _M_T, _W_TXBX = qn("m:t"), qn("w:txbxContent")
+_M_MATH, _M_MATH_PARA = qn("m:oMath"), qn("m:oMathPara")
 _W_TR, _W_TC, _W_TC_PR = qn("w:tr"), qn("w:tc"), qn("w:tcPr")
 _W_GRID_SPAN, _W_V_MERGE, _W_VAL = qn("w:gridSpan"), qn("w:vMerge"), qn("w:val")
 _W_TR_PR, _W_GRID_BEFORE, _W_CUSTOM_XML = qn("w:trPr"), qn("w:gridBefore"), qn("w:customXml")
@@ -40,26 +43,89 @@ MAX_TABLE_COLUMNS = 1_000
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
 
-def _paragraph_text(element: Any) -> str:
-    """Every run's text (w:t), equation text (m:t), tabs and breaks, skipping
-    text boxes (their paragraphs become blocks of their own) and fallbacks."""
-    parts: list[str] = []
+_W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+_W14_CHECKBOX, _W14_CHECKED, _W14_VAL = (
+    f"{{{_W14}}}checkbox",
+    f"{{{_W14}}}checked",
+    f"{{{_W14}}}val",
+)
+_W_SDT_PR, _W_FLD_CHAR, _W_FF_DATA = qn("w:sdtPr"), qn("w:fldChar"), qn("w:ffData")
+_W_CHECK_BOX, _W_CHECKED, _W_DEFAULT = qn("w:checkBox"), qn("w:checked"), qn("w:default")
+
+
+def _is_on(element: Any, attribute: str) -> bool:
+    """An OOXML on/off value: present without a value means on."""
+    return (element.get(attribute) or "1").lower() not in ("0", "false", "off")
+
+
+def _checkbox_state(node: Any) -> bool | None:
+    """Whether a checkbox (a Word 2010 content control, or a Word 97 form
+    field's start) is checked; None when `node` is no checkbox."""
+    if node.tag == _W_SDT:
+        box = node.find(f"{_W_SDT_PR}/{_W14_CHECKBOX}")
+        if box is None:
+            return None
+        checked = box.find(_W14_CHECKED)
+        return checked is not None and _is_on(checked, _W14_VAL)
+    if node.tag == _W_FLD_CHAR:
+        box = node.find(f"{_W_FF_DATA}/{_W_CHECK_BOX}")
+        if box is None:
+            return None
+        checked = box.find(_W_CHECKED)
+        if checked is not None:
+            return _is_on(checked, _W_VAL)
+        default = box.find(_W_DEFAULT)
+        return default is not None and _is_on(default, _W_VAL)
+    return None
+
+
+def _paragraph_text(element: Any, inline: bool = False) -> str:
+    """Every run's text (w:t), tabs and breaks, skipping text boxes (their
+    paragraphs become blocks of their own) and fallbacks.
+
+    An equation is LaTeX (omml.py): between $ inside a sentence, between $$
+    when it stands alone (a display equation, or a paragraph holding only
+    equations, each on a line of its own) unless `inline` (a table cell). A checkbox is its state, written
+    as Markdown writes a task ("[x]", "[ ]"): the glyph drawing it is
+    whatever symbol the author picked (☒, ✔), and a Word 97 form field draws
+    none in the text."""
+    parts: list[tuple[str, str]] = []  # ("text" | "math" | "display", content)
 
     def visit(node: Any) -> None:
         for child in node:
             tag = child.tag
             if tag in (_MC_FALLBACK, _W_TXBX):
                 continue
+            if tag in (_W_SDT, _W_FLD_CHAR):
+                state = _checkbox_state(child)
+                if state is not None:
+                    parts.append(("text", "[x]" if state else "[ ]"))
+                    continue
+            if tag == _M_MATH_PARA:
+                parts.extend(("display", omml_latex(m)) for m in child.iter(_M_MATH))
+                continue
+            if tag == _M_MATH:
+                parts.append(("math", omml_latex(child)))
+                continue
             if tag in (_W_T, _M_T):
-                parts.append(child.text or "")
+                parts.append(("text", child.text or ""))
             elif tag == _W_TAB:
-                parts.append("\t")
+                parts.append(("text", "\t"))
             elif tag == _W_BR:
-                parts.append("\n")
+                parts.append(("text", "\n"))
             visit(child)
 
     visit(element)
-    return "".join(parts).strip()
+    alone = not any(kind == "text" and text.strip() for kind, text in parts)
+    out: list[str] = []
+    for kind, text in parts:
+        if kind == "text":
+            out.append(text)
+        elif text and not inline and (kind == "display" or alone):
+            out.append(("\n" if out else "") + f"$${text}$$")
+        elif text:
+            out.append(f"${text}$")
+    return "".join(out).strip()
 
 
 def _text_boxes(element: Any) -> list[Any]:
@@ -170,13 +236,17 @@ def _int_property(parent: Any, tag: str, default: int) -> int:
         return default
 
 
-def _cell_text(cell: Any, flatten_tables: bool) -> str:
-    """A cell's paragraphs joined; a nested table's text only when it is not
-    extracted as a table of its own."""
+ParagraphText = Callable[[Any], str]
+
+
+def _cell_text(cell: Any, flatten_tables: bool, text_of: ParagraphText) -> str:
+    """A cell's paragraphs joined (each as `text_of` reads it: numbered items
+    keep their numbers); a nested table's text only when it is not extracted
+    as a table of its own."""
     paragraphs = _content(cell, _W_P)
     if flatten_tables:
         paragraphs = list(cell.iter(_W_P))
-    return " ".join(t for p in paragraphs if (t := _paragraph_text(p))).strip()
+    return " ".join(t for p in paragraphs if (t := text_of(p))).strip()
 
 
 @dataclass(slots=True)
@@ -189,7 +259,9 @@ class _Grid:
     cells: list[Any]
 
 
-def _grid(table: Any, flatten_tables: bool) -> _Grid:
+def _grid(
+    table: Any, flatten_tables: bool, text_of: ParagraphText = lambda p: _paragraph_text(p, True)
+) -> _Grid:
     """Lay the rows out by w:gridSpan (horizontal merges) and w:vMerge (a
     "restart" cell continued by the cells below it), as Word draws them."""
     rows: list[list[str]] = []
@@ -213,7 +285,7 @@ def _grid(table: Any, flatten_tables: bool) -> _Grid:
                 extent[0] = r - origin[0] + 1
                 text = rows[origin[0]][origin[1]]
             else:
-                text = _cell_text(tc, flatten_tables)
+                text = _cell_text(tc, flatten_tables, text_of)
                 origin = (r, column)
                 origins[origin] = [1, span]
                 cells.append(tc)
@@ -302,10 +374,9 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             for block in chart_blocks(chart, Location(element=counter[0], part=name)):
                 add(block)
 
-    def paragraph_itself(element: Any) -> None:
-        nonlocal title
-        counter[0] += 1
-        text = _paragraph_text(element)
+    def numbered_text(element: Any, inline: bool = False) -> str:
+        """The paragraph's text after the number Word draws before it."""
+        text = _paragraph_text(element, inline)
         p_pr = element.find(qn("w:pPr"))
         reference = _numbering_reference(p_pr)
         if reference is None or not reference[0]:
@@ -319,6 +390,12 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
             label = numbering.label(*reference)
             if label and text:
                 text = f"{label} {text}"
+        return text
+
+    def paragraph_itself(element: Any) -> None:
+        nonlocal title
+        counter[0] += 1
+        text = numbered_text(element)
         if not text:
             return
         location = Location(element=counter[0])
@@ -343,12 +420,18 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
 
     def table(element: Any, depth: int = 1) -> None:
         nested_allowed = depth < MAX_TABLE_DEPTH
+        # read once without numbering first: numbers count as they are read
         grid = _grid(element, flatten_tables=not nested_allowed)
         if len(grid.cells) == 1 and nested_allowed:
             # One cell: a frame drawn around content (a boxed note, a layout
             # wrapper), read as the content it holds rather than a 1x1 table.
             walk(grid.cells[0], depth + 1)
             return
+        grid = _grid(
+            element,
+            flatten_tables=not nested_allowed,
+            text_of=lambda p: numbered_text(p, inline=True),
+        )
         counter[0] += 1
         grid_table = _kept_rows(grid)
         if grid_table is not None:

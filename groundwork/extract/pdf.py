@@ -16,6 +16,17 @@ where the evidence is strong, OCR only for pages without a usable text layer.
     evidence (text_tables.py); a page with fewer than three lines holding a
     column gap stops there. Measured against camelot, img2table, tabula and
     pdfplumber's text strategy in bench/table_candidates.py.
+  - ruled only between the cells (no outer frame) or with column rules and
+    no row rules: the frame is completed and the body cut at the lines that
+    start a record (ruled_tables.py).
+- Reading order is the content stream's, except that a table goes where the
+  page has it (before the first line under its top once the text above it
+  has been read), and the page's furniture is left out: running headers and
+  footers recurring in the margins of other pages, and bare page numbers.
+- The page text is read so that its positions are pdfium's character
+  indices (pdf_words.indexed_text): pdfium's own text drops control-character
+  glyphs and joins surrogate pairs while its indices count them, which had
+  shifted every box after one.
 - Type0/CID fonts without a usable ToUnicode map decode to private-use or
   replacement characters: such pages are flagged and, with OCR available,
   recognised from the image instead.
@@ -43,7 +54,13 @@ from groundwork.documents import Block, BlockKind, FailureReason, Location, Tabl
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
 from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
-from groundwork.extract.pdf_words import page_words, word_lines
+from groundwork.extract.pdf_words import (
+    as_text,
+    indexed_text,
+    page_words,
+    without_controls,
+    word_lines,
+)
 from groundwork.extract.ruled_tables import find_ruled_tables
 from groundwork.extract.text_tables import find_text_tables
 
@@ -53,6 +70,9 @@ OCR_DPI = 300
 #: image-only pages a vision model describes per document (each is a model call)
 MAX_DESCRIBED_PAGES = 20
 _BULLET = re.compile(r"^\s*(?:[•▪◦●○■□◆‣∙·\-–*]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+# an ordinal ("23.", "b)") is part of the item, as a DOCX list label is:
+# "question 23" is found by it; a bullet glyph is not
+_ORDINAL = re.compile(r"^\s*\(?(?:\d{1,3}|[a-zA-Z])[.)]")
 
 
 @dataclass(slots=True)
@@ -105,9 +125,8 @@ def _lines(textpage: pdfium.PdfTextPage, text: str) -> list[_Line]:
             heights.append(top - bottom)
             x0, y0, x1, y1 = min(x0, left), min(y0, bottom), max(x1, right), max(y1, top)
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, first)
-        out.append(
-            _Line(stripped, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1)
-        )
+        text = as_text(stripped)
+        out.append(_Line(text, round(statistics.median(heights), 1), weight >= 600, x0, y0, x1, y1))
     return out
 
 
@@ -218,10 +237,9 @@ def _page_tables(
 ) -> list[tuple[Table, tuple[float, float, float, float]]]:
     """Ruled tables where the drawings look like a grid, then borderless ones
     among the words the ruled ones left."""
-    found = find_ruled_tables(page, textpage) if _looks_ruled(page) else []
-    found.extend(
-        find_text_tables(word_lines(page_words(textpage, text)), [box for _, box in found])
-    )
+    words = page_words(textpage, text)
+    found = find_ruled_tables(page, textpage, words) if _looks_ruled(page) else []
+    found.extend(find_text_tables(word_lines(words), [box for _, box in found]))
     return found
 
 
@@ -233,23 +251,26 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         )
     warnings: list[str] = []
     per_page: list[list[_Line]] = []
+    page_heights: list[float] = []
     per_page_tables: list[list[tuple[Table, tuple[float, float, float, float]]]] = []
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
         page = document[index]
         textpage = page.get_textpage()
-        page_text = _LAM_ALEF.sub(_lam_first, textpage.get_text_range())
+        raw_text = _LAM_ALEF.sub(_lam_first, indexed_text(textpage))
+        page_text = without_controls(raw_text)
         lines = _lines(textpage, page_text)
         text = " ".join(line.text for line in lines)
         alnum = sum(1 for c in text if c.isalnum())
-        garbage = _is_garbage(text)
+        garbage = _is_garbage(raw_text)
         if garbage:
             garbage_pages.append(index + 1)
         if (alnum < MIN_TEXT_CHARS and _has_images(page)) or garbage:
             needs_ocr.append(index)
             lines = [] if ctx.ocr is not None or not garbage else lines
         per_page.append(lines)
+        page_heights.append(page.get_height())
         # tables while the page is open: only what they found is kept, not the words
         per_page_tables.append(_page_tables(page, textpage, page_text) if lines else [])
         textpage.close()
@@ -273,6 +294,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         for line in lines:
             sizes[line.size] += len(line.text)
     body = sizes.most_common(1)[0][0] if sizes else 0.0
+    per_page = _without_furniture(per_page, page_heights, per_page_tables, body)
     heading_sizes = sorted({s for s in sizes if body and s >= body * 1.15}, reverse=True)[:4]
     level_of = {size: i + 1 for i, size in enumerate(heading_sizes)}
 
@@ -317,6 +339,68 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     return Extracted(blocks=blocks, warnings=warnings, title=metadata_title or title)
 
 
+#: the page's margins where running headers, footers and page numbers sit
+FURNITURE_MARGIN = 0.07
+# a well-formed roman numeral ("xiv"), not any word of its letters ("civil")
+_ROMAN_NUMERAL = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_ROMAN = re.compile(f"^{_ROMAN_NUMERAL}$", re.IGNORECASE)
+_FOLIO = re.compile(
+    rf"^(?:page\s+)?(?:\d{{1,4}}|{_ROMAN_NUMERAL})(?:\s*(?:of|/)\s*\d{{1,4}})?$"  # 7, iii, Page 7 of 9
+    r"|^\d{1,3}[-–]\d{1,4}$"  # 7-45: chapter and page
+    r"|^[-–]\s*\d{1,4}\s*[-–]$",  # - 7 -
+    re.IGNORECASE,
+)
+
+
+def _furniture_key(text: str) -> str:
+    """The text with its page numbers made alike ("© IBM 2014. iii" and
+    "© IBM 2014. 1"; "Chapter 3 ... 27" and "Chapter 3 ... 29")."""
+    words = text.lower().split()
+    for end in (0, -1):
+        if words and _ROMAN.match(words[end]):
+            words[end] = "#"
+    return re.sub(r"\d+", "#", " ".join(words))
+
+
+def _without_furniture(
+    per_page: list[list[_Line]],
+    heights: list[float],
+    tables: list[list[tuple[Table, tuple[float, float, float, float]]]],
+    body: float,
+) -> list[list[_Line]]:
+    """The pages' lines without their furniture: a line in the top or bottom
+    margin that is a bare page number, or whose text recurs in the margins
+    of another page (page numbers aside, unless it is set larger than the
+    body: "Part 1" and "Part 2" heading their pages are headings). Such lines
+    are no part of the text, and left in they land inside the paragraph that
+    runs across the page break. A heading or note seen once in a margin stays."""
+    margins: list[list[int]] = []
+    seen: Counter[str] = Counter()
+    exact: Counter[str] = Counter()
+    for lines, height, page_tables in zip(per_page, heights, tables, strict=True):
+        band = FURNITURE_MARGIN * height
+        inside = [
+            i
+            for i, line in enumerate(lines)
+            if (line.y1 >= height - band or line.y0 <= band)
+            and _table_containing(line, page_tables) is None
+        ]
+        margins.append(inside)
+        seen.update({_furniture_key(lines[i].text) for i in inside})
+        exact.update({lines[i].text for i in inside})
+
+    def furniture(line: _Line) -> bool:
+        if _FOLIO.match(line.text.strip()) or exact[line.text] >= 2:
+            return True
+        return seen[_furniture_key(line.text)] >= 2 and line.size < body * 1.15
+
+    out: list[list[_Line]] = []
+    for lines, inside in zip(per_page, margins, strict=True):
+        drop = {i for i in inside if furniture(lines[i])}
+        out.append([line for i, line in enumerate(lines) if i not in drop])
+    return out
+
+
 def _layout_page(
     lines: list[_Line],
     number: int,
@@ -336,21 +420,34 @@ def _layout_page(
             blocks.append(_paragraph_block(paragraph, number))
             paragraph.clear()
 
+    def place(index: int) -> None:
+        flush()
+        placed.add(index)
+        table, box = page_tables[index]
+        blocks.append(
+            Block(
+                BlockKind.TABLE, table.to_markdown(), Location(page=number, bbox=box), table=table
+            )
+        )
+
+    reached: set[int] = set()
     for line in lines:
+        # a table goes where the page has it, however late the content stream
+        # draws it: once the text above it (in its columns) has been read,
+        # before the first line under its top. A footer drawn first in the
+        # stream is under every table but comes before the text reaches any.
+        for i, (_, (x0, _, x1, top)) in enumerate(page_tables):
+            if i in placed or line.x0 >= x1 or line.x1 <= x0:
+                continue
+            if line.y0 > top:
+                reached.add(i)
+            elif i in reached and line.y1 < top:
+                place(i)
         inside = _table_containing(line, page_tables)
         if inside is not None:
-            flush()
             if inside not in placed:
-                placed.add(inside)
-                table, box = page_tables[inside]
-                blocks.append(
-                    Block(
-                        BlockKind.TABLE,
-                        table.to_markdown(),
-                        Location(page=number, bbox=box),
-                        table=table,
-                    )
-                )
+                place(inside)
+            flush()
             continue
         level = level_of.get(line.size)
         short = len(line.text) <= 120 and not line.text.endswith((".", ",", ";"))
@@ -377,23 +474,21 @@ def _layout_page(
         if paragraph:
             previous = paragraph[-1]
             gap = previous.y0 - line.y1
+            # a line above the previous one in the same column starts anew (a
+            # footer drawn first, then the page's text); one in the next
+            # column may carry on the paragraph
+            above = line.y0 > previous.y1 and line.x0 < previous.x1 and line.x1 > previous.x0
             if (
                 gap > max(previous.y1 - previous.y0, 1.0) * 0.9
                 or abs(previous.size - line.size) > 0.5
+                or above
             ):
                 flush()
         paragraph.append(line)
     flush()
-    for i, (table, box) in enumerate(page_tables):
+    for i in range(len(page_tables)):
         if i not in placed:
-            blocks.append(
-                Block(
-                    BlockKind.TABLE,
-                    table.to_markdown(),
-                    Location(page=number, bbox=box),
-                    table=table,
-                )
-            )
+            place(i)
     return blocks, title
 
 
@@ -424,7 +519,7 @@ def _paragraph_block(lines: list[_Line], page: int) -> Block:
     if match:
         return Block(
             BlockKind.LIST_ITEM,
-            text[match.end() :].strip(),
+            text.strip() if _ORDINAL.match(text) else text[match.end() :].strip(),
             Location(page=page, bbox=bbox),
             level=1,
         )

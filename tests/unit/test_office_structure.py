@@ -115,6 +115,173 @@ def test_docx_numbered_paragraphs_carry_the_number_word_draws() -> None:
     ]
 
 
+def _checkbox(checked: bool, glyph: str) -> str:
+    """A Word 2010 checkbox content control showing `glyph` (whatever the
+    author picked as its checked or unchecked symbol)."""
+    return (
+        f"<w:sdt {nsdecls('w')} "
+        'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml">'
+        '<w:sdtPr><w14:checkbox><w14:checked w14:val="'
+        + ("1" if checked else "0")
+        + '"/><w14:checkedState w14:val="2714" w14:font="Segoe UI Symbol"/>'
+        '<w14:uncheckedState w14:val="2610" w14:font="MS Gothic"/></w14:checkbox></w:sdtPr>'
+        f"<w:sdtContent><w:r><w:t>{glyph}</w:t></w:r></w:sdtContent></w:sdt>"
+    )
+
+
+def _legacy_checkbox(checked: bool) -> list[str]:
+    """A Word 97 form field checkbox: no glyph in the text at all."""
+    state = "<w:checked/>" if checked else '<w:default w:val="0"/>'
+    return [
+        f'<w:r {nsdecls("w")}><w:fldChar w:fldCharType="begin"><w:ffData><w:name w:val="c"/>'
+        f"<w:checkBox><w:sizeAuto/>{state}</w:checkBox></w:ffData></w:fldChar></w:r>",
+        f'<w:r {nsdecls("w")}><w:instrText xml:space="preserve"> FORMCHECKBOX </w:instrText></w:r>',
+        f'<w:r {nsdecls("w")}><w:fldChar w:fldCharType="end"/></w:r>',
+    ]
+
+
+def test_docx_checkboxes_say_their_state_not_their_glyph() -> None:
+    """A checkbox is read from its state: "[x]" or "[ ]" as Markdown writes a
+    task, whatever symbol the author chose to draw it with (☒, ✔) and for
+    the old form fields too, which draw no character at all."""
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=1)
+    table.cell(0, 0).text = "Breakfast options"
+    cell = table.cell(1, 0)
+    cell.paragraphs[0].text = "Choose as many as you like:"
+    for checked, glyph, label in ((True, "✔", "Orange juice"), (False, "☐", "Tea")):
+        paragraph = cell.add_paragraph()
+        paragraph._p.append(parse_xml(_checkbox(checked, glyph)))
+        paragraph.add_run(f" {label}")
+    for checked, label in ((True, "Coffee"), (False, "Milk")):
+        paragraph = document.add_paragraph()
+        for run in _legacy_checkbox(checked):
+            paragraph._p.append(parse_xml(run))
+        paragraph.add_run(f" {label}")
+    doc = _ok(extract(_saved(document), DOCX, "checkboxes.docx"))
+    [block] = _tables(doc)
+    assert block.table is not None
+    assert block.table.rows[1] == ("Choose as many as you like: [x] Orange juice [ ] Tea",)
+    assert [b.text for b in doc.blocks if b.kind == BlockKind.PARAGRAPH] == [
+        "[x] Coffee",
+        "[ ] Milk",
+    ]
+
+
+def test_docx_numbered_items_in_a_cell_keep_their_numbers() -> None:
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=1)
+    table.cell(0, 0).text = "Procedure"
+    cell = table.cell(1, 0)
+    cell.paragraphs[0].text = "Before you start:"
+    for text in ("Unplug it", "Wait"):
+        cell.add_paragraph(text, style="List Number")
+    frame = document.add_table(rows=1, cols=1)  # a boxed note: read as its content
+    frame.cell(0, 0).paragraphs[0].text = "Then:"
+    for text in ("Plug it in", "Switch it on"):
+        frame.cell(0, 0).add_paragraph(text, style="List Number")
+    doc = _ok(extract(_saved(document), DOCX, "cell-steps.docx"))
+    [block] = _tables(doc)
+    assert block.table is not None
+    assert block.table.rows[1] == ("Before you start: 1. Unplug it 2. Wait",)
+    # counted once, in document order, whether in a cell or a frame
+    assert [b.text for b in doc.blocks if b.kind == BlockKind.LIST_ITEM] == [
+        "3. Plug it in",
+        "4. Switch it on",
+    ]
+
+
+_MATH = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+
+
+def _r(text: str) -> str:
+    return f'<m:r><m:t xml:space="preserve">{text}</m:t></m:r>'
+
+
+def _math(inner: str, display: bool = False) -> str:
+    math = f"<m:oMath {_MATH}>{inner}</m:oMath>"
+    return f"<m:oMathPara {_MATH}>{math}</m:oMathPara>" if display else math
+
+
+_QUADRATIC = (  # x = (-b ± √(b²-4ac)) / 2a
+    _r("x=")
+    + "<m:f><m:num>"
+    + _r("-b±")
+    + '<m:rad><m:radPr><m:degHide m:val="1"/></m:radPr><m:deg/><m:e>'
+    + "<m:sSup><m:e>"
+    + _r("b")
+    + "</m:e><m:sup>"
+    + _r("2")
+    + "</m:sup></m:sSup>"
+    + _r("-4ac")
+    + "</m:e></m:rad></m:num><m:den>"
+    + _r("2a")
+    + "</m:den></m:f>"
+)
+_SERIES = (  # Σ_{n=1}^{∞} a_n
+    '<m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr><m:sub>'
+    + _r("n=1")
+    + "</m:sub><m:sup>"
+    + _r("∞")
+    + "</m:sup><m:e><m:sSub><m:e>"
+    + _r("a")
+    + "</m:e><m:sub>"
+    + _r("n")
+    + "</m:sub></m:sSub></m:e></m:nary>"
+)
+
+
+def test_docx_equations_are_latex_with_their_structure() -> None:
+    """Read as run text, the quadratic formula came out as "x=-b±b2-4ac2a" and
+    three equations in one paragraph ran together; as LaTeX they keep their
+    fractions, roots, scripts and limits: $ inside a sentence or a cell, $$
+    standing alone, one per line."""
+    document = docx.Document()
+    inline = document.add_paragraph("The area is ")
+    inline._p.append(
+        parse_xml(
+            _math(
+                _r("A=π")
+                + "<m:sSup><m:e>"
+                + _r("r")
+                + "</m:e><m:sup>"
+                + _r("2")
+                + "</m:sup></m:sSup>"
+            )
+        )
+    )
+    inline.add_run(" for a circle.")
+    document.add_paragraph()._p.append(parse_xml(_math(_SERIES, display=True)))
+    several = document.add_paragraph()
+    for equation in ("a=b", "c=d", "e=f"):
+        several._p.append(parse_xml(_math(_r(equation))))
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Name", "Formula"
+    table.cell(1, 0).text = "Quadratic"
+    table.cell(1, 1).paragraphs[0]._p.append(parse_xml(_math(_QUADRATIC)))
+    doc = _ok(extract(_saved(document), DOCX, "equations.docx"))
+    texts = [b.text for b in doc.blocks if b.kind == BlockKind.PARAGRAPH]
+    assert texts == [
+        "The area is $A=\\pi r^{2}$ for a circle.",
+        "$$\\sum_{n=1}^{\\infty}a_{n}$$",
+        "$$a=b$$\n$$c=d$$\n$$e=f$$",
+    ]
+    [block] = _tables(doc)
+    assert block.table is not None
+    assert block.table.rows[1] == ("Quadratic", "$x=\\frac{-b \\pm \\sqrt{b^{2}-4ac}}{2a}$")
+
+
+def test_docx_equations_nested_past_any_real_depth_are_bounded() -> None:
+    deep = _r("x")
+    for _ in range(100):  # XML nesting past 256 is refused by the parser already
+        deep = f"<m:f><m:num>{deep}</m:num><m:den>{_r('2')}</m:den></m:f>"
+    document = docx.Document()
+    document.add_paragraph("Deep: ")._p.append(parse_xml(_math(deep)))
+    doc = _ok(extract(_saved(document), DOCX, "deep.docx"))
+    [paragraph] = [b.text for b in doc.blocks]
+    assert paragraph.startswith("Deep: $\\frac{") and paragraph.count("\\frac") <= 64
+
+
 # --- Strict OOXML --------------------------------------------------------------------
 
 #: Transitional -> Strict, written out by hand from ECMA-376 Part 1 (not derived

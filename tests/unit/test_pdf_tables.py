@@ -6,6 +6,7 @@ it was drawn from are the ground truth."""
 from __future__ import annotations
 
 import io
+import random
 import shutil
 from collections import Counter
 
@@ -229,3 +230,171 @@ def test_a_ruled_group_header_is_a_merged_cell_over_its_columns() -> None:
     assert table.rows[0] == ("", "Budget", "Budget", "Actual", "Actual")
     assert table.spans == (CellSpan(0, 1, 1, 2), CellSpan(0, 3, 1, 2))
     assert table.rows[1] == generated.tables[0].rows[1]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ledger-internal-rules",
+        "projects-internal-rules",
+        "ledger-column-rules",
+        "projects-column-rules",
+    ],
+)
+def test_partly_ruled_tables_keep_every_column_and_row(name: str) -> None:
+    """Rules only between the cells (no outer frame: the outer columns have no
+    drawn side), or column rules without row rules (every row in one drawn
+    cell): the rows come out exactly as drawn, wrapped cells joined."""
+    generated = CORPUS[name]
+    doc = _ok(extract(generated.data, "application/pdf", f"{name}.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None
+    assert table.rows == generated.tables[0].rows
+    assert table.header_rows == 1
+
+
+def test_a_wrapped_first_column_under_column_rules_stays_in_its_row() -> None:
+    """Column rules, no row rules, cells set at the top (the Federal Register's
+    cost tables): a label wrapping onto a line of its own is that row's label,
+    not a row of its own."""
+    rows = (
+        ("Action", "Labor cost", "Parts cost", "Cost per product"),
+        ("FCC OPS installation", "1 work-hour", "$0", "$85"),
+        ("AFM revisions", "1 work-hour", "$0", "$85"),
+        ("MDS installation and verification, INOP marker removal", "1 work-hour", "$0", "$85"),
+        ("Stabilizer wiring change", "2 work-hours", "$10", "$180"),
+    )
+    pdf = FPDF(format="letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    with pdf.table(
+        borders_layout="NO_HORIZONTAL_LINES",
+        col_widths=(45, 35, 30, 35),
+        width=145,
+        v_align="TOP",
+        line_height=5,
+        first_row_as_headings=True,
+    ) as table:
+        for row in rows:
+            cells = table.row()
+            for value in row:
+                cells.cell(value)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "costs.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None and table.rows == rows
+
+
+def test_two_tables_of_one_width_on_a_page_stay_two() -> None:
+    """Completing the frame of a table ruled only inside must not join it to
+    another table of the same width further down the page."""
+    from bench.table_pdfs import _ledger_rows, _new_pdf, _table
+
+    rng = random.Random(7)
+    first, second = _ledger_rows(rng, 6), _ledger_rows(rng, 4)
+    pdf = _new_pdf()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 5, "Quarterly figures by account, then the summary.")
+    _table(pdf, first, "INTERNAL", numeric_from=2)
+    pdf.ln(12)
+    pdf.multi_cell(0, 5, "Summary of the accounts above.")
+    _table(pdf, second, "ALL", numeric_from=2)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "two.pdf"))
+    tables = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE and b.table is not None]
+    assert [t.rows for t in tables] == [first, second]
+
+
+def _key_value_pdf(rows: list[tuple[str, str]], font: str | None = None) -> bytes:
+    """A ruled two-column form table whose label cells are shaded line by
+    line, each line's fill set 2 mm inside the cell's side rules (the fills'
+    sides cross the row rules: slivers of "columns"; a two-line label's fills
+    meet between its lines: a row split in two). A label's lines are split
+    at "/". Hebrew is written in visual order (fpdf2 does not reorder
+    without a shaping engine), as a PDF holds it."""
+
+    def visual(text: str) -> str:
+        return text[::-1] if any("\u0590" <= c <= "\u05ff" for c in text) else text
+
+    pdf = FPDF(format="A4")
+    if font is not None:
+        pdf.add_font("body", "", font)
+    pdf.add_page()
+    pdf.set_font("body" if font else "Helvetica", "", 10)
+    left, middle, right, line = 20.0, 90.0, 180.0, 7.0
+    y = top = 30.0
+    for label, value in rows:
+        lines = label.split("/")
+        for k, text in enumerate(lines):
+            pdf.set_fill_color(225, 225, 240)
+            pdf.rect(middle + 2, y + k * line, right - middle - 4, line, style="F")
+            pdf.set_xy(middle + 3, y + k * line + 1)
+            pdf.cell(right - middle - 6, 5, visual(text), align="R")
+        pdf.set_xy(left + 2, y + 1)
+        pdf.cell(middle - left - 4, 5, visual(value), align="R")
+        pdf.line(left, y, right, y)
+        y += line * len(lines)
+    pdf.line(left, y, right, y)
+    for x in (left, middle, right):
+        pdf.line(x, top, x, y)
+    return bytes(pdf.output())
+
+
+def test_shading_set_inside_ruled_cells_makes_no_columns() -> None:
+    rows = [
+        ("Standard name", "Continuous cast billets"),
+        ("National standard number", "20300"),
+        ("Issuing authority", ""),  # a form's fields left empty
+        ("Date documents submitted", ""),
+        ("How the base price is set/after admission", "World prices"),
+        ("Date of admission", "1403/10/04"),
+    ]
+    doc = _ok(extract(_key_value_pdf(rows), "application/pdf", "form.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None
+    assert table.rows == tuple((value, label.replace("/", " ")) for label, value in rows)
+
+
+def test_a_right_to_left_table_reads_its_columns_from_the_right() -> None:
+    """In a Hebrew or Arabic document the first column is the rightmost: the
+    label reads before its value, as the page is read."""
+    rows = [
+        ("שם התקן", "מטילים יצוקים"),
+        ("מספר התקן", "20300"),
+        ("רשות מנפיקה", "מכון התקנים"),
+        ("תאריך הגשה", "1403/09/19"),
+    ]
+    data = _key_value_pdf(rows, font="/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    doc = _ok(extract(data, "application/pdf", "form-he.pdf"))
+    (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
+    assert table is not None
+    assert [tuple(" ".join(c.split()) for c in row) for row in table.rows] == rows
+
+
+def test_boxes_of_prose_drawn_as_a_grid_are_no_table() -> None:
+    """A cover or a brochure lays its paragraphs out in ruled boxes: the
+    lattice finds a grid, but cells holding paragraphs are layout, not data."""
+    rng = random.Random(11)
+    pdf = FPDF(format="letter")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 9)
+    texts = []
+    pdf.rect(15, 20, 180, 160)
+    pdf.line(105, 20, 105, 180)
+    pdf.line(15, 100, 195, 100)
+    for row in range(2):
+        for column in range(2):
+            x, y = 15 + column * 90, 20 + row * 80
+            pdf.set_xy(x + 3, y + 3)
+            text = " ".join(
+                " ".join(
+                    rng.choice(("the", "storage", "replica", "policy", "audit", "budget"))
+                    for _ in range(12)
+                ).capitalize()
+                + "."
+                for _ in range(6)
+            )
+            texts.append(text)
+            pdf.multi_cell(84, 4.5, text)
+    doc = _ok(extract(bytes(pdf.output()), "application/pdf", "boxes.pdf"))
+    assert [b for b in doc.blocks if b.kind == BlockKind.TABLE] == []
+    assert all(text[:40] in " ".join(b.text for b in doc.blocks) for text in texts)
