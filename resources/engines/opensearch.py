@@ -33,17 +33,28 @@ SERIAL_GC = ("-XX:+UseSerialGC",)
 G1_GC = ("-XX:+UseG1GC", "-XX:G1ReservePercent=25", "-XX:InitiatingHeapOccupancyPercent=30")
 
 
-#: Shards (tenant indexes) one node is allowed per MiB of heap; see shard_limit_for_heap.
-SHARDS_PER_HEAP_MIB = 1.0  # provisional
+#: What a tenant index costs a node, measured with bench/keyword_tenants.py
+#: (one node, SerialGC, one shard and 20 documents per tenant index): heap
+#: after a full GC is ~50-60 MiB with no index and grows ~0.33 MiB per index
+#: (512 MiB heap: 118 MiB at 200 indexes, 220 at 500; 1 GiB: 393 at 1,000, 523
+#: at 1,500). The parent circuit breaker starts refusing requests once live
+#: data fills the old generation (two thirds of the heap under SerialGC): at
+#: 848 indexes with 512 MiB, at 1,922 with 1 GiB. The limit keeps the indexes
+#: within half the heap, leaving the rest to merges, bulk and search requests
+#: and the garbage between full collections.
+BASELINE_HEAP_MIB = 60
+HEAP_PER_SHARD_MIB = 0.33
+INDEX_HEAP_SHARE = 0.5
 
 
 def shard_limit_for_heap(heap: str) -> int:
-    """`cluster.max_shards_per_node` for a node with this -Xmx (`512m`, `1g`)."""
+    """`cluster.max_shards_per_node` for a node with this -Xmx (`512m`, `1g`):
+    593 at 512 MiB, 1,369 at 1 GiB (the default), 2,921 at 2 GiB."""
     amount, unit = heap[:-1], heap[-1:].lower()
     if not amount.isdigit() or unit not in ("m", "g"):
         raise ValueError(f"a heap is a number of MiB or GiB, like 512m or 2g, not {heap!r}")
     mib = int(amount) * (1024 if unit == "g" else 1)
-    return int(mib * SHARDS_PER_HEAP_MIB)
+    return max(1, int((mib * INDEX_HEAP_SHARE - BASELINE_HEAP_MIB) / HEAP_PER_SHARD_MIB))
 
 
 def cluster_name_for(home: Path) -> str:
@@ -59,7 +70,7 @@ class EmbeddedOpenSearch:
         launcher_dir: Path,
         http_port: int,
         transport_port: int,
-        heap: str = "512m",
+        heap: str = "1g",
         *,
         cluster_name: str | None = None,
         node_settings: Mapping[str, str] | None = None,
@@ -202,7 +213,7 @@ class EmbeddedOpenSearchCluster:
         launcher_dir: Path,
         http_ports: Sequence[int],
         transport_ports: Sequence[int],
-        heap: str = "512m",
+        heap: str = "1g",
         node_settings: Mapping[str, str] | None = None,
     ) -> None:
         if len(http_ports) != len(transport_ports) or len(http_ports) < 2:
@@ -216,6 +227,7 @@ class EmbeddedOpenSearchCluster:
             "discovery.type": "zen",
             "discovery.seed_hosts": ",".join(f"127.0.0.1:{p}" for p in transport_ports),
             "cluster.initial_cluster_manager_nodes": ",".join(self.node_names),
+            "cluster.max_shards_per_node": str(shard_limit_for_heap(heap)),
             **(node_settings or {}),
         }
         self.nodes = [
