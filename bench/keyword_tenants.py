@@ -91,6 +91,26 @@ def search_latencies(
     return out
 
 
+def print_row(
+    node: EmbeddedOpenSearch, keywords: OpenSearchKeywordIndex, tenants: int, took: float
+) -> None:
+    client = keywords.client
+    health = client.cluster.health()
+    used = heap_used(keywords)
+    after_gc = heap_after_full_gc(node, keywords)
+    latencies = sorted(search_latencies(keywords, tenants))
+    state = len(json.dumps(client.cluster.state(metric="metadata")))
+    breakers = client.nodes.stats(metric="breaker")["nodes"]
+    trips = sum(s["breakers"]["parent"]["tripped"] for s in breakers.values())
+    print(
+        f"{tenants:7d} {health['active_shards']:6d} {used:9.0f} {after_gc:13.0f} "
+        f"{rss_mib(node):7.0f} {1000 * took:13.0f} {statistics.median(latencies):10.1f} "
+        f"{latencies[int(0.95 * len(latencies))]:10.1f} {state / 1024:9.0f} "
+        f"{trips:13d} {health['status']}",
+        flush=True,
+    )
+
+
 def main() -> int:
     settings = GroundworkSettings.from_env()
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -146,6 +166,13 @@ def main() -> int:
                 )
                 keywords.set_versions_live(tenant, ["ver-1"], True)
             except GroundworkError as exc:
+                # the figures at the limit (or wherever it stopped), then the refusal;
+                # a node out of heap may refuse those requests too
+                try:
+                    took = (time.perf_counter() - started) / max(1, n - since)
+                    print_row(node, keywords, n, took)
+                except Exception as unavailable:  # noqa: BLE001 - report and go on to the refusal
+                    print(f"no figures at {n} tenants: {str(unavailable)[:200]}")
                 shards = client.cluster.health()["active_shards"]
                 print(
                     f"tenant {n + 1} refused at {shards} shards: "
@@ -153,21 +180,7 @@ def main() -> int:
                 )
                 break
             if is_checkpoint(n + 1):
-                took = (time.perf_counter() - started) / (n + 1 - since)
-                health = client.cluster.health()
-                used = heap_used(keywords)
-                after_gc = heap_after_full_gc(node, keywords)
-                latencies = sorted(search_latencies(keywords, n + 1))
-                state = len(json.dumps(client.cluster.state(metric="metadata")))
-                breakers = client.nodes.stats(metric="breaker")["nodes"]
-                trips = sum(s["breakers"]["parent"]["tripped"] for s in breakers.values())
-                print(
-                    f"{n + 1:7d} {health['active_shards']:6d} {used:9.0f} {after_gc:13.0f} "
-                    f"{rss_mib(node):7.0f} {1000 * took:13.0f} {statistics.median(latencies):10.1f} "
-                    f"{latencies[int(0.95 * len(latencies))]:10.1f} {state / 1024:9.0f} "
-                    f"{trips:13d} {health['status']}",
-                    flush=True,
-                )
+                print_row(node, keywords, n + 1, (time.perf_counter() - started) / (n + 1 - since))
                 started = time.perf_counter()
                 since = n + 1
         # every process that connects runs ensure_schema over all tenant indexes
