@@ -27,6 +27,8 @@ refused for it raises CapacityExhausted naming the limit.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -147,15 +149,14 @@ def _bulk_refusal(action: str, exc: helpers.BulkIndexError) -> StoreError:
 SHARD_LIMIT = re.compile(r"currently has \[(\d+)\]/\[(\d+)\] maximum (?:normal )?shards open")
 
 
-def _cluster_full(tenant_id: str, detail: str) -> CapacityExhausted:
-    found = SHARD_LIMIT.search(detail)
-    open_shards, limit = (int(found[1]), int(found[2])) if found else (None, None)
+def _cluster_full(tenant_id: str, refusal: re.Match[str]) -> CapacityExhausted:
+    open_shards, limit = int(refusal[1]), int(refusal[2])
     return CapacityExhausted(
         f"OpenSearch cannot take tenant {tenant_id}'s keyword index: the cluster holds "
         f"{open_shards} of its {limit} shards (cluster.max_shards_per_node times the data "
         "nodes; each tenant index is one shard, and one more per replica). Add a node, or "
-        "give the node more heap with a proportionally higher limit "
-        "(GROUNDWORK_OPENSEARCH_HEAP raises both for the embedded node)",
+        "give the nodes more heap and a higher limit (for the embedded node "
+        "GROUNDWORK_OPENSEARCH_HEAP raises both)",
         limit,
     )
 
@@ -218,8 +219,8 @@ class OpenSearchKeywordIndex:
                 try:
                     self.client.indices.create(index=index)
                 except TransportError as exc:
-                    if SHARD_LIMIT.search(str(exc)):
-                        raise _cluster_full(tenant_id, str(exc)) from exc
+                    if refusal := SHARD_LIMIT.search(str(exc)):
+                        raise _cluster_full(tenant_id, refusal) from exc
                     if "resource_already_exists_exception" not in str(exc):
                         raise
                 self.client.cluster.health(index=index, wait_for_status="yellow")
@@ -227,34 +228,59 @@ class OpenSearchKeywordIndex:
         return index
 
     def ensure_schema(self) -> None:
+        """Every process that connects calls this. When the stored template
+        already carries this schema's fingerprint, the tenant indexes have it
+        too and nothing is sent; otherwise the template is replaced and its
+        fields and replica count are applied to every tenant index."""
+        template = {
+            "settings": {**INDEX_SETTINGS, **replica_settings(self.replicas)},
+            "mappings": MAPPINGS,
+        }
+        fingerprint = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
+        name = f"{self.prefix}-chunks"
         with _translated("creating the chunk index template"):
-            self.client.indices.put_index_template(
-                name=f"{self.prefix}-chunks",
-                body={
-                    "index_patterns": [self.pattern],
-                    "priority": 100,
-                    "template": {
-                        "settings": {**INDEX_SETTINGS, **replica_settings(self.replicas)},
-                        "mappings": MAPPINGS,
-                    },
-                },
-            )
-            # By the pattern, never a list of names: a thousand tenants' names
-            # overflow the request line (4 KiB), and listing them costs their mappings.
-            # Fields added since those indices were created (adding a field is
-            # allowed), and the replica count the configuration asks for now.
-            self.client.indices.put_mapping(
-                index=self.pattern,
-                body={"properties": MAPPINGS["properties"]},
-                allow_no_indices=True,
-            )
-            self.client.indices.put_settings(
-                index=self.pattern,
-                body={"index": replica_settings(self.replicas)},
-                allow_no_indices=True,
-            )
+            if self._template_fingerprint(name) != fingerprint:
+                # The fingerprint is stored last, once every index has the schema:
+                # a failure on the way leaves it unset and the next connect redoes it.
+                self._put_template(name, template, meta={})
+                # By the pattern, never a list of names: a thousand tenants' names
+                # overflow the request line (4 KiB). Fields added since those
+                # indices were created (adding a field is allowed), and the
+                # replica count the configuration asks for now.
+                self.client.indices.put_mapping(
+                    index=self.pattern,
+                    body={"properties": MAPPINGS["properties"]},
+                    allow_no_indices=True,
+                )
+                self.client.indices.put_settings(
+                    index=self.pattern,
+                    body={"index": replica_settings(self.replicas)},
+                    allow_no_indices=True,
+                )
+                self._put_template(name, template, meta={"schema": fingerprint})
             if self.client.indices.exists(index=self.legacy_index):
                 self._split_legacy_index()
+
+    def _put_template(self, name: str, template: dict[str, Any], meta: dict[str, str]) -> None:
+        self.client.indices.put_index_template(
+            name=name,
+            body={
+                "index_patterns": [self.pattern],
+                "priority": 100,
+                "template": template,
+                "_meta": meta,
+            },
+        )
+
+    def _template_fingerprint(self, name: str) -> str | None:
+        try:
+            found = self.client.indices.get_index_template(name=name)
+        except NotFoundError:
+            return None
+        for entry in found.get("index_templates", []):
+            meta = entry.get("index_template", {}).get("_meta") or {}
+            return str(meta.get("schema")) if meta.get("schema") else None
+        return None
 
     def _split_legacy_index(self) -> None:
         """Reindex the shared index of earlier versions into per-tenant indices

@@ -83,9 +83,28 @@ def test_schema_updates_reach_many_tenants_by_pattern(keywords: OpenSearchKeywor
     long_names = [f"{n:02d}-{'x' * 200}" for n in range(24)]  # 24 x ~220 chars > 4 KiB
     for tenant in long_names:
         keywords.upsert([chunk(tenant, "schema update reaches every tenant")])
-    keywords.ensure_schema()  # raised StoreError (too_long_http_line_exception) before
-    settings = keywords.client.indices.get_settings(index=keywords.pattern)
-    assert len(settings) == len(long_names)
+    # another replica setting: the schema changed, so it goes to every index
+    # (raised StoreError, too_long_http_line_exception, before)
+    OpenSearchKeywordIndex(keywords.client, keywords.prefix, replicas=0).ensure_schema()
+    found = keywords.client.indices.get_settings(index=keywords.pattern)
+    assert len(found) == len(long_names)
+    assert {s["settings"]["index"]["auto_expand_replicas"] for s in found.values()} == {"false"}
+
+
+def test_an_unchanged_schema_leaves_the_tenant_indexes_alone(
+    keywords: OpenSearchKeywordIndex,
+) -> None:
+    """A connect with the schema the template already records sends nothing
+    to the tenant indexes (one template read, not a pass over every index)."""
+    tenant = f"same-{uuid.uuid4().hex[:8]}"
+    keywords.upsert([chunk(tenant, "unchanged schema")])
+    index = keywords.index_for(tenant)
+    keywords.client.indices.put_settings(
+        index=index, body={"index": {"auto_expand_replicas": False, "number_of_replicas": 0}}
+    )
+    keywords.ensure_schema()
+    found = keywords.client.indices.get_settings(index=index)[index]["settings"]["index"]
+    assert found["auto_expand_replicas"] == "false"
 
 
 def test_replicas_auto_expand_on_one_node_and_a_fixed_count_reaches_existing_tenants(
