@@ -27,6 +27,18 @@ class DocumentRefused(StoreError):
         self.chunk_ids = chunk_ids
 
 
+class CapacityExhausted(StoreError):
+    """A store cannot take another tenant: the OpenSearch cluster is at its
+    per-node shard limit (one index per tenant). Retrying fails the same way
+    until an operator adds a node or raises the heap with the limit; the
+    message names the limit and both remedies. Never answered by storing the
+    tenant somewhere else silently."""
+
+    def __init__(self, message: str, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class DimensionMismatch(GroundworkError):
     """A vector's length differs from the model's declared dimension."""
 

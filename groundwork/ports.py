@@ -173,6 +173,9 @@ class KeywordIndex(Protocol):
     Contract: the same as VectorIndex for liveness, scope, filters, layers, ordering and
     idempotence. Identifier-shaped terms such as ERR-4021 or Q3-2026 are
     searchable as whole tokens. Stopwords are not removed from the index.
+    A tenant's scores depend on its own documents only. A store that cannot
+    take another tenant refuses that tenant's first write with
+    CapacityExhausted, never by dropping or misplacing its documents.
     """
 
     def ensure_schema(self) -> None: ...

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 from resources.blobstore import FilesystemBlobStore
 from resources.embeddings import load_embedding_provider
 from resources.engines.clamd import EmbeddedClamd
-from resources.engines.opensearch import EmbeddedOpenSearch
+from resources.engines.opensearch import EmbeddedOpenSearch, shard_limit_for_heap
 from resources.engines.postgres import EmbeddedPostgres
 from resources.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
 from resources.llm import configured_summarizer
@@ -73,6 +73,9 @@ def embedded_opensearch(settings: GroundworkSettings) -> EmbeddedOpenSearch:
         http_port=settings.opensearch_http_port,
         transport_port=settings.opensearch_transport_port,
         heap=settings.opensearch_heap,
+        node_settings={
+            "cluster.max_shards_per_node": str(shard_limit_for_heap(settings.opensearch_heap))
+        },
     )
 
 
@@ -283,7 +286,9 @@ def connect(
     if settings.keyword_backend == "opensearch":
         assert endpoints.opensearch_url is not None
         keywords = OpenSearchKeywordIndex(
-            client_for(endpoints.opensearch_url), index_prefix or settings.index_prefix
+            client_for(endpoints.opensearch_url),
+            index_prefix or settings.index_prefix,
+            replicas=settings.opensearch_replicas,
         )
     else:
         keywords = PostgresKeywordIndex(pool)

@@ -54,6 +54,9 @@ class GroundworkSettings:
     #: database_url): the vector leg of searches reads it; everything else, and
     #: every write, stays on the primary. Unset: everything on the primary.
     database_replica_url: str | None = None
+    #: replicas of each tenant's keyword index; None: one as soon as the cluster
+    #: has a second data node, none on a single node (auto-expanded 0-1)
+    opensearch_replicas: int | None = None
 
     @property
     def pgdata(self) -> Path:
@@ -86,7 +89,9 @@ class GroundworkSettings:
             opensearch_url=env.get("GROUNDWORK_OPENSEARCH_URL") or None,
             opensearch_http_port=int(env.get("GROUNDWORK_OPENSEARCH_PORT", "9201")),
             opensearch_transport_port=int(env.get("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9301")),
-            opensearch_heap=env.get("GROUNDWORK_OPENSEARCH_HEAP", "512m"),
+            # 1 GiB (the distribution's default too): 1,369 tenant indexes
+            # within half of it (resources/engines/opensearch.py), 512 MiB only 593
+            opensearch_heap=env.get("GROUNDWORK_OPENSEARCH_HEAP", "1g"),
             keyword_backend=backend,
             index_prefix=env.get("GROUNDWORK_INDEX_PREFIX", "groundwork"),
             database_name=env.get("GROUNDWORK_DATABASE_NAME", "groundwork"),
@@ -107,6 +112,9 @@ class GroundworkSettings:
             engines_managed=env.get("GROUNDWORK_ENGINES_MANAGED", "") == "1",
             dagster_url=env.get("GROUNDWORK_DAGSTER_URL") or None,
             database_replica_url=env.get("GROUNDWORK_DATABASE_REPLICA_URL") or None,
+            opensearch_replicas=int(env["GROUNDWORK_OPENSEARCH_REPLICAS"])
+            if env.get("GROUNDWORK_OPENSEARCH_REPLICAS")
+            else None,
         )
 
 

@@ -24,7 +24,14 @@ import org.opensearch.transport.Netty4Plugin;
  * launcher does what the distribution's bootstrap does minus the bootstrap
  * checks (which refuse to run as root, as CI does) and JarHell.
  *
- * Usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName]
+ * Usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName] [setting=value ...]
+ *
+ * Alone it is a single node (discovery.type=single-node). Settings given as
+ * key=value after the cluster name are put over the defaults, so the same
+ * class starts a member of a local cluster: node.name, discovery.type=zen,
+ * discovery.seed_hosts (the other members' transport addresses) and
+ * cluster.initial_cluster_manager_nodes (resources/engines/opensearch.py
+ * passes them), or raises cluster.max_shards_per_node.
  * Prints "GROUNDWORK-OPENSEARCH-READY <port>" once the node has started;
  * SIGTERM closes the node cleanly through a shutdown hook.
  */
@@ -38,13 +45,14 @@ public final class EmbeddedNode {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3 && args.length != 4) {
-            System.err.println("usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName]");
+        if (args.length < 3) {
+            System.err.println(
+                    "usage: EmbeddedNode <home> <httpPort> <transportPort> [clusterName] [setting=value ...]");
             System.exit(2);
         }
         // The cluster name identifies the home that owns the node, so a second
         // checkout on the same port is recognised instead of silently reused.
-        String clusterName = args.length == 4 ? args[3] : "groundwork-embedded";
+        String clusterName = args.length >= 4 ? args[3] : "groundwork-embedded";
         Path home = Paths.get(args[0]).toAbsolutePath();
         Path data = home.resolve("data");
         Path logs = home.resolve("logs");
@@ -55,7 +63,7 @@ public final class EmbeddedNode {
         Files.createDirectories(home.resolve("plugins"));
         Files.createDirectories(home.resolve("modules"));
 
-        Settings settings = Settings.builder()
+        Settings.Builder builder = Settings.builder()
                 .put("cluster.name", clusterName)
                 .put("node.name", "groundwork-node-1")
                 .put("path.home", home.toString())
@@ -67,8 +75,18 @@ public final class EmbeddedNode {
                 .put("transport.port", args[2])
                 // A laptop disk at 90% must not turn every index read-only.
                 .put("cluster.routing.allocation.disk.threshold_enabled", false)
-                .put("action.auto_create_index", false)
-                .build();
+                .put("action.auto_create_index", false);
+        for (int i = 4; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            if (eq <= 0) {
+                System.err.println("not a setting=value pair: " + args[i]);
+                System.exit(2);
+            }
+            // a list setting (seed hosts, initial cluster managers) is read from
+            // a comma-separated string, as with the distribution's -E flags
+            builder.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        Settings settings = builder.build();
         Environment environment = InternalSettingsPreparer.prepareEnvironment(
                 settings, Collections.emptyMap(), config, () -> "groundwork-node-1");
 

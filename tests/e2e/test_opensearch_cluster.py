@@ -1,0 +1,80 @@
+"""A real two-node OpenSearch cluster loses a data node under search load.
+
+Both nodes are the project's launcher (engines/opensearch), started as one
+cluster on the ports after this checkout's own node. The adapter is built as
+the platform builds it from GROUNDWORK_OPENSEARCH_URL naming both nodes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from resources.engines.opensearch import EmbeddedOpenSearchCluster
+from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
+from resources.settings import PROJECT_ROOT, GroundworkSettings
+from tests.cluster_failover import index_tenants, lose_a_node
+
+#: a search may fail only this long after the kill (measured: see the report)
+FAILOVER_BOUND_SECONDS = 10.0
+
+
+@pytest.fixture(scope="module")
+def cluster(settings: GroundworkSettings) -> Iterator[EmbeddedOpenSearchCluster]:
+    """Fresh every run, on the two ports after this checkout's node, and
+    stopped after the module whatever GROUNDWORK_KEEP_ENGINES says."""
+    home = settings.home / "opensearch-cluster"
+    shutil.rmtree(home, ignore_errors=True)
+    base_http, base_transport = settings.opensearch_http_port, settings.opensearch_transport_port
+    cluster = EmbeddedOpenSearchCluster(
+        home,
+        PROJECT_ROOT / "engines" / "opensearch",
+        http_ports=[base_http + 1, base_http + 2],
+        transport_ports=[base_transport + 1, base_transport + 2],
+        heap="384m",
+    )
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_killed_data_node_costs_no_search_after_failover_and_no_document(
+    cluster: EmbeddedOpenSearchCluster,
+) -> None:
+    keywords = OpenSearchKeywordIndex(client_for(cluster.url), f"gwtest-{uuid.uuid4().hex[:6]}")
+    keywords.ensure_schema()
+    tenants = [f"fo-{n}-{uuid.uuid4().hex[:6]}" for n in range(6)]
+    before = index_tenants(keywords, tenants, documents=40)
+    assert all(count > 0 for count in before.values())
+    cluster.wait_for_status("green")
+    # one replica each: every tenant's documents are on both nodes
+    shards = keywords.client.cat.shards(index=keywords.pattern, format="json")
+    for tenant in tenants:
+        copies = [s for s in shards if s["index"] == keywords.index_for(tenant)]
+        assert sorted(s["prirep"] for s in copies) == ["p", "r"]
+        assert {s["state"] for s in copies} == {"STARTED"}
+        assert len({s["node"] for s in copies}) == 2
+
+    outcome = lose_a_node(cluster, keywords, tenants, kill_manager=False, down_seconds=10.0)
+
+    assert not outcome.victim_was_manager
+    # searches kept answering from the other node while the victim was down ...
+    down_from = outcome.killed_at + outcome.failover_window
+    assert outcome.answered_between(down_from, outcome.restarted_at) > 50
+    # ... a bounded window after the kill, then none failed: not while the
+    # node was down, not while it rejoined and its replicas recovered
+    assert outcome.failover_window <= FAILOVER_BOUND_SECONDS, outcome.errors
+    assert outcome.failed_after_window == 0
+    assert outcome.answered_between(outcome.green_at, float("inf")) > 0
+    # no document lost, and the replicas are back on the restarted node
+    assert outcome.counts_after == outcome.counts_before == before
+    shards = keywords.client.cat.shards(index=keywords.pattern, format="json")
+    assert len(shards) == 2 * len(tenants)
+    assert {s["state"] for s in shards} == {"STARTED"}
+    keywords.drop()
