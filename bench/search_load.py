@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,9 +36,11 @@ DATABASE = "groundwork_bench"
 PREFIX = "gwbench"
 
 LUA = r"""
+-- GW_REQUESTS: one request a line, "<API key>\t<query as a JSON string>"; each
+-- connection takes the next line, so clients cycle through tenants' keys
+local keys = {}
 local queries = {}
 local index = 0
-local token = os.getenv("GW_KEY")
 local threads = {}
 setup = function(thread)
   table.insert(threads, thread)
@@ -47,12 +50,16 @@ response = function(status, headers, body)
   if status == 503 then overloaded = overloaded + 1 end
 end
 init = function(args)
-  for line in io.lines(os.getenv("GW_QUERIES")) do queries[#queries + 1] = line end
+  for line in io.lines(os.getenv("GW_REQUESTS")) do
+    local tab = line:find("\t", 1, true)
+    keys[#keys + 1] = line:sub(1, tab - 1)
+    queries[#queries + 1] = line:sub(tab + 1)
+  end
 end
 request = function()
   index = (index % #queries) + 1
   local body = '{"query": ' .. queries[index] .. ', "limit": 10}'
-  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
+  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. keys[index]}, body)
 end
 done = function(summary, latency, requests)
   local refused = 0
@@ -63,6 +70,40 @@ done = function(summary, latency, requests)
     latency:percentile(99) / 1000, summary.requests / (summary.duration / 1e6)))
 end
 """
+
+
+def wrk_search(
+    base: str, requests: Sequence[tuple[str, str]], connections: int, seconds: int
+) -> dict[str, float]:
+    """POST /v1/search with wrk for `seconds` at `connections` concurrent
+    connections, cycling through `requests` (API key, query text): requests,
+    errors (503 `overloaded` apart), refused_503, p50/p95/p99 ms and rps."""
+    lines = "".join(f"{key}\t{json.dumps(text)}\n" for key, text in requests)
+    with tempfile.TemporaryDirectory() as folder:
+        requests_file = Path(folder) / "requests.txt"
+        requests_file.write_text(lines)
+        script = Path(folder) / "search.lua"
+        script.write_text(LUA)
+        out = subprocess.run(
+            [
+                "wrk",
+                f"-t{min(connections, 2)}",
+                f"-c{connections}",
+                f"-d{seconds}s",
+                "--timeout",
+                "10s",
+                "-s",
+                str(script),
+                f"{base}/v1/search",
+            ],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, GW_REQUESTS=str(requests_file)),
+            timeout=seconds + 60,
+            check=True,
+        )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def api_rss_mib(pid: int) -> float:
@@ -105,10 +146,7 @@ def main() -> int:
     else:
         texts = [f"storage quota policy for team {i}" for i in range(200)]
     random.Random(5).shuffle(texts)
-    queries_file = Path(tempfile.mkstemp(suffix=".txt")[1])
-    queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
-    script = Path(tempfile.mkstemp(suffix=".lua")[1])
-    script.write_text(LUA)
+    requests = [(key, text) for text in texts[:1000]]
     stack = contextlib.ExitStack()
     try:
         pids: list[int] = []
@@ -127,26 +165,7 @@ def main() -> int:
             f"wrk {args.seconds} s per level, loopback; API RSS {api_rss_mib(pids[0]):.0f} MiB"
         )
         for connections in (int(c) for c in args.levels.split(",")):
-            threads = min(connections, 2)
-            out = subprocess.run(
-                [
-                    "wrk",
-                    f"-t{threads}",
-                    f"-c{connections}",
-                    f"-d{args.seconds}s",
-                    "--timeout",
-                    "10s",
-                    "-s",
-                    str(script),
-                    f"{base}/v1/search",
-                ],
-                capture_output=True,
-                text=True,
-                env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
-                timeout=args.seconds + 60,
-                check=True,
-            )
-            result = json.loads(out.stdout.strip().splitlines()[-1])
+            result = wrk_search(base, requests, connections, args.seconds)
             print(
                 f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
                 f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
@@ -156,8 +175,6 @@ def main() -> int:
     finally:
         stack.close()
         platform.close()
-        queries_file.unlink(missing_ok=True)
-        script.unlink(missing_ok=True)
     return 0
 
 
