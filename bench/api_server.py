@@ -11,9 +11,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
-import psutil
-
-from resources.settings import GroundworkSettings
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -29,23 +26,6 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-def engine_pids(settings: GroundworkSettings) -> dict[str, list[int]]:
-    """This platform's engines only (other checkouts' test engines may share the
-    machine): the postmaster of its data directory with its backends, and the
-    OpenSearch JVM whose command line names its home."""
-    found: dict[str, list[int]] = {"postgres": [], "opensearch": []}
-    pid_file = settings.pgdata / "postmaster.pid"
-    if pid_file.exists():
-        postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
-        found["postgres"] = [postmaster.pid, *(c.pid for c in postmaster.children())]
-    home = str(settings.opensearch_home)
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmd = " ".join(proc.info["cmdline"] or [])
-        if "java" in (proc.info["name"] or "") and home in cmd:
-            found["opensearch"].append(proc.pid)
-    return found
 
 
 @contextlib.contextmanager

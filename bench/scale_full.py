@@ -27,14 +27,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import os
 import random
 import socket
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -43,7 +47,7 @@ from psycopg import sql
 
 from assets.embeddings import embedding_metadata
 from assets.publication import STORES_AGREE, publish_and_check
-from bench.api_server import engine_pids, peak_rss_mib, serve_api
+from bench.api_server import peak_rss_mib, serve_api
 from bench.scale import (
     CLASSES,
     CORPUS,
@@ -57,7 +61,8 @@ from bench.scale import (
 )
 from bench.scale_corpus import CHUNKS_PER_SOURCE, TopicDocuments, documents_for
 from bench.scale_corpus import load_topic_documents as load_topics
-from bench.search_load import api_rss_mib, wrk_search
+from bench.search_load import LUA, api_rss_mib
+from bench.search_profile import engine_pids
 from bench.topic_mix_embedder import TopicMixEmbedder
 from evals.beir import load_queries
 from groundwork.chunking import ChunkingPolicy
@@ -141,6 +146,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wrk_search(
+    base: str, requests: Sequence[tuple[str, str]], connections: int, seconds: int
+) -> dict[str, float]:
+    """wrk on POST /v1/search with bench/search_load.py's script, each request
+    the next (API key, query) pair: requests, errors (503 `overloaded` apart),
+    refused_503, p50/p95/p99 ms, rps."""
+    with tempfile.TemporaryDirectory() as folder:
+        queries = Path(folder) / "requests.txt"
+        queries.write_text("".join(f"{key}\t{json.dumps(text)}\n" for key, text in requests))
+        script = Path(folder) / "search.lua"
+        script.write_text(LUA)
+        out = subprocess.run(
+            [
+                *("wrk", f"-t{min(connections, 2)}", f"-c{connections}", f"-d{seconds}s"),
+                *("--timeout", "10s", "-s", str(script), f"{base}/v1/search"),
+            ],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, GW_QUERIES=str(queries)),
+            timeout=seconds + 60,
+            check=True,
+        )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def keyword_client(platform: Platform):  # type: ignore[no-untyped-def]

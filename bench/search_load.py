@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -36,11 +35,12 @@ DATABASE = "groundwork_bench"
 PREFIX = "gwbench"
 
 LUA = r"""
--- GW_REQUESTS: one request a line, "<API key>\t<query as a JSON string>"; each
--- connection takes the next line, so clients cycle through tenants' keys
-local keys = {}
+-- GW_QUERIES: a query (a JSON string) a line, sent with the key GW_KEY; or
+-- "<API key>\t<query>" a line, so clients cycle through several tenants' keys
 local queries = {}
+local keys = {}
 local index = 0
+local token = os.getenv("GW_KEY")
 local threads = {}
 setup = function(thread)
   table.insert(threads, thread)
@@ -50,10 +50,10 @@ response = function(status, headers, body)
   if status == 503 then overloaded = overloaded + 1 end
 end
 init = function(args)
-  for line in io.lines(os.getenv("GW_REQUESTS")) do
+  for line in io.lines(os.getenv("GW_QUERIES")) do
     local tab = line:find("\t", 1, true)
-    keys[#keys + 1] = line:sub(1, tab - 1)
-    queries[#queries + 1] = line:sub(tab + 1)
+    keys[#keys + 1] = tab and line:sub(1, tab - 1) or token
+    queries[#queries + 1] = tab and line:sub(tab + 1) or line
   end
 end
 request = function()
@@ -70,40 +70,6 @@ done = function(summary, latency, requests)
     latency:percentile(99) / 1000, summary.requests / (summary.duration / 1e6)))
 end
 """
-
-
-def wrk_search(
-    base: str, requests: Sequence[tuple[str, str]], connections: int, seconds: int
-) -> dict[str, float]:
-    """POST /v1/search with wrk for `seconds` at `connections` concurrent
-    connections, cycling through `requests` (API key, query text): requests,
-    errors (503 `overloaded` apart), refused_503, p50/p95/p99 ms and rps."""
-    lines = "".join(f"{key}\t{json.dumps(text)}\n" for key, text in requests)
-    with tempfile.TemporaryDirectory() as folder:
-        requests_file = Path(folder) / "requests.txt"
-        requests_file.write_text(lines)
-        script = Path(folder) / "search.lua"
-        script.write_text(LUA)
-        out = subprocess.run(
-            [
-                "wrk",
-                f"-t{min(connections, 2)}",
-                f"-c{connections}",
-                f"-d{seconds}s",
-                "--timeout",
-                "10s",
-                "-s",
-                str(script),
-                f"{base}/v1/search",
-            ],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, GW_REQUESTS=str(requests_file)),
-            timeout=seconds + 60,
-            check=True,
-        )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
 
 
 def api_rss_mib(pid: int) -> float:
@@ -146,7 +112,10 @@ def main() -> int:
     else:
         texts = [f"storage quota policy for team {i}" for i in range(200)]
     random.Random(5).shuffle(texts)
-    requests = [(key, text) for text in texts[:1000]]
+    queries_file = Path(tempfile.mkstemp(suffix=".txt")[1])
+    queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    script.write_text(LUA)
     stack = contextlib.ExitStack()
     try:
         pids: list[int] = []
@@ -165,7 +134,26 @@ def main() -> int:
             f"wrk {args.seconds} s per level, loopback; API RSS {api_rss_mib(pids[0]):.0f} MiB"
         )
         for connections in (int(c) for c in args.levels.split(",")):
-            result = wrk_search(base, requests, connections, args.seconds)
+            threads = min(connections, 2)
+            out = subprocess.run(
+                [
+                    "wrk",
+                    f"-t{threads}",
+                    f"-c{connections}",
+                    f"-d{args.seconds}s",
+                    "--timeout",
+                    "10s",
+                    "-s",
+                    str(script),
+                    f"{base}/v1/search",
+                ],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
+                timeout=args.seconds + 60,
+                check=True,
+            )
+            result = json.loads(out.stdout.strip().splitlines()[-1])
             print(
                 f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
                 f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
@@ -175,6 +163,8 @@ def main() -> int:
     finally:
         stack.close()
         platform.close()
+        queries_file.unlink(missing_ok=True)
+        script.unlink(missing_ok=True)
     return 0
 
 

@@ -45,7 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psutil  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-from bench.api_server import engine_pids  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from resources.embeddings import OnnxEmbeddingProvider  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex  # noqa: E402
@@ -112,6 +111,23 @@ def engine_cpu_seconds(platform_pids: dict[str, list[int]]) -> dict[str, float]:
                 continue
         out[engine] = total
     return out
+
+
+def engine_pids(settings: GroundworkSettings) -> dict[str, list[int]]:
+    """This platform's engines only (other checkouts' test engines may share the
+    machine): the postmaster of its data directory with its backends, and the
+    OpenSearch JVM whose command line names its home."""
+    found: dict[str, list[int]] = {"postgres": [], "opensearch": []}
+    pid_file = settings.pgdata / "postmaster.pid"
+    if pid_file.exists():
+        postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+        found["postgres"] = [postmaster.pid, *(c.pid for c in postmaster.children())]
+    home = str(settings.opensearch_home)
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if "java" in (proc.info["name"] or "") and home in cmd:
+            found["opensearch"].append(proc.pid)
+    return found
 
 
 def run_level(
