@@ -54,11 +54,14 @@ vector leg's recall@10 as above, hybrid /v1/search p50/p95/p99 at 1 and 8
 clients (wrk; each client cycles through the sampled tenants' keys, subjects
 team:a, and real SciFact queries), errors, the API's RSS, PostgreSQL's and
 OpenSearch's peak memory, the node's shards and heap, index sizes, and the
-issue's goal line. Subjects are per source (85% team:a). Above 900 tenants the
-bench raises `cluster.max_shards_per_node` on its own node (transient) and
-says so; the embedded node's heap is GROUNDWORK_OPENSEARCH_HEAP (512m), set
-before the node starts. A load that stops keeps every tenant it published: a
-rerun skips tenants whose sources are all there with no work left.
+issue's goal line. Subjects are per source (85% team:a). When the node's
+`cluster.max_shards_per_node` (1,000 by default) leaves no room for one index
+per tenant, the bench raises it on its own node (transient) and says so; the
+embedded node's heap is GROUNDWORK_OPENSEARCH_HEAP (512m), set before the node
+starts. Index prefixes are short (gwsf-1m): main's `ensure_schema` names every
+tenant index in one request line, refused past 4 KiB; the 1M run needs the
+pattern fix of branch oscluster. A load that stops keeps every tenant it
+published: a rerun skips tenants whose sources are all there with no work left.
 """
 
 from __future__ import annotations

@@ -75,9 +75,9 @@ from resources.settings import GroundworkSettings
 
 DATABASE = "groundwork_scale_full"
 STAGES = ("register", "extract", "chunk", "keyword", "embed", "publish")
-#: the node refuses a new index past cluster.max_shards_per_node (1,000 by default);
-#: above this many tenants the bench raises it on its own node (transient)
-SHARD_HEADROOM_TENANTS = 900
+#: the node refuses a new index past cluster.max_shards_per_node (1,000 by default):
+#: the bench keeps this much room above what the load needs (raised transiently)
+SHARD_HEADROOM = 100
 GOAL_RECALL = 0.98
 GOAL_P95_MS = 150.0
 
@@ -142,6 +142,14 @@ class StageClock:
         )
 
 
+def index_prefix_for(database: str) -> str:
+    """Short (groundwork_scale_full_1m -> gwsf-1m): every connect puts the
+    keyword mapping on the tenant indexes, and before the pattern fix on branch
+    oscluster it named them all in one request line, which OpenSearch refuses
+    past 4 KiB (~130 tenants of default-length names)."""
+    return "gwsf" + database.removeprefix(DATABASE).replace("_", "-")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -183,19 +191,32 @@ def keyword_client(platform: Platform):  # type: ignore[no-untyped-def]
     return keywords.client
 
 
+def shard_limit(client) -> int:  # type: ignore[no-untyped-def]
+    """The node's effective cluster.max_shards_per_node."""
+    settings = client.cluster.get_settings(include_defaults=True, flat_settings=True)
+    for level in ("transient", "persistent", "defaults"):
+        value = settings[level].get("cluster.max_shards_per_node")
+        if value is not None:
+            return int(value)
+    return 1000
+
+
 def make_room_for(platform: Platform, tenants: int) -> None:
-    """One index (one primary shard) per tenant: past SHARD_HEADROOM_TENANTS the
-    node's default of 1,000 shards would refuse tenants, so raise it on this
-    node, transiently (gone when the node restarts)."""
-    if tenants <= SHARD_HEADROOM_TENANTS:
-        return
+    """One index (one primary shard) per tenant: when the node's shard limit
+    (1,000 by default) leaves less than SHARD_HEADROOM room for the tenants'
+    indexes, raise it on this node, transiently (gone when the node restarts).
+    A limit set from the node's heap (branch oscluster) that has room is kept."""
     client = keyword_client(platform)
     shards = int(client.cluster.health()["active_shards"])
-    limit = max(1000, shards + tenants + 200)
-    client.cluster.put_settings(body={"transient": {"cluster.max_shards_per_node": limit}})
+    existing = len(client.indices.get(index=platform.keywords.pattern))  # type: ignore[attr-defined]
+    needed = shards + (tenants - existing) + SHARD_HEADROOM
+    limit = shard_limit(client)
+    if needed <= limit:
+        return
+    client.cluster.put_settings(body={"transient": {"cluster.max_shards_per_node": needed}})
     print(
-        f"OpenSearch: cluster.max_shards_per_node set to {limit} (transient, this node only): "
-        f"{shards} shards open, {tenants} tenant indexes wanted"
+        f"OpenSearch: cluster.max_shards_per_node raised from {limit} to {needed} (transient, "
+        f"this node only): {shards} shards open, {tenants - existing} tenant indexes to create"
     )
 
 
@@ -421,12 +442,7 @@ def engine_report(platform: Platform, prefix: str, memory: EngineMemory, model_k
     indices = client.cat.indices(index=f"{prefix}-*", format="json", bytes="b")
     store = sum(int(i["store.size"] or 0) for i in indices)
     docs = sum(int(i["docs.count"] or 0) for i in indices)
-    settings = client.cluster.get_settings(include_defaults=True, flat_settings=True)
-    limit = (
-        settings["transient"].get("cluster.max_shards_per_node")
-        or settings["persistent"].get("cluster.max_shards_per_node")
-        or settings["defaults"].get("cluster.max_shards_per_node")
-    )
+    limit = shard_limit(client)
     opensearch_pids = engine_pids(platform.settings)["opensearch"]
     print(
         f"OpenSearch: {health['active_shards']} shards on the node (limit {limit}), "
@@ -461,7 +477,7 @@ def run(args: argparse.Namespace) -> None:
             "--full measures the OpenSearch keyword leg: unset GROUNDWORK_KEYWORD_BACKEND"
         )
     database = args.database or DATABASE
-    prefix = database.replace("_", "-")
+    prefix = index_prefix_for(database)
     settings = GroundworkSettings.from_env()
     platform = connect(settings, ensure_engines(settings), database=database, index_prefix=prefix)
     model_key = settings.default_model_key
