@@ -11,7 +11,8 @@ loaded through the pipeline's stage functions, then /v1/search over HTTP:
     uv run python bench/scale.py --full --chunks 200000 --tenants 200 --database groundwork_scale_full_200k
     # issue 14's run: ~2 h of load on 2 busy cores (200k took 30 min); rerun the same command
     # to resume an interrupted load. 1,000 tenant indexes want a node started with a 1 GiB heap
-    # (at 512m, 260 shards already used 314-392 MiB) and branch oscluster's ensure_schema fix.
+    # (at 512m with 260 shards the parent breaker tripped: 169 of 2,284 searches failed in one
+    # 8-client run) and branch oscluster's ensure_schema fix.
     GROUNDWORK_OPENSEARCH_HEAP=1g uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m
     # measure it again without loading
     uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m --skip-load

@@ -26,18 +26,21 @@ sources are all there with no work left (`--skip-load` skips the load).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -395,7 +398,11 @@ def api_latency(
     rng = random.Random(args.seed + 3)
     results: dict[str, dict[str, dict[str, float]]] = {}
     pids: list[int] = []
-    with serve_api(args.api_port or free_port(), database, prefix, on_start=pids.append) as base:
+    log = platform.settings.home / "logs" / f"bench-scale-api-{database}.log"
+    with (
+        api_stderr_to(log),
+        serve_api(args.api_port or free_port(), database, prefix, on_start=pids.append) as base,
+    ):
         hits: list[int] = []
         failures: list[str] = []
         for tenant, key in keys.items():  # warm-up, and the answers are real
@@ -432,13 +439,56 @@ def api_latency(
                     flush=True,
                 )
         print(f"API RSS after the load: {api_rss_mib(pids[0]):.0f} MiB")
+    print(f"API log {log}: {failed_requests(log)}")
     return results
+
+
+@contextlib.contextmanager
+def api_stderr_to(path: Path) -> Iterator[None]:
+    """The API child inherits this process's stderr: send it to a file for the
+    child's lifetime, so a failing request's traceback does not flood the figures."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with path.open("w") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def failed_requests(log: Path) -> str:
+    """How many requests the API logged as failed, by the last line of their traceback."""
+    reasons: dict[str, int] = {}
+    lines = log.read_text(errors="replace").splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith("request failed"):
+            last = next(
+                (
+                    x
+                    for x in lines[n + 1 :]
+                    if x and not x.startswith((" ", "Traceback", "The above"))
+                ),
+                "?",
+            )
+            reason = re.sub(r"\[\d+/[\d.]+\w+\]|\d+", "#", last)[:160]
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return "no failed request"
+    return f"{sum(reasons.values())} failed requests: " + "; ".join(
+        f"{count} x {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1])
+    )
 
 
 def engine_report(platform: Platform, prefix: str, memory: EngineMemory, model_key: str) -> None:
     client = keyword_client(platform)
     health = client.cluster.health()
-    jvm = next(iter(client.nodes.stats(metric="jvm")["nodes"].values()))["jvm"]["mem"]
+    node = next(iter(client.nodes.stats(metric="jvm,breaker")["nodes"].values()))
+    jvm = node["jvm"]["mem"]
+    parent = node["breakers"]["parent"]
     indices = client.cat.indices(index=f"{prefix}-*", format="json", bytes="b")
     store = sum(int(i["store.size"] or 0) for i in indices)
     docs = sum(int(i["docs.count"] or 0) for i in indices)
@@ -448,7 +498,9 @@ def engine_report(platform: Platform, prefix: str, memory: EngineMemory, model_k
         f"OpenSearch: {health['active_shards']} shards on the node (limit {limit}), "
         f"{len(indices)} tenant indexes of this corpus holding {docs:,} documents in "
         f"{store / 2**20:.0f} MiB; heap used {jvm['heap_used_in_bytes'] / 2**20:.0f} of "
-        f"{jvm['heap_max_in_bytes'] / 2**20:.0f} MiB; JVM RSS peak (sampled) "
+        f"{jvm['heap_max_in_bytes'] / 2**20:.0f} MiB (parent breaker at "
+        f"{parent['limit_size_in_bytes'] / 2**20:.0f} MiB, tripped {parent['tripped']} times "
+        f"since the node started); JVM RSS peak (sampled) "
         f"{memory.peak['opensearch']:.0f} MiB"
         + (
             f", VmHWM {peak_rss_mib(opensearch_pids[0]):.0f} MiB (node lifetime)"
