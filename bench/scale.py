@@ -12,7 +12,8 @@ loaded through the pipeline's stage functions, then /v1/search over HTTP:
     # issue 14's run: ~2 h of load on 2 busy cores (200k took 30 min); rerun the same command
     # to resume an interrupted load. 1,000 tenant indexes want a node started with a 1 GiB heap
     # (at 512m with 260 shards the parent breaker tripped: 169 of 2,284 searches failed in one
-    # 8-client run) and branch oscluster's ensure_schema fix.
+    # 8-client run; 1g is main's default since oscluster) and the ensure_schema pattern fix
+    # (oscluster, on main): without it no process connects past ~250 tenants.
     GROUNDWORK_OPENSEARCH_HEAP=1g uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m
     # measure it again without loading
     uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m --skip-load
@@ -61,9 +62,9 @@ issue's goal line. Subjects are per source (85% team:a). When the node's
 `cluster.max_shards_per_node` (1,000 by default) leaves no room for one index
 per tenant, the bench raises it on its own node (transient) and says so; the
 embedded node's heap is GROUNDWORK_OPENSEARCH_HEAP (512m), set before the node
-starts. Index prefixes are short (gwsf-1m): main's `ensure_schema` names every
-tenant index in one request line, refused past 4 KiB; the 1M run needs the
-pattern fix of branch oscluster. A load that stops keeps every tenant it
+starts. Index prefixes are short (gwsf-1m): `ensure_schema` named every tenant
+index in one request line, refused past 4 KiB, until the pattern fix of branch
+oscluster, which the 1M run needs. A load that stops keeps every tenant it
 published: a rerun skips tenants whose sources are all there with no work left.
 """
 
