@@ -4,10 +4,24 @@
     uv run python bench/scale.py --chunks 1000000 --tenants 1000
     uv run python bench/scale.py --skip-load            # measure the loaded database again
 
-Builds a corpus into its own database (`groundwork_scale`) through the
-adapters' bulk paths (`PgVectorIndex.upsert`, then `set_versions_live` per
-tenant), then measures, per tenant size class (small < 500 chunks, medium
-500-5k, large > 5k):
+Full stack (`--full`, bench/scale_full.py): catalog, OpenSearch and pgvector
+loaded through the pipeline's stage functions, then /v1/search over HTTP:
+
+    uv run python bench/scale.py --full --chunks 30000 --tenants 60 --database groundwork_scale_full_30k
+    uv run python bench/scale.py --full --chunks 200000 --tenants 200 --database groundwork_scale_full_200k
+    # issue 14's run: ~2 h of load on 2 busy cores (200k took 30 min); rerun the same command
+    # to resume an interrupted load. 1,000 tenant indexes want a node started with a 1 GiB heap
+    # (at 512m with 260 shards the parent breaker tripped: 169 of 2,284 searches failed in one
+    # 8-client run; 1g is main's default since oscluster) and the ensure_schema pattern fix
+    # (oscluster, on main): without it no process connects past ~250 tenants.
+    GROUNDWORK_OPENSEARCH_HEAP=1g uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m
+    # measure it again without loading
+    uv run python bench/scale.py --full --chunks 1000000 --tenants 1000 --database groundwork_scale_full_1m --skip-load
+
+Vector-only mode (the default) builds a corpus into its own database
+(`groundwork_scale`) through the adapters' bulk paths (`PgVectorIndex.upsert`,
+then `set_versions_live` per tenant), then measures, per tenant size class
+(small < 500 chunks, medium 500-5k, large > 5k):
 
 - recall@10 of `PgVectorIndex.search` (through the tenant's walled view, as
   the API calls it) under the tenant + subjects filter against exact search:
@@ -27,9 +41,31 @@ its tenant draws) plus Gaussian noise, so neighbourhoods have the real
 model's geometry and tenants overlap in topic, the hard case for a filtered
 graph search. Queries are real SciFact queries embedded with `embed_query`.
 85% of chunks carry subject team:a, the rest team:b; searches ask as team:a.
+In vector-only mode the keyword index is not loaded (the Postgres keyword
+backend, no OpenSearch) and nothing is searchable through the API.
 
-The keyword index is not loaded (this tier measures the vector leg only), so
-the bench runs with the Postgres keyword backend and never starts OpenSearch.
+`--full` loads the same Zipf sizes as Markdown sources of 20 chunks each
+(bench/scale_corpus.py: 1M chunks are 50k documents) tenant by tenant, largest
+first, through register_file -> extract_pending (one extraction worker per
+core) -> chunk_pending -> keyword_index_pending (one OpenSearch index per
+tenant) -> the serving-model step (embedding_metadata, publish_and_check:
+atomic publication, the stores-agree check, the tenant's own graph), printing
+progress and per-stage throughput. Chunk vectors come from
+bench/topic_mix_embedder.py (the mix of the real vectors of the SciFact
+documents a chunk quotes; injected into the load's copy of the platform
+only); the API embeds queries with the real model. Then, per size class: the
+vector leg's recall@10 as above, hybrid /v1/search p50/p95/p99 at 1 and 8
+clients (wrk; each client cycles through the sampled tenants' keys, subjects
+team:a, and real SciFact queries), errors, the API's RSS, PostgreSQL's and
+OpenSearch's peak memory, the node's shards and heap, index sizes, and the
+issue's goal line. Subjects are per source (85% team:a). When the node's
+`cluster.max_shards_per_node` (1,000 by default) leaves no room for one index
+per tenant, the bench raises it on its own node (transient) and says so; the
+embedded node's heap is GROUNDWORK_OPENSEARCH_HEAP (512m), set before the node
+starts. Index prefixes are short (gwsf-1m): `ensure_schema` named every tenant
+index in one request line, refused past 4 KiB, until the pattern fix of branch
+oscluster, which the 1M run needs. A load that stops keeps every tenant it
+published: a rerun skips tenants whose sources are all there with no work left.
 """
 
 from __future__ import annotations
@@ -232,19 +268,32 @@ def live_sizes(platform: Platform, model_key: str) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in conn.execute(statement).fetchall()}
 
 
-def measure(
-    platform: Platform, model_key: str, queries: np.ndarray, args: argparse.Namespace
-) -> dict[str, dict[str, float]]:
-    sizes = live_sizes(platform, model_key)
+def sample_tenants(sizes: dict[str, int], args: argparse.Namespace) -> dict[str, list[str]]:
+    """Up to `--tenants-per-class` tenants of each size class."""
     rng = random.Random(args.seed + 1)
     by_class: dict[str, list[str]] = {name: [] for name, _, _ in CLASSES}
     for tenant, size in sorted(sizes.items()):
         by_class[size_class(size)].append(tenant)
+    return {
+        name: sorted(rng.sample(tenants, min(args.tenants_per_class, len(tenants))))
+        for name, tenants in by_class.items()
+    }
+
+
+def measure(
+    platform: Platform,
+    model_key: str,
+    queries: np.ndarray,
+    args: argparse.Namespace,
+    sizes: dict[str, int],
+    samples: dict[str, list[str]],
+) -> dict[str, dict[str, float]]:
+    rng = random.Random(args.seed + 2)
     subjects = ("team:a",)
     results: dict[str, dict[str, float]] = {}
     for name, _, _ in CLASSES:
-        tenants = by_class[name]
-        sample = rng.sample(tenants, min(args.tenants_per_class, len(tenants)))
+        tenants = [t for t, size in sizes.items() if size_class(size) == name]
+        sample = samples[name]
         recalls: list[float] = []
         latencies: list[float] = []
         short = 0
@@ -311,8 +360,28 @@ def main() -> None:
     parser.add_argument("--build-mem", default="1500MB", help="maintenance_work_mem for the build")
     parser.add_argument("--skip-load", action="store_true", help="measure what is loaded")
     parser.add_argument("--seed", type=int, default=14)
-    parser.add_argument("--database", default=DATABASE, help="one database per corpus size")
+    parser.add_argument(
+        "--database",
+        help=f"one database per corpus size (default {DATABASE}, "
+        "with --full groundwork_scale_full)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="load catalog, OpenSearch and pgvector through the pipeline stages; "
+        "measure /v1/search too",
+    )
+    parser.add_argument("--seconds", type=int, default=20, help="--full: wrk seconds per level")
+    parser.add_argument("--levels", default="1,8", help="--full: concurrent clients per wrk run")
+    parser.add_argument("--load-only", action="store_true", help="--full: load, then stop")
+    parser.add_argument("--api-port", type=int, default=0, help="--full: API port (0: any free)")
     args = parser.parse_args()
+    if args.full:
+        from bench.scale_full import run
+
+        run(args)
+        return
+    args.database = args.database or DATABASE
 
     settings = dataclasses.replace(GroundworkSettings.from_env(), keyword_backend="postgres")
     platform = connect(
@@ -346,7 +415,10 @@ def main() -> None:
         )
     for name, size in sizes_report(platform, model_key).items():
         print(f"  {name:<45} {size / 2**20:8.1f} MiB")
-    results = measure(platform, model_key, queries, args)
+    sizes_now = live_sizes(platform, model_key)
+    results = measure(
+        platform, model_key, queries, args, sizes_now, sample_tenants(sizes_now, args)
+    )
     print_table(results)
     platform.close()
 

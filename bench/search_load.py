@@ -51,7 +51,10 @@ REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
 PREFIX = "gwbench"
 
 LUA = r"""
+-- GW_QUERIES: a query (a JSON string) a line, sent with the key GW_KEY; or
+-- "<API key>\t<query>" a line, so clients cycle through several tenants' keys
 local queries = {}
+local keys = {}
 local index = 0
 local token = os.getenv("GW_KEY")
 local threads = {}
@@ -63,12 +66,16 @@ response = function(status, headers, body)
   if status == 503 then overloaded = overloaded + 1 end
 end
 init = function(args)
-  for line in io.lines(os.getenv("GW_QUERIES")) do queries[#queries + 1] = line end
+  for line in io.lines(os.getenv("GW_QUERIES")) do
+    local tab = line:find("\t", 1, true)
+    keys[#keys + 1] = tab and line:sub(1, tab - 1) or token
+    queries[#queries + 1] = tab and line:sub(tab + 1) or line
+  end
 end
 request = function()
   index = (index % #queries) + 1
   local body = '{"query": ' .. queries[index] .. ', "limit": 10}'
-  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, body)
+  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. keys[index]}, body)
 end
 done = function(summary, latency, requests)
   local refused = 0

@@ -14,14 +14,18 @@ from resources.settings import GroundworkSettings
 _LOADED: dict[str, EmbeddingProvider] = {}
 
 
+def _loaded(model: EmbeddingModelRef, settings: GroundworkSettings) -> EmbeddingProvider:
+    if model.key not in _LOADED:
+        _LOADED[model.key] = load_embedding_provider(model, settings.models_dir)
+    return _LOADED[model.key]
+
+
 class EmbeddingProviderContract:
     model: EmbeddingModelRef
 
     @pytest.fixture
     def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:
-        if self.model.key not in _LOADED:
-            _LOADED[self.model.key] = load_embedding_provider(self.model, settings.models_dir)
-        return _LOADED[self.model.key]
+        return _loaded(self.model, settings)
 
     def test_is_the_port(self, provider: EmbeddingProvider) -> None:
         assert isinstance(provider, EmbeddingProvider)
@@ -88,3 +92,28 @@ class TestHashingFake(EmbeddingProviderContract):
         from tests.fakes import HashingEmbedder
 
         return HashingEmbedder()
+
+
+class TestTopicMixEmbedder(EmbeddingProviderContract):
+    """The scale bench's stand-in (bench/topic_mix_embedder.py) passes the same
+    contract: texts quoting no known sentence go to the real model."""
+
+    model = BGE_SMALL_EN_V15_Q
+
+    @pytest.fixture
+    def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:  # type: ignore[override]
+        import numpy as np
+
+        from bench.scale_corpus import topic_documents_from
+        from bench.topic_mix_embedder import TopicMixEmbedder
+
+        real = _loaded(self.model, settings)
+        topics = topic_documents_from(
+            [
+                "Replica lag grows when the primary writes faster than the standby applies.",
+                "Quarterly revenue rose in Europe while hardware costs fell in every region.",
+            ],
+            2,
+        )
+        bases = np.asarray(real.embed_documents(list(topics.passages)), dtype=np.float32)
+        return TopicMixEmbedder(real, bases, topics.topic_of())
