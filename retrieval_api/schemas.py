@@ -81,6 +81,10 @@ class SearchResponse(BaseModel):
     turn_id: str = Field(
         default="", description="pass to /v1/chunks as `turn` for the ids handed out here"
     )
+    missing_legs: list[str] = Field(
+        default_factory=list,
+        description="legs whose engine failed (e.g. keyword): the hits come from the others",
+    )
 
 
 class RegistrationOut(BaseModel):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from groundwork.citations import Citation, excerpt
-from groundwork.errors import InvalidRequest
+from groundwork.errors import EngineUnavailable, InvalidRequest, StoreError
 from groundwork.ports import (
     AccessScope,
     ChunkReader,
@@ -194,14 +194,19 @@ def hybrid_search(
         )
         vector_count = len(vector_hits)
         legs["vector"] = vector_leg(vector_hits, engines.vectors.model.semantic_floor)
-    if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
+    missing: tuple[str, ...] = ()
+    if keyword_leg is not None:
+        try:
+            legs["keyword"] = [h.chunk_id for h in keyword_leg.result()]
+        except (EngineUnavailable, StoreError):
+            # One engine's trouble (a keyword node down, its circuit breaker
+            # refusing under load) is not the whole search's: the vector leg
+            # answers and the outcome says which leg is missing.
+            missing = ("keyword",)
+    elif request.mode == SearchMode.KEYWORD:
         # stopwords come off the keyword query (never off the index)
-        keyword_hits = (
-            keyword_leg.result()
-            if keyword_leg is not None
-            else engines.keywords.search(
-                scope, interpreted.keyword_text, request.candidates, request.filters
-            )
+        keyword_hits = engines.keywords.search(
+            scope, interpreted.keyword_text, request.candidates, request.filters
         )
         legs["keyword"] = [h.chunk_id for h in keyword_hits]
 
@@ -236,7 +241,7 @@ def hybrid_search(
         hits.append(
             Hit(len(hits) + 1, score, candidate.ranks, view, citation_for(view, retrieved_at))
         )
-    return Found(tuple(hits))
+    return Found(tuple(hits), missing_legs=missing)
 
 
 def vector_leg(hits: Sequence[ScoredChunk], semantic_floor: float) -> list[str]:

@@ -40,6 +40,9 @@ class Hit:
 class Found:
     hits: tuple[Hit, ...]
     kind: str = "found"
+    #: legs that could not run (their engine down or refusing): the hits come
+    #: from the others, and the caller is told so
+    missing_legs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

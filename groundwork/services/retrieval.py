@@ -84,6 +84,7 @@ class SearchResult:
     hits: tuple[IssuedHit, ...] = ()
     browse: BrowsePage | None = None
     turn_id: str = ""  # the drill-down turn for the ids handed out here
+    missing_legs: tuple[str, ...] = ()  # legs whose engine failed: the hits come from the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,12 +184,17 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
             )
             for cid, hit in zip(ids, outcome.hits, strict=True)
         )
+    missing = outcome.missing_legs if isinstance(outcome, Found) else ()
+    message = OUTCOME_MESSAGES[outcome.kind]
+    if missing:
+        message += f" ({' and '.join(missing)} search was unavailable: these results come from the other leg alone)"
     return SearchResult(
         outcome.kind,
-        OUTCOME_MESSAGES[outcome.kind],
+        message,
         model_key,
         hits,
         turn_id=issue_turn(ports.approval_secret(), who.key_id),
+        missing_legs=missing,
     )
 
 

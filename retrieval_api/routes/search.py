@@ -103,6 +103,7 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Search
         hits=[hit_out(h) for h in result.hits],
         browse=browse_out(result.browse) if result.browse is not None else None,
         turn_id=result.turn_id,
+        missing_legs=list(result.missing_legs),
     )
 
 

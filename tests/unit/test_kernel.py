@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from groundwork.documents import Location
+from groundwork.errors import EngineUnavailable, StoreError
 from groundwork.ports import AccessScope, IndexedChunk, VectorRecord
 from groundwork.retrieval.context import select_context
 from groundwork.retrieval.kernel import (
@@ -307,3 +308,36 @@ def test_the_reranker_lifts_only_identifiers_that_mix_letters_and_digits() -> No
         "c",
     ]
     assert reranker.rerank(interpret("what is ERR-4021"), candidates)[0] == "c"
+
+
+class _KeywordEngineDown:
+    """A keyword index whose engine is unreachable (or refuses: circuit breaker)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def search(self, *args: object, **kwargs: object) -> list[object]:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [EngineUnavailable("OpenSearch unavailable"), StoreError("OpenSearch refused: breaker")],
+)
+def test_a_hybrid_search_answers_from_the_vector_leg_when_the_keyword_engine_fails(
+    error: Exception,
+) -> None:
+    """One engine's trouble (seen at 8 clients: the keyword node's circuit
+    breaker) made the whole hybrid search a 500; it answers from the vector
+    leg and says which leg is missing. A keyword-only search has nothing else
+    to answer with: the error stands."""
+    engines, _ = _engines([("a:1", "quota policy for storage", ("tenant:acme",))])
+    down = dataclasses.replace(engines, keywords=_KeywordEngineDown(error))  # type: ignore[arg-type]
+    outcome = hybrid_search(STAFF, SearchRequest("storage quota policy"), down)
+    assert isinstance(outcome, Found)
+    assert [h.chunk.chunk_id for h in outcome.hits] == ["a:1"]
+    assert outcome.missing_legs == ("keyword",)
+    whole = hybrid_search(STAFF, SearchRequest("storage quota policy"), engines)
+    assert isinstance(whole, Found) and whole.missing_legs == ()
+    with pytest.raises(type(error)):
+        hybrid_search(STAFF, SearchRequest("quota", mode=SearchMode.KEYWORD), down)
