@@ -24,12 +24,14 @@ def chunks(
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
     tenant_id = context.partition_key
-    tenant = platform.catalog.get_tenant(tenant_id)
-    model_key = tenant.active_model if tenant else platform.settings.default_model_key
-    embedder = platform.embedder(model_key)
+    embedder = platform.embedder(platform.serving_model(tenant_id))
     policy = ChunkingPolicy(max_tokens=min(256, embedder.model.max_tokens))
     report = chunk_pending(platform.catalog, tenant_id, embedder.count_tokens, policy)
     counts = platform.catalog.counts(tenant_id)
     return dg.MaterializeResult(
-        metadata={**report.as_metadata(), "chunks_total": counts.chunks, "token_model": model_key}
+        metadata={
+            **report.as_metadata(),
+            "chunks_total": counts.chunks,
+            "token_model": embedder.model.key,
+        }
     )

@@ -31,9 +31,7 @@ def summary_layer(
 ) -> dg.MaterializeResult:
     platform = groundwork.platform()
     tenant_id = context.partition_key
-    tenant = platform.catalog.get_tenant(tenant_id)
-    model_key = tenant.active_model if tenant else platform.settings.default_model_key
-    embedder = platform.embedder(model_key)
+    embedder = platform.embedder(platform.serving_model(tenant_id))
     summarizer = platform.summarizer()
     report = summarize_pending(
         platform.catalog,
