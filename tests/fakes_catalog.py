@@ -294,18 +294,23 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         assert document is not None
         return document
 
+    def _replace_layer(self, version_id: str, layer: str, chunks: Sequence[Chunk]) -> None:
+        """Store a version's chunks of one layer; drop only that version's rows of
+        that layer past the new length (other versions and layers stay). Caller
+        holds the lock."""
+        for chunk in chunks:
+            self._chunks[chunk.chunk_id] = chunk
+        for chunk_id, chunk in list(self._chunks.items()):
+            if (
+                chunk.version_id == version_id
+                and chunk.layer == layer
+                and chunk.position >= len(chunks)
+            ):
+                del self._chunks[chunk_id]
+
     def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
         with self._lock:
-            for chunk in chunks:
-                self._chunks[chunk.chunk_id] = chunk
-            # only this version's raw rows past its new length: other versions' stay
-            for chunk_id, chunk in list(self._chunks.items()):
-                if (
-                    chunk.version_id == version.version_id
-                    and chunk.layer == "raw"
-                    and chunk.position >= len(chunks)
-                ):
-                    del self._chunks[chunk_id]
+            self._replace_layer(version.version_id, "raw", chunks)
             row = self._version_rows.get(version.version_id)
             if row is not None:
                 row.chunked_at = self._clock()
@@ -465,15 +470,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         self, version: VersionRecord, summary: CompiledSummary, chunks: Sequence[Chunk]
     ) -> None:
         with self._lock:
-            for chunk in chunks:
-                self._chunks[chunk.chunk_id] = chunk
-            for chunk_id, chunk in list(self._chunks.items()):
-                if (
-                    chunk.version_id == version.version_id
-                    and chunk.layer == "summary"
-                    and chunk.position >= len(chunks)
-                ):
-                    del self._chunks[chunk_id]
+            self._replace_layer(version.version_id, "summary", chunks)
             self._summaries[version.version_id] = replace(summary, text="", stale=False)
             row = self._version_rows.get(version.version_id)
             if row is not None:
