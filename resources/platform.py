@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from groundwork.embedding_cache import QueryEmbeddingCache
 from groundwork.errors import EngineUnavailable
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
@@ -144,8 +145,13 @@ class Platform:
     def embedder(self, model_key: str) -> EmbeddingProvider:
         with self._lock:
             if model_key not in self._embedders:
-                self._embedders[model_key] = load_embedding_provider(
+                provider: EmbeddingProvider = load_embedding_provider(
                     model_by_key(model_key), self.settings.models_dir, serving=self.serving
+                )
+                # a serving process sees repeated queries; ingest never repeats one
+                entries = self.settings.query_cache_entries
+                self._embedders[model_key] = (
+                    QueryEmbeddingCache(provider, entries) if self.serving and entries else provider
                 )
             return self._embedders[model_key]
 

@@ -57,6 +57,8 @@ class GroundworkSettings:
     #: replicas of each tenant's keyword index; None: one as soon as the cluster
     #: has a second data node, none on a single node (auto-expanded 0-1)
     opensearch_replicas: int | None = None
+    #: query embeddings a serving process keeps (0: none); about 1.6 KB each
+    query_cache_entries: int = 4096
 
     @property
     def pgdata(self) -> Path:
@@ -115,6 +117,7 @@ class GroundworkSettings:
             opensearch_replicas=int(env["GROUNDWORK_OPENSEARCH_REPLICAS"])
             if env.get("GROUNDWORK_OPENSEARCH_REPLICAS")
             else None,
+            query_cache_entries=max(0, int(env.get("GROUNDWORK_QUERY_CACHE_ENTRIES", "4096"))),
         )
 
 

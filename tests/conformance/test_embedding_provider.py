@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from groundwork.embedding_cache import QueryEmbeddingCache
 from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
 from groundwork.ports import EmbeddingProvider
 from resources.embeddings import load_embedding_provider
@@ -117,3 +118,21 @@ class TestTopicMixEmbedder(EmbeddingProviderContract):
         )
         bases = np.asarray(real.embed_documents(list(topics.passages)), dtype=np.float32)
         return TopicMixEmbedder(real, bases, topics.topic_of())
+
+
+class TestCachedBgeSmall(EmbeddingProviderContract):
+    """The serving processes' query cache is an adapter of the port too."""
+
+    model = BGE_SMALL_EN_V15_Q
+
+    @pytest.fixture
+    def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:
+        return QueryEmbeddingCache(_loaded(self.model, settings), capacity=8)
+
+    def test_a_cached_query_vector_is_the_models(
+        self, provider: EmbeddingProvider, settings: GroundworkSettings
+    ) -> None:
+        inner = _loaded(self.model, settings)
+        first = provider.embed_query("replica lag  alert")
+        assert provider.embed_query("replica lag alert") == first
+        assert first == inner.embed_query("replica lag alert")
