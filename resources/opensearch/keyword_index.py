@@ -500,6 +500,9 @@ class OpenSearchKeywordIndex:
             },
             "sort": [{"_score": "desc"}, {"_id": "asc"}],
             "track_scores": True,
+            # nobody reads the total: counting every match (up to 10,000) was a
+            # third of the node's CPU per search (8.8 -> 5.5 ms, SciFact tenant)
+            "track_total_hits": False,
         }
         with _translated("searching keywords"):
             try:
