@@ -31,6 +31,36 @@ def id_array(ids: Sequence[str]) -> str | list[str]:
     return list(ids)
 
 
+#: The re-check behind every search: each candidate id looked up by key and
+#: joined to the publication pointer of `model_key` (the tenant's serving model
+#: when NULL) under the caller's subjects. The lookup is a LATERAL subquery
+#: behind OFFSET 0 (a planner fence), so every plan PostgreSQL may choose, the
+#: generic plan of a prepared statement included, starts from the ids: with
+#: `chunk_id = ANY(ids)` a generic plan started from the tenant's sources and
+#: read all their chunks (17 ms instead of 2 for a 6,400-chunk tenant). So it
+#: can be prepared: planning it was about 1 ms of a search's 2 ms of server
+#: time (tests/e2e/test_recheck_plan.py).
+#: Parameters: ids, model key, grace seconds, tenant, tenant, subjects.
+_RECHECK = (
+    "SELECT r.* FROM unnest({ids}) AS ids(chunk_id) CROSS JOIN LATERAL ("
+    "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
+    "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence, "
+    "c.version_id = p.version_id AS current, c.layer "
+    "FROM chunks c "
+    "JOIN sources s ON s.source_id = c.source_id "
+    "JOIN source_versions v ON v.version_id = c.version_id "
+    "JOIN published_versions p ON p.source_id = c.source_id "
+    "AND p.model_key = coalesce(%s, (SELECT t.active_model FROM tenants t WHERE t.tenant_id = s.tenant_id)) "
+    "AND (p.version_id = c.version_id OR (p.previous_version_id = c.version_id "
+    "     AND p.published_at > now() - make_interval(secs => %s))) "
+    "WHERE c.chunk_id = ids.chunk_id AND c.tenant_id = %s AND s.tenant_id = %s "
+    "AND s.state = 'active' AND groundwork_readable(s.subjects, %s) OFFSET 0) AS r"
+)
+RECHECK_SQL = _RECHECK.format(ids="string_to_array(%s, ',')")
+#: the same, for ids that need quoting (sent as an array)
+RECHECK_LIST_SQL = _RECHECK.format(ids="%s::text[]")
+
+
 #: Upserted in sorted id order: concurrent searches with one key hand out
 #: overlapping ids in different rank orders, and two upserts that lock the same
 #: rows in different orders deadlock. One order for every caller cannot.
@@ -66,34 +96,18 @@ class Reading(StoreBase):
         if not chunk_ids or not scope.subjects:
             return {}
         ids = id_array(chunk_ids)
-        ids_sql = "string_to_array(%s, ',')" if isinstance(ids, str) else "%s::text[]"
+        statement = RECHECK_SQL if isinstance(ids, str) else RECHECK_LIST_SQL
         with translated_errors("reading chunks"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
-                "v.media_type, c.heading_path, c.body, c.location, c.content_hash, c.low_confidence, "
-                "c.version_id = p.version_id AS current, c.layer "
-                "FROM chunks c JOIN sources s USING (source_id) "
-                "JOIN source_versions v ON v.version_id = c.version_id "
-                "JOIN tenants t ON t.tenant_id = s.tenant_id "
-                "JOIN published_versions p ON p.source_id = c.source_id "
-                "AND p.model_key = coalesce(%s, t.active_model) "
-                "AND (p.version_id = c.version_id OR (p.previous_version_id = c.version_id "
-                "     AND p.published_at > now() - make_interval(secs => %s))) "
-                f"WHERE c.chunk_id = ANY({ids_sql}) AND c.tenant_id = %s AND s.tenant_id = %s "
-                "AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
+                statement,
                 (
+                    ids,
                     model_key,
                     RETIRE_GRACE_SECONDS,
-                    ids,
                     scope.tenant_id,
                     scope.tenant_id,
                     list(scope.subjects),
                 ),
-                # Never prepared: a generic plan, made for any tenant, starts from the
-                # tenant's published sources and reads all their chunks (measured 17 ms
-                # against 2 for a 6,400-chunk tenant, bench/scale.py --full); planned
-                # with its values it starts from the ids (tests/e2e/test_recheck_plan.py)
-                prepare=False,
             ).fetchall()
         # one version per source: the published one when any of its chunks is asked for
         current_sources = {r[1] for r in rows if r[11]}
