@@ -63,12 +63,11 @@ def test_the_recheck_starts_from_the_candidate_ids_even_in_a_generic_plan(
     reader = PublishedChunkReader(platform.for_tenant(tenant).catalog, model_key)
     ids = list(reader_ids(platform, tenant))[:5]
     assert len(reader.load_chunks(scope, ids)) == 5
-    with TenantWalledPool(platform.pool, tenant).connection() as conn:
+    with platform.for_tenant(tenant).pool.connection() as conn:  # behind the tenant wall
         plan = _plan(conn, tenant, model_key, ids)
     scans = [line.strip() for line in plan if "Scan" in line]
     assert "Function Scan on unnest" in scans[0], "\n".join(plan)
     assert not any(s.startswith("Seq Scan") for s in scans), "\n".join(plan)
-    assert not any("published_versions" in s and "Index Cond" not in s for s in scans[:1])
 
 
 def reader_ids(platform: Platform, tenant: str) -> list[str]:
