@@ -9,6 +9,14 @@ none is there, over a synthetic corpus it ingests first; then runs wrk at 1
 and 8 concurrent connections and prints p50/p95/p99 and errors. Requires the
 Debian package `wrk`.
 
+Each level also prints the CPU it cost per request, read from /proc for the
+real processes over the run: the API server (with its workers), this
+platform's PostgreSQL and OpenSearch, and wrk itself; and the API's share of
+the three servers' CPU. The API's figure includes the query embedding; with
+the query cache on (the default) the queries repeat and most embeddings are
+cache hits, so `--no-query-cache` shows the cost of embedding every query.
+`--workers N` runs N API worker processes.
+
 `--replica` makes a streaming standby of the embedded PostgreSQL
 (resources/engines/postgres_standby.py), runs every level again with the API
 reading the vector leg from it (GROUNDWORK_DATABASE_REPLICA_URL), prints both,
@@ -23,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,6 +47,7 @@ import httpx  # noqa: E402
 import psycopg  # noqa: E402
 
 from bench.api_server import serve_api  # noqa: E402
+from bench.search_profile import engine_pids  # noqa: E402
 from bench.tenants import bench_tenant  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
@@ -96,9 +106,40 @@ def api_rss_mib(pid: int) -> float:
     return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
 
 
+def process_cpu_seconds(pids: list[int]) -> float:
+    """CPU of the given processes and their children (an API's workers, a
+    PostgreSQL's backends) that are alive now."""
+    import psutil
+
+    total = 0.0
+    seen: set[int] = set()
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            for proc in [root, *root.children(recursive=True)]:
+                if proc.pid in seen:
+                    continue
+                seen.add(proc.pid)
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def server_cpu(api_pid: int, settings: GroundworkSettings) -> dict[str, float]:
+    engines = engine_pids(settings)
+    return {
+        "api": process_cpu_seconds([api_pid]),
+        "postgres": process_cpu_seconds(engines["postgres"][:1]),
+        "opensearch": process_cpu_seconds(engines["opensearch"]),
+    }
+
+
 def run_wrk(
     base: str, connections: int, seconds: int, script: Path, queries_file: Path, key: str
 ) -> dict[str, float]:
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         [
             "wrk",
@@ -118,7 +159,24 @@ def run_wrk(
         check=True,
     )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result["wrk_cpu_s"] = (children_after.ru_utime - children_before.ru_utime) + (
+        children_after.ru_stime - children_before.ru_stime
+    )
     return result
+
+
+def cpu_line(before: dict[str, float], after: dict[str, float], result: dict[str, float]) -> str:
+    """CPU ms per request by process, and the API's share of the servers' CPU."""
+    served = max(1.0, result["requests"])
+    per = {name: (after[name] - before[name]) * 1000 / served for name in before}
+    servers = sum(per.values())
+    wrk = result["wrk_cpu_s"] * 1000 / served
+    return (
+        f"CPU per request: API {per['api']:.1f} ms, PostgreSQL {per['postgres']:.1f} ms, "
+        f"OpenSearch {per['opensearch']:.1f} ms (servers {servers:.1f} ms; API "
+        f"{per['api'] / servers * 100 if servers else 0:.0f}% of it), wrk {wrk:.1f} ms"
+    )
 
 
 def replica_transactions(standby: EmbeddedStandby | None) -> int:
@@ -198,6 +256,9 @@ def main() -> int:
         help="also run with the vector leg on a streaming standby of the embedded PostgreSQL",
     )
     parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+    parser.add_argument(
+        "--no-query-cache", action="store_true", help="the API embeds every query (no cache)"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)")
@@ -227,7 +288,8 @@ def main() -> int:
     script.write_text(LUA)
     standby: EmbeddedStandby | None = None
     try:
-        runs: list[tuple[str, dict[str, str]]] = [("primary only", {REPLICA_ENV: ""})]
+        cache = {"GROUNDWORK_QUERY_CACHE_ENTRIES": "0"} if args.no_query_cache else {}
+        runs: list[tuple[str, dict[str, str]]] = [("primary only", {REPLICA_ENV: "", **cache})]
         if args.replica:
             if endpoints.postgres is None:
                 print(
@@ -238,7 +300,9 @@ def main() -> int:
             standby.destroy()  # a standby left by an interrupted run starts over
             standby.start()
             standby.wait_for_replay()
-            runs.append(("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres")}))
+            runs.append(
+                ("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres"), **cache})
+            )
         for label, env in runs:
             served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
             pids: list[int] = []
@@ -259,17 +323,21 @@ def main() -> int:
                     )
                 print(
                     f"/v1/search on tenant {tenant} ({chunks} chunks), {label}, {args.workers} API "
-                    f"worker(s), wrk {args.seconds} s per level, loopback; API RSS "
+                    f"worker(s), query cache {'off' if args.no_query_cache else 'on'}, "
+                    f"wrk {args.seconds} s per level, loopback; API RSS "
                     f"{api_rss_mib(pids[0]):.0f} MiB"
                 )
                 for connections in (int(c) for c in args.levels.split(",")):
+                    cpu_before = server_cpu(pids[0], settings)
                     result = run_wrk(base, connections, args.seconds, script, queries_file, key)
+                    cpu_after = server_cpu(pids[0], settings)
                     print(
                         f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
                         f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
                         f"of {result['requests']}  (503 {result['refused_503']})  "
                         f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
                     )
+                    print("    " + cpu_line(cpu_before, cpu_after, result))
             if env[REPLICA_ENV] and standby is not None:
                 served = replica_transactions(standby) - served_before
                 print(f"  transactions the replica served: {served}")
