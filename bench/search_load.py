@@ -50,6 +50,7 @@ from bench.api_server import serve_api  # noqa: E402
 from bench.search_profile import engine_pids  # noqa: E402
 from bench.tenants import bench_tenant  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
+from groundwork.models import model_by_key  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.services.retrieval import DEFAULT_DEPTH  # noqa: E402
 from resources.engines.postgres_standby import EmbeddedStandby  # noqa: E402
@@ -166,17 +167,45 @@ def run_wrk(
     return result
 
 
-def cpu_line(before: dict[str, float], after: dict[str, float], result: dict[str, float]) -> str:
-    """CPU ms per request by process, and the API's share of the servers' CPU."""
+def cpu_line(
+    before: dict[str, float],
+    after: dict[str, float],
+    result: dict[str, float],
+    embedding_ms: float | None,
+) -> str:
+    """CPU ms per request by process, and the API's share of the servers' CPU;
+    with every query embedded (`embedding_ms`, no query cache) also the
+    service's own share: the API's CPU minus the embedding, of the total."""
     served = max(1.0, result["requests"])
     per = {name: (after[name] - before[name]) * 1000 / served for name in before}
     servers = sum(per.values())
     wrk = result["wrk_cpu_s"] * 1000 / served
-    return (
+    line = (
         f"CPU per request: API {per['api']:.1f} ms, PostgreSQL {per['postgres']:.1f} ms, "
         f"OpenSearch {per['opensearch']:.1f} ms (servers {servers:.1f} ms; API "
         f"{per['api'] / servers * 100 if servers else 0:.0f}% of it), wrk {wrk:.1f} ms"
     )
+    if embedding_ms is not None and servers:
+        own = per["api"] - embedding_ms
+        line += (
+            f"; the service's own CPU (API minus {embedding_ms:.1f} ms of embedding) "
+            f"{own:.1f} ms = {own / servers * 100:.0f}% of the servers'"
+        )
+    return line
+
+
+def embedding_cpu_ms(settings: GroundworkSettings, model_key: str, texts: list[str]) -> float:
+    """CPU per query embedding of the serving provider (one thread, as the API
+    runs it), measured in this process on the bench's own queries."""
+    from resources.embeddings import load_embedding_provider
+
+    provider = load_embedding_provider(model_by_key(model_key), settings.models_dir, serving=True)
+    for text in texts[:10]:
+        provider.embed_query(text)
+    started = time.thread_time()
+    for text in texts[:100]:
+        provider.embed_query(text)
+    return (time.thread_time() - started) * 1000 / len(texts[:100])
 
 
 def replica_transactions(standby: EmbeddedStandby | None) -> int:
@@ -286,6 +315,11 @@ def main() -> int:
     queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(LUA)
+    embedding_ms = (
+        embedding_cpu_ms(settings, platform.serving_model(tenant), texts)
+        if args.no_query_cache
+        else None
+    )
     standby: EmbeddedStandby | None = None
     try:
         cache = {"GROUNDWORK_QUERY_CACHE_ENTRIES": "0"} if args.no_query_cache else {}
@@ -337,7 +371,7 @@ def main() -> int:
                         f"of {result['requests']}  (503 {result['refused_503']})  "
                         f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
                     )
-                    print("    " + cpu_line(cpu_before, cpu_after, result))
+                    print("    " + cpu_line(cpu_before, cpu_after, result, embedding_ms))
             if env[REPLICA_ENV] and standby is not None:
                 served = replica_transactions(standby) - served_before
                 print(f"  transactions the replica served: {served}")
