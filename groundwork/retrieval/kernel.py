@@ -279,8 +279,13 @@ def reranked_order(
     """The reranker's order over the ranked candidates; a reranker that returns
     nothing (or part) leaves the rest in fusion order."""
     order = [view.chunk_id for _, _, view in scored]
+    # read as the keyword leg indexed it: a code in the title (heading path) counts
     reranked = reranker.rerank(
-        interpreted, [RerankCandidate(view.chunk_id, view.body) for _, _, view in scored]
+        interpreted,
+        [
+            RerankCandidate(view.chunk_id, " > ".join([*view.heading_path, view.body]))
+            for _, _, view in scored
+        ],
     )
     known = set(order)
     head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
