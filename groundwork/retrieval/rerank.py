@@ -38,10 +38,11 @@ class IdentifierReranker:
     proportion to how many of the terms they contain. A bounded lift, not a
     partition: on SciFact, where claims carry many hyphenated and numeric terms
     (IL-6, 5-year), moving every match to the front cost 0.04 nDCG@10; on
-    identifier queries a small lift already puts the exact match first.
-    Only identifiers mixing letters and digits count (ERR-4021, Q3-2026, IL-6):
-    a bare number or year ("Super Bowl 50", "2015") or a hyphenated word is
-    ordinary text, and lifting every passage that contains it cost SQuAD 0.02.
+    long queries that merely contain a code a small lift is what helps.
+    Only codes count (query.is_code: a letter first, a digit somewhere, as in
+    ERR-4021, Q3-2026, IL-6): a bare number or year ("Super Bowl 50", "2015"),
+    an ordinal or quantity ("50th", "5-year") or a hyphenated word is ordinary
+    text, and lifting every passage that contains it cost SQuAD 0.02.
     A lookup (the code and at most two other words: "IL-6 findings", "which
     paper mentions METTL3") is the exception: there the user wants what names
     the code, and every candidate naming it goes first.

@@ -9,6 +9,7 @@ by `ensure_schema`. Two analyses of the same text: `content`
 which splits only on whitespace and punctuation that never occurs inside an
 identifier, so ERR-4021 and Q3-2026 stay whole tokens and match exactly.
 No stopword filter on either: stopwords come off queries, never the index.
+A query's codes (IL-6, METTL3) get an exact clause on top (`_code_clause`).
 
 Both analyzers cap a term at 1,000 characters (`cap_term_length`, at most
 4,000 UTF-8 bytes), so Lucene's 32,766-byte term limit ("immense term") is
