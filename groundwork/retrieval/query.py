@@ -151,14 +151,19 @@ def is_identifier(term: str) -> bool:
     return any(c.isdigit() for c in term) or ("-" in term.strip("-"))
 
 
+#: the longest code (ERR-4021 is 8 characters; an accession or DOI-like name 30)
+MAX_CODE_CHARS = 64
+
+
 def is_code(term: str) -> bool:
     """An identifier a user names to find the documents that contain it: a
     letter first, a digit somewhere (ERR-4021, Q3-2026, IL-6, rs1800795, METTL3).
     A bare number or year ("Super Bowl 50", "2015"), a hyphenated word, and a
     quantity or ordinal that starts with its number ("50th", "30-second",
     "5-year") are ordinary text. The one detector of codes: the keyword leg's
-    exact clause and the reranker's lift both read it."""
-    return term[:1].isalpha() and any(c.isdigit() for c in term)
+    exact clause and the reranker's lift both read it. Longer than MAX_CODE_CHARS
+    it is not a name anyone types (and would exceed OpenSearch's regexp bound)."""
+    return len(term) <= MAX_CODE_CHARS and term[:1].isalpha() and any(c.isdigit() for c in term)
 
 
 #: a query with a code and at most this many other content words is a lookup

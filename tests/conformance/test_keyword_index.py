@@ -309,6 +309,8 @@ class TestOpenSearchKeywordIndex(KeywordIndexContract):
         scope = AccessScope(tenant, SCOPE_SUBJECTS)
         assert index.search(scope, "Kir5 findings", 5)[0].chunk_id == channel.chunk_id
         assert index.search(scope, "pat1 findings", 5)[0].chunk_id == yeast.chunk_id
+        # a code-shaped run as long as a query may be is searched as words, not refused
+        assert index.search(scope, "pat1 " + "a1" * 900, 5)[0].chunk_id == yeast.chunk_id
 
 
 class TestPostgresKeywordIndex(KeywordIndexContract):
