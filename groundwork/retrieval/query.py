@@ -147,7 +147,29 @@ _TOKEN = re.compile(r"\"[^\"]+\"|[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
 
 
 def is_identifier(term: str) -> bool:
+    """Kept whole by interpretation (never taken for a stopword)."""
     return any(c.isdigit() for c in term) or ("-" in term.strip("-"))
+
+
+#: the longest code (ERR-4021 is 8 characters; an accession or DOI-like name 30)
+MAX_CODE_CHARS = 64
+
+
+def is_code(term: str) -> bool:
+    """An identifier a user names to find the documents that contain it: a
+    letter first, a digit somewhere (ERR-4021, Q3-2026, IL-6, rs1800795, METTL3).
+    A bare number or year ("Super Bowl 50", "2015"), a hyphenated word, and a
+    quantity or ordinal that starts with its number ("50th", "30-second",
+    "5-year") are ordinary text. The one detector of codes: the keyword leg's
+    exact clause and the reranker's lift both read it. Longer than MAX_CODE_CHARS
+    it is not a name anyone types (and would exceed OpenSearch's regexp bound)."""
+    return len(term) <= MAX_CODE_CHARS and term[:1].isalpha() and any(c.isdigit() for c in term)
+
+
+#: a query with a code and at most this many other content words is a lookup
+#: of that code ("IL-6 findings", "which paper mentions METTL3"); a longer one
+#: (a claim, a question) merely contains it
+LOOKUP_OTHER_WORDS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +178,17 @@ class InterpretedQuery:
     keyword_text: str
     identifiers: tuple[str, ...]
     phrases: tuple[str, ...]
+    #: content words (stopwords off, phrases excluded) that are not codes
+    other_words: int = 0
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(t for t in self.identifiers if is_code(t))
+
+    @property
+    def is_lookup(self) -> bool:
+        """The user names a code and little else: they want what contains it."""
+        return bool(self.codes) and self.other_words <= LOOKUP_OTHER_WORDS
 
 
 def interpret(query: str) -> InterpretedQuery:
@@ -166,7 +199,8 @@ def interpret(query: str) -> InterpretedQuery:
     kept = [w for w in words if w.lower() not in STOPWORDS or is_identifier(w)]
     keyword_terms = [*kept, *(f'"{p}"' for p in phrases)]
     keyword_text = " ".join(keyword_terms) if keyword_terms else query
-    return InterpretedQuery(query, keyword_text, identifiers, phrases)
+    other = sum(1 for w in kept if not is_code(w)) + sum(len(p.split()) for p in phrases)
+    return InterpretedQuery(query, keyword_text, identifiers, phrases, other)
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
@@ -181,6 +215,13 @@ class KeywordQuery:
 
     phrases: tuple[str, ...]
     words: str
+    #: codes among the words (see is_code): each must count for more than the
+    #: words around it, which an index's text analysis may split it into
+    codes: tuple[str, ...] = ()
+
+
+#: a query's codes are bounded like its phrases
+MAX_CODES = 8
 
 
 def keyword_query(text: str) -> KeywordQuery:
@@ -188,5 +229,6 @@ def keyword_query(text: str) -> KeywordQuery:
     unclosed quote is just a character). Every keyword adapter reads queries
     through this one rule."""
     phrases = tuple(p.strip() for p in _QUOTED.findall(text) if p.strip())[:MAX_PHRASES]
-    rest = _QUOTED.sub(" ", text).replace('"', " ")
-    return KeywordQuery(phrases, " ".join(rest.split()))
+    rest = " ".join(_QUOTED.sub(" ", text).replace('"', " ").split())
+    codes = tuple(dict.fromkeys(t for t in _TOKEN.findall(rest) if is_code(t)))[:MAX_CODES]
+    return KeywordQuery(phrases, rest, codes)

@@ -38,10 +38,16 @@ class IdentifierReranker:
     proportion to how many of the terms they contain. A bounded lift, not a
     partition: on SciFact, where claims carry many hyphenated and numeric terms
     (IL-6, 5-year), moving every match to the front cost 0.04 nDCG@10; on
-    identifier queries a small lift already puts the exact match first.
-    Only identifiers mixing letters and digits count (ERR-4021, Q3-2026, IL-6):
-    a bare number or year ("Super Bowl 50", "2015") or a hyphenated word is
-    ordinary text, and lifting every passage that contains it cost SQuAD 0.02.
+    long queries that merely contain a code a small lift is what helps.
+    Only codes count (query.is_code: a letter first, a digit somewhere, as in
+    ERR-4021, Q3-2026, IL-6): a bare number or year ("Super Bowl 50", "2015"),
+    an ordinal or quantity ("50th", "5-year") or a hyphenated word is ordinary
+    text, and lifting every passage that contains it cost SQuAD 0.02.
+    A lookup (the code and at most two other words: "IL-6 findings", "which
+    paper mentions METTL3") is the exception: there the user wants what names
+    the code, and every candidate naming it goes first.
+    Candidates are read as the keyword leg indexed them, heading path then body:
+    a code in a document's title is in its chunks' heading path.
     Without such identifiers in the query it changes nothing."""
 
     def __init__(self, max_lift: int = 3, k: int = 60) -> None:
@@ -49,11 +55,13 @@ class IdentifierReranker:
         self.k = k
 
     def rerank(self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> list[str]:
-        strong = [t for t in query.identifiers if _mixes_letters_and_digits(t)]
+        strong = query.codes
         if not strong:
             return [c.chunk_id for c in candidates]
         patterns = [
-            (term.lower(), re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE))
+            # followed by anything but an ASCII letter, digit, _ or -: Kir5.1 and
+            # the deletion pat1Δ name Kir5 and pat1; ERR-4021-B is another code
+            (term.lower(), re.compile(rf"(?<![\w-]){re.escape(term)}(?![A-Za-z0-9_-])", re.I))
             for term in strong
         ]
 
@@ -64,11 +72,12 @@ class IdentifierReranker:
             matched = sum(
                 1 for term, p in patterns if term in lowered and p.search(candidate.text)
             ) / len(patterns)
+            if query.is_lookup:
+                # a lookup ("IL-6 findings"): what names the code goes first,
+                # however far down fusion put it (issue 20: the bounded lift left
+                # the one document naming c45 or hdac-1 at rank 2)
+                return float(matched) + 1.0 / (self.k + 1 + position)
             return 1.0 / (self.k + 1 + position) + self.bonus * matched
 
         ranked = sorted(enumerate(candidates), key=lambda item: (-score(item[0], item[1]), item[0]))
         return [c.chunk_id for _, c in ranked]
-
-
-def _mixes_letters_and_digits(term: str) -> bool:
-    return any(c.isalpha() for c in term) and any(c.isdigit() for c in term)

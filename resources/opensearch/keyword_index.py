@@ -9,6 +9,7 @@ by `ensure_schema`. Two analyses of the same text: `content`
 which splits only on whitespace and punctuation that never occurs inside an
 identifier, so ERR-4021 and Q3-2026 stay whole tokens and match exactly.
 No stopword filter on either: stopwords come off queries, never the index.
+A query's codes (IL-6, METTL3) get an exact clause on top (`_code_clause`).
 
 Both analyzers cap a term at 1,000 characters (`cap_term_length`, at most
 4,000 UTF-8 bytes), so Lucene's 32,766-byte term limit ("immense term") is
@@ -194,6 +195,46 @@ def client_for(url: str) -> OpenSearch:
         retry_on_status=(502, 503, 504),
         dead_timeout=30,
     )
+
+
+#: weight of a query's code found as written, on top of its ordinary match.
+#: Issue 20: "which paper mentions METTL3" ranked chunks saying "paper" and
+#: "mentions" above the one naming METTL3, and "eat-2" (two common words to the
+#: text analysis) fell to rank 10.
+CODE_BOOST = 1.0
+
+
+def _code_clause(code: str) -> dict[str, Any]:
+    """A code as written: a whole token of the identifier analysis (ERR-4021,
+    KK3410 in "KK3410,11"); that token with a suffix after a separator, the
+    forms a code takes in text (Kir5 as Kir5.1, UL111 as UL111.5A, pat1 as the
+    deletion pat1Δ); or, for a code of one run of letters and digits that the
+    identifier analysis keeps glued to its neighbours (METTL3/14, SCNS-P&C45),
+    the text analysis's token."""
+    lowered = code.lower()
+    return {
+        "dis_max": {
+            "queries": [
+                {"match": {"content.ident": {"query": code}}},
+                {
+                    "regexp": {
+                        "content.ident": {
+                            # the code, then anything but a letter, digit, _ or -
+                            # (ERR-4021 is not ERR-4021-B; the reranker agrees)
+                            "value": re.sub(r"([^a-z0-9])", r"\\\1", lowered) + "[^a-z0-9_\\-].*",
+                            "flags": "NONE",
+                            "rewrite": "top_terms_blended_freqs_10",
+                        }
+                    }
+                },
+                # a code of one run of letters and digits is one token of the text
+                # analysis too; a code with separators is not (eat-2 is "eat", "2",
+                # words any text about eating has), so only its exact forms count
+                *([{"match": {"content": {"query": code}}}] if code.isalnum() else []),
+            ],
+            "boost": CODE_BOOST,
+        }
+    }
 
 
 class OpenSearchKeywordIndex:
@@ -494,6 +535,7 @@ class OpenSearchKeywordIndex:
                     "should": [
                         {"match": {"content": {"query": ranked}}},
                         {"match": {"content.ident": {"query": ranked, "boost": 0.3}}},
+                        *(_code_clause(code) for code in parsed.codes),
                     ],
                     "minimum_should_match": 0 if parsed.phrases else 1,
                 }

@@ -269,6 +269,49 @@ class TestOpenSearchKeywordIndex(KeywordIndexContract):
     def index(self, platform: Platform) -> KeywordIndex:
         return platform.keywords
 
+    def test_an_identifier_outranks_the_words_around_it(self, platform: Platform) -> None:
+        """Issue 20: "which paper mentions METTL3" ranked six chunks that say
+        "paper" and "mentions" above the one that names METTL3 (METTL3/14);
+        "eat-2", split into common words by the text analysis, fell to rank 10.
+        BM25's weight on a rare term is what lets a code outrank the words
+        around it; the PostgreSQL adapter ranks without term rarity."""
+        index = platform.keywords
+        tenant = new_tenant()
+        # "paper" and "mentions" in one chunk of ten, the code in one of sixty
+        filler = [
+            chunk(tenant, f"This paper mentions result number {n} of the trial.") for n in range(6)
+        ] + [chunk(tenant, f"Unrelated note number {n} on the weather.") for n in range(50)]
+        named = chunk(tenant, "Circular RNA translation is enhanced by METTL3/14 and FTO.")
+        worm = chunk(
+            tenant, "By contrast, eat-2 mutants, a model of dietary restriction, live long."
+        )
+        eating = [
+            chunk(tenant, f"Patients reported that they eat 2 meals and {n} snacks a day.")
+            for n in range(3)
+        ]
+        self._publish(index, [*filler, named, worm, *eating])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert index.search(scope, "paper mentions METTL3", 5)[0].chunk_id == named.chunk_id
+        assert index.search(scope, "reported eat-2", 5)[0].chunk_id == worm.chunk_id
+
+    def test_a_code_finds_its_suffixed_forms(self, platform: Platform) -> None:
+        """Issue 20: "kir5 findings" and "pat1 findings" found nothing by keyword:
+        the texts say Kir5.1 and pat1Δ (a deletion of pat1), single tokens to
+        both analyses. A code followed by a separator and more is that code;
+        followed by more letters, digits or a hyphen it is another one."""
+        index = platform.keywords
+        tenant = new_tenant()
+        channel = chunk(tenant, "Subunits Kir4.1 and Kir5.1 in brain astrocytes.")
+        yeast = chunk(tenant, "Cse4 is depleted in pat1Δ or xrn1Δ mutants.")
+        other = chunk(tenant, "The pat12 mutants are reported in the paper: findings.")
+        filler = [chunk(tenant, f"Findings reported in paper {n}.") for n in range(10)]
+        self._publish(index, [channel, yeast, other, *filler])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        assert index.search(scope, "Kir5 findings", 5)[0].chunk_id == channel.chunk_id
+        assert index.search(scope, "pat1 findings", 5)[0].chunk_id == yeast.chunk_id
+        # a code-shaped run as long as a query may be is searched as words, not refused
+        assert index.search(scope, "pat1 " + "a1" * 900, 5)[0].chunk_id == yeast.chunk_id
+
 
 class TestPostgresKeywordIndex(KeywordIndexContract):
     @pytest.fixture

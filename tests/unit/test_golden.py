@@ -159,3 +159,25 @@ def test_squad_converts_each_answerable_question(tmp_path: Path) -> None:
     assert item.query_id == "q0" and item.sources == {"0-0": 1}
     assert item.evidence == (("0-0", ("A quota",)),)
     assert item.passages == (("0-0", "Storage Systems\n\nA quota caps a volume at 10 GB."),)
+
+
+def test_every_golden_identifier_is_a_code_to_the_product() -> None:
+    """The identifier golden set (evals/identifiers.py) asks for codes the
+    product must recognise as codes (groundwork.retrieval.query.is_code): the
+    keyword leg's exact clause and the reranker's lookup lift read that one
+    detector, so a golden identifier it did not know could never be lifted."""
+    from evals.beir import BeirDocument
+    from evals.identifiers import identifier_golden_from, is_strong_identifier
+    from groundwork.retrieval.query import interpret, is_code
+
+    documents = [
+        BeirDocument("d1", "IL-6 and p53", "BRCA1, rs1800795, ERR-4021 and alphaPS2betaPS."),
+        BeirDocument("d2", "Kir5.1", "METTL3/14, eat-2 mutants, 13-fold, 2003-january, 5-mb."),
+    ]
+    golden = identifier_golden_from(documents, count=50)
+    assert golden
+    for query in golden:
+        interpreted = interpret(query.query)
+        assert interpreted.codes and interpreted.is_lookup, query.query
+    for token in ("il-6", "p53", "brca1", "rs1800795", "err-4021", "mettl3", "eat-2"):
+        assert is_strong_identifier(token) and is_code(token)

@@ -341,3 +341,60 @@ def test_a_hybrid_search_answers_from_the_vector_leg_when_the_keyword_engine_fai
     assert isinstance(whole, Found) and whole.missing_legs == ()
     with pytest.raises(type(error)):
         hybrid_search(STAFF, SearchRequest("quota", mode=SearchMode.KEYWORD), down)
+
+
+def _view(chunk_id: str, body: str, heading_path: tuple[str, ...] = ()) -> ChunkView:
+    return ChunkView(
+        chunk_id,
+        chunk_id,
+        "v1",
+        chunk_id,
+        f"{chunk_id}.md",
+        "text/markdown",
+        heading_path,
+        body,
+        Location(line_start=1),
+        "h",
+        False,
+    )
+
+
+def test_a_lookup_of_an_identifier_puts_the_chunks_that_name_it_first() -> None:
+    """Issue 20: "studies of c45" and "which paper mentions hdac-1" had the one
+    document naming the identifier at fused rank 4; the bounded lift (three
+    places, kept for long claims) left it at rank 2. A query that is little more
+    than the identifier is a lookup: every chunk naming it goes first."""
+    from groundwork.retrieval.fusion import FusedCandidate
+    from groundwork.retrieval.kernel import reranked_order
+    from groundwork.retrieval.query import interpret
+
+    views = [_view(f"c{n}", f"Histone deacetylases in study {n}.") for n in range(5)]
+    views.append(_view("hit", "Repression by BTEB3 needs HDAC-1 and Sp1."))
+    scored = [(1.0 - n / 10, FusedCandidate(v.chunk_id, 0.0, {}), v) for n, v in enumerate(views)]
+    order = reranked_order(IdentifierReranker(), interpret("which paper mentions hdac-1"), scored)
+    assert order[0] == "hit"
+    # a long claim that merely contains an identifier keeps the bounded lift
+    claim = interpret("histone deacetylase study shows hdac-1 represses many promoters in mice")
+    assert reranked_order(IdentifierReranker(), claim, scored)[0] != "hit"
+
+
+def test_the_reranker_sees_the_heading_path_the_keyword_leg_indexed() -> None:
+    """Issue 20: alphaPS2betaPS and ell028 live in SciFact titles, which are the
+    chunks' heading path: the keyword leg found them (it indexes heading path and
+    body), the reranker read the body alone and lifted nothing."""
+    from groundwork.retrieval.fusion import FusedCandidate
+    from groundwork.retrieval.kernel import reranked_order
+    from groundwork.retrieval.query import interpret
+
+    other = _view("other", "Integrin ligands in wing morphogenesis.")
+    titled = _view(
+        "titled",
+        "Tenectin's function in looping morphogenesis.",
+        ("Tenectin is a novel alphaPS2betaPS integrin ligand",),
+    )
+    scored = [
+        (1.0, FusedCandidate("other", 0.0, {}), other),
+        (0.9, FusedCandidate("titled", 0.0, {}), titled),
+    ]
+    order = reranked_order(IdentifierReranker(), interpret("alphaPS2betaPS findings"), scored)
+    assert order == ["titled", "other"]

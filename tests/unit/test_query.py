@@ -37,3 +37,23 @@ def test_interpretation_hands_phrases_to_the_keyword_leg_quoted() -> None:
 
     interpreted = interpret('what is the "storage quota" for the team')
     assert keyword_query(interpreted.keyword_text).phrases == ("storage quota",)
+
+
+def test_codes_start_with_a_letter_and_hold_a_digit() -> None:
+    from groundwork.retrieval.query import is_code
+
+    assert [t for t in ("ERR-4021", "Q3-2026", "IL-6", "rs1800795", "METTL3") if is_code(t)] == [
+        "ERR-4021",
+        "Q3-2026",
+        "IL-6",
+        "rs1800795",
+        "METTL3",
+    ]
+    assert not any(is_code(t) for t in ("50", "2015", "50th", "30-second", "5-year", "well-known"))
+
+
+def test_a_lookup_names_a_code_and_little_else() -> None:
+    assert interpret("which paper mentions METTL3").is_lookup
+    assert interpret("IL-6 findings").is_lookup
+    assert not interpret("IL-6 levels rise in mice fed a high fat diet").is_lookup
+    assert not interpret("which paper mentions the 50th game").is_lookup
