@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
-
-from dataclasses import replace
 
 from groundwork.errors import CapabilityUnavailable
 from groundwork.models import (
