@@ -42,6 +42,12 @@ BGE_SMALL_EN_V15_Q = EmbeddingModelRef(
     semantic_floor=0.6,
 )
 
+# Issue 20, measured by bench/models.py (SciFact train, first 1000 documents, 211
+# queries; busy 2-core machine): fp32 bge-small vector 0.811 / hybrid out of fold
+# 0.810 / + reranker 0.817 against the int8 one's 0.806 / 0.808 / 0.817, for 3.9x
+# the ONNX (133 vs 34 MB), 2x the RSS, about half the passages/s and 2-3x the
+# query latency; e5-small-v2 0.769 / 0.781 / 0.785 (its relevance gate fails).
+# Neither is the default.
 BGE_SMALL_EN_V15 = EmbeddingModelRef(
     key="bge_small_en_v15",
     name="BAAI/bge-small-en-v1.5 (fp32 ONNX)",
