@@ -40,6 +40,7 @@ from opensearchpy.exceptions import ConnectionTimeout, NotFoundError, TransportE
 from groundwork.errors import CapacityExhausted, DocumentRefused, EngineUnavailable, StoreError
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, search_layer
 from groundwork.retrieval.query import keyword_query
+from groundwork.services.health import KeywordClusterState
 
 #: `replicas` when none is configured: one replica as soon as the cluster has a
 #: second data node (a lost node then loses no document and a search finds the
@@ -172,6 +173,10 @@ def replica_settings(replicas: int | None) -> dict[str, Any]:
     return {"number_of_replicas": replicas, "auto_expand_replicas": False}
 
 
+#: a health probe answers within this or reports the cluster unavailable
+HEALTH_TIMEOUT_SECONDS = 5
+
+
 def client_for(url: str) -> OpenSearch:
     """`url` may name several nodes of one cluster, comma-separated.
 
@@ -228,6 +233,19 @@ class OpenSearchKeywordIndex:
                 self.client.cluster.health(index=index, wait_for_status="yellow")
         self._created.add(index)
         return index
+
+    def cluster_state(self) -> KeywordClusterState:
+        """The cluster's health as the first node that answers reports it (for
+        /v1/health): a node lost shows as fewer nodes and yellow, a primary
+        shard without a copy as red."""
+        with _translated("reading cluster health"):
+            health = self.client.cluster.health(request_timeout=HEALTH_TIMEOUT_SECONDS)
+        return KeywordClusterState(
+            status=str(health.get("status", "unknown")),
+            nodes=int(health.get("number_of_nodes", 0)),
+            data_nodes=int(health.get("number_of_data_nodes", 0)),
+            unassigned_shards=int(health.get("unassigned_shards", 0)),
+        )
 
     def ensure_schema(self) -> None:
         """Every process that connects calls this. When the stored template

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from groundwork.services.health import KeywordClusterState
 from resources.engines.opensearch import EmbeddedOpenSearchCluster
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
 from resources.settings import PROJECT_ROOT, GroundworkSettings
@@ -60,6 +61,8 @@ def test_a_killed_data_node_costs_no_search_after_failover_and_no_document(
         assert sorted(s["prirep"] for s in copies) == ["p", "r"]
         assert {s["state"] for s in copies} == {"STARTED"}
         assert len({s["node"] for s in copies}) == 2
+    # what /v1/health reports of the keyword cluster
+    assert keywords.cluster_state() == KeywordClusterState("green", 2, 2, 0)
 
     outcome = lose_a_node(cluster, keywords, tenants, kill_manager=False, down_seconds=10.0)
 
