@@ -175,6 +175,13 @@ def replica_settings(replicas: int | None) -> dict[str, Any]:
 
 #: a health probe answers within this or reports the cluster unavailable
 HEALTH_TIMEOUT_SECONDS = 5
+#: A search that has no answer within this is retried on the next node (the
+#: silent one is left out for `dead_timeout`). A node that hangs (SIGSTOP, a long
+#: GC pause) keeps its sockets open, so only a timeout notices it: with the
+#: client's 30 s, bench/cluster_failover.py --hang (3 nodes, 8 clients, a 20 s
+#: hang) had every client stuck on the hung node for the whole 20 s. A keyword
+#: search here answers in milliseconds; the bound leaves room for a loaded machine.
+SEARCH_TIMEOUT_SECONDS = 3
 
 
 def client_for(url: str) -> OpenSearch:
@@ -522,7 +529,10 @@ class OpenSearchKeywordIndex:
         with _translated("searching keywords"):
             try:
                 response = self.client.search(
-                    index=self.index_for(scope.tenant_id), body=body, routing=scope.tenant_id
+                    index=self.index_for(scope.tenant_id),
+                    body=body,
+                    routing=scope.tenant_id,
+                    request_timeout=SEARCH_TIMEOUT_SECONDS,
                 )
             except NotFoundError:
                 return []
