@@ -1,7 +1,7 @@
 """An OpenSearch cluster loses a node under search load: how long searches fail.
 
     uv run python bench/cluster_failover.py [--nodes 2] [--kill other|manager|both]
-        [--clients 8] [--tenants 6] [--docs 40] [--down-seconds 10] [--replicas N]
+        [--clients 8] [--tenants 6] [--docs 40] [--down-seconds 10] [--replicas N] [--hang]
 
 Starts a local cluster of --nodes members with the project's launcher (ports
 GROUNDWORK_OPENSEARCH_PORT + 1.. and GROUNDWORK_OPENSEARCH_TRANSPORT_PORT + 1..,
@@ -12,7 +12,11 @@ one member with SIGKILL (the elected cluster manager or another member),
 restarts it after --down-seconds and waits for green. Prints the failover
 window (kill until the end of the last failed search), failed searches during
 it and after it, searches answered while the node was down, time to green
-after the restart, and per-tenant document counts before and after.
+after the restart, and per-tenant document counts before and after. With
+--hang the member is stopped (SIGSTOP) for --down-seconds and continued
+(SIGCONT) instead of killed and restarted: a node that hangs (a long GC pause)
+keeps its sockets open, so a client sees silence, not a refusal; the slowest
+search while it hangs and the searches slower than 2 s are printed too.
 
 The scenario itself is tests/cluster_failover.py, shared with the e2e test.
 """
@@ -33,10 +37,11 @@ from resources.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
 from tests.cluster_failover import FailoverOutcome, index_tenants, lose_a_node  # noqa: E402
 
 
-def report(outcome: FailoverOutcome) -> None:
+def report(outcome: FailoverOutcome, hang: bool = False) -> None:
     window = outcome.failover_window
     role = "the elected cluster manager" if outcome.victim_was_manager else "not the manager"
-    print(f"killed {outcome.victim} ({role}) with SIGKILL")
+    fault = "hung (SIGSTOP, SIGCONT after the down time)" if hang else "killed with SIGKILL"
+    print(f"{outcome.victim} ({role}) {fault}")
     print(f"  failover window                 {window:6.2f} s")
     print(
         f"  failed searches in the window   {outcome.failed_between(outcome.killed_at, outcome.killed_at + window + 1e-9):6d}"
@@ -48,6 +53,11 @@ def report(outcome: FailoverOutcome) -> None:
     print(
         f"  searches answered, all told     {sum(1 for r in outcome.records if r.error is None):6d}"
     )
+    print(
+        f"  slowest search, node down       "
+        f"{outcome.slowest_between(outcome.killed_at, outcome.restarted_at):6.2f} s"
+    )
+    print(f"  searches slower than 2 s        {outcome.slower_than(2.0):6d}")
     print(f"  restart to green                {outcome.time_to_green:6.2f} s")
     same = outcome.counts_before == outcome.counts_after
     print(
@@ -67,6 +77,9 @@ def main() -> int:
     parser.add_argument("--tenants", type=int, default=6)
     parser.add_argument("--docs", type=int, default=40)
     parser.add_argument("--down-seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--hang", action="store_true", help="SIGSTOP the node (a hang), not SIGKILL (a crash)"
+    )
     parser.add_argument("--heap", default="384m")
     parser.add_argument(
         "--replicas", type=int, default=None, help="fixed replica count (default: auto 0-1)"
@@ -104,8 +117,9 @@ def main() -> int:
                 kill_manager=kill == "manager",
                 clients=args.clients,
                 down_seconds=args.down_seconds,
+                hang=args.hang,
             )
-            report(outcome)
+            report(outcome, args.hang)
     finally:
         cluster.stop()
         shutil.rmtree(home, ignore_errors=True)

@@ -18,6 +18,7 @@ from groundwork.errors import EngineUnavailable
 from groundwork.lifecycle import Indexes
 from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import (
+    AccessScope,
     EmbeddingProvider,
     IngestTrigger,
     KeywordIndex,
@@ -27,9 +28,11 @@ from groundwork.ports import (
 )
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import IdentifierReranker
+from groundwork.services.health import KeywordClusterState, ReplicaState
 from groundwork.summaries import Summarizer
 
 if TYPE_CHECKING:
+    from groundwork.services.health import HealthProbes
     from groundwork.services.platform import PlatformPorts
     from groundwork.services.tool_dispatch import WalledPlatform
 from resources.blobstore import FilesystemBlobStore
@@ -104,6 +107,9 @@ def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
             opensearch_url = opensearch.start()
     return EngineEndpoints(server_url, opensearch_url, postgres, opensearch)
 
+
+#: the scope of the keyword probe: a tenant no index has, so the search is cheap
+HEALTH_SCOPE = AccessScope("health-probe", ("health-probe",))
 
 #: tenant views kept per platform (a few objects each); beyond it the cache starts over
 MAX_TENANT_VIEWS = 4096
@@ -267,6 +273,21 @@ class Platform:
         }
         return view
 
+    # health probes (groundwork.services.health states what each result means)
+    def probe_database(self) -> None:
+        self.catalog.list_tenants()
+
+    def probe_keyword_index(self) -> None:
+        self.keywords.search(HEALTH_SCOPE, "health", 1)
+
+    def replica_state(self) -> ReplicaState | None:
+        return self.replica.state(self.pool) if self.replica is not None else None
+
+    def keyword_cluster_state(self) -> KeywordClusterState | None:
+        if isinstance(self.keywords, OpenSearchKeywordIndex):
+            return self.keywords.cluster_state()
+        return None  # PostgreSQL full text: no cluster of its own
+
     def close(self) -> None:
         if self.tenant_wall is None:
             self.pool.close()  # type: ignore[attr-defined]
@@ -324,3 +345,4 @@ if TYPE_CHECKING:
         their Protocols ask for from this composition root."""
         _ports: PlatformPorts = platform
         _walled: WalledPlatform = platform
+        _health: HealthProbes = platform

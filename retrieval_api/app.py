@@ -12,8 +12,7 @@ from collections.abc import Callable
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
-from groundwork.errors import GroundworkError
-from groundwork.ports import AccessScope
+from groundwork.services.health import platform_health
 from resources.platform import Platform
 from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import WholePlatformDep
@@ -31,8 +30,6 @@ from retrieval_api.routes import (
 )
 from retrieval_api.schemas import ErrorOut
 from retrieval_api.scopes import enforce_route_scope
-
-HEALTH_SCOPE = AccessScope("health-probe", ("health-probe",))
 
 
 def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
@@ -54,26 +51,25 @@ def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
 
     @app.get("/v1/health", response_model=None)
     def health(platform: WholePlatformDep) -> dict[str, object] | JSONResponse:
-        """ok, or 503 degraded naming the engine that does not answer (the
-        supervisor restarts it; clients retry)."""
-        engines: dict[str, str] = {}
-        for name, probe in (
-            ("postgresql", platform.catalog.list_tenants),
-            ("keyword_index", lambda: platform.keywords.search(HEALTH_SCOPE, "health", 1)),
-        ):
-            try:
-                probe()
-                engines[name] = "ok"
-            except GroundworkError as exc:
-                engines[name] = f"unavailable: {str(exc)[:200]}"
-        if all(state == "ok" for state in engines.values()):
-            return {"status": "ok", "engines": engines}
+        """ok; degraded (200) when an optional piece (the read replica, the
+        keyword cluster's redundancy) is lost or behind; 503 down naming the
+        engine that does not answer (the supervisor restarts it; clients retry).
+        The rule is groundwork.services.health's."""
+        report = platform_health(platform)
+        body: dict[str, object] = {
+            "status": report.status,
+            "engines": report.engines,
+            "replica": report.replica,
+            "keyword_cluster": report.keyword_cluster,
+        }
+        if report.status != "down":
+            return body
         return JSONResponse(
             status_code=503,
             content={
                 "error": "degraded",
                 "message": "an engine is not answering; it is being restarted",
-                "engines": engines,
+                **body,
             },
             headers={"Retry-After": "5"},
         )

@@ -69,6 +69,19 @@ class FailoverOutcome:
     def time_to_green(self) -> float:
         return self.green_at - self.restarted_at
 
+    def slowest_between(self, start: float, end: float) -> float:
+        """The longest search (seconds) among those started in [start, end)."""
+        return max(
+            (r.ended - r.started for r in self.records if start <= r.started < end), default=0.0
+        )
+
+    def slower_than(self, seconds: float) -> int:
+        """Searches after the fault that took longer than `seconds`: each one a
+        caller kept waiting (and a thread held) while a node said nothing."""
+        return sum(
+            1 for r in self.records if r.ended >= self.killed_at and r.ended - r.started > seconds
+        )
+
     @property
     def errors(self) -> list[str]:
         return sorted({r.error for r in self.failures_after_kill if r.error})
@@ -140,6 +153,7 @@ def lose_a_node(
     tenants: list[str],
     *,
     kill_manager: bool = False,
+    hang: bool = False,
     clients: int = 8,
     steady_seconds: float = 3.0,
     down_seconds: float = 10.0,
@@ -147,7 +161,9 @@ def lose_a_node(
     green_timeout: float = 180.0,
 ) -> FailoverOutcome:
     """Kill one member (the elected cluster manager, or another one) under
-    load, restart it, wait for green; the tenants are already indexed."""
+    load, restart it, wait for green; the tenants are already indexed. With
+    `hang`, the member is stopped (SIGSTOP) instead of killed and continued
+    (SIGCONT) after `down_seconds`: a node that hangs, sockets open."""
     cluster.wait_for_status("green")
     counts_before = tenant_counts(keywords, tenants)
     manager = cluster.cluster_manager()
@@ -155,10 +171,16 @@ def lose_a_node(
     with SearchLoad(keywords, tenants, clients) as load:
         time.sleep(steady_seconds)
         killed_at = time.monotonic()
-        cluster.kill(victim)
+        if hang:
+            cluster.hang(victim)
+        else:
+            cluster.kill(victim)
         time.sleep(down_seconds)
         restarted_at = time.monotonic()
-        cluster.restart(victim)
+        if hang:
+            cluster.hang(victim, False)
+        else:
+            cluster.restart(victim)
         cluster.wait_for_status("green", timeout=green_timeout)
         green_at = time.monotonic()
         time.sleep(settle_seconds)

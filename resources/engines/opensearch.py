@@ -192,6 +192,17 @@ class EmbeddedOpenSearch:
             os.waitpid(pid, 0)
         self.pid_file.unlink(missing_ok=True)
 
+    def hang(self, hung: bool = True) -> None:
+        """SIGSTOP (hung=True) or SIGCONT: a node that stops answering without
+        closing its sockets (a long GC pause, a frozen VM), for the tests and
+        benches of a hung node; unlike a kill, clients see no refusal, only silence."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP if hung else signal.SIGCONT)
+
     def is_running(self) -> bool:
         return _health(self.url) is not None
 
@@ -264,6 +275,9 @@ class EmbeddedOpenSearchCluster:
 
     def kill(self, member: int) -> None:
         self.nodes[member].kill()
+
+    def hang(self, member: int, hung: bool = True) -> None:
+        self.nodes[member].hang(hung)
 
     def restart(self, member: int, timeout: float = 180.0) -> None:
         self.nodes[member].start(timeout)

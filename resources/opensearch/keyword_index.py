@@ -41,6 +41,7 @@ from opensearchpy.exceptions import ConnectionTimeout, NotFoundError, TransportE
 from groundwork.errors import CapacityExhausted, DocumentRefused, EngineUnavailable, StoreError
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, search_layer
 from groundwork.retrieval.query import keyword_query
+from groundwork.services.health import KeywordClusterState
 
 #: `replicas` when none is configured: one replica as soon as the cluster has a
 #: second data node (a lost node then loses no document and a search finds the
@@ -173,6 +174,17 @@ def replica_settings(replicas: int | None) -> dict[str, Any]:
     return {"number_of_replicas": replicas, "auto_expand_replicas": False}
 
 
+#: a health probe answers within this or reports the cluster unavailable
+HEALTH_TIMEOUT_SECONDS = 5
+#: A search that has no answer within this is retried on the next node (the
+#: silent one is left out for `dead_timeout`). A node that hangs (SIGSTOP, a long
+#: GC pause) keeps its sockets open, so only a timeout notices it: with the
+#: client's 30 s, bench/cluster_failover.py --hang (3 nodes, 8 clients, a 20 s
+#: hang) had every client stuck on the hung node for the whole 20 s. A keyword
+#: search here answers in milliseconds; the bound leaves room for a loaded machine.
+SEARCH_TIMEOUT_SECONDS = 3
+
+
 def client_for(url: str) -> OpenSearch:
     """`url` may name several nodes of one cluster, comma-separated.
 
@@ -269,6 +281,19 @@ class OpenSearchKeywordIndex:
                 self.client.cluster.health(index=index, wait_for_status="yellow")
         self._created.add(index)
         return index
+
+    def cluster_state(self) -> KeywordClusterState:
+        """The cluster's health as the first node that answers reports it (for
+        /v1/health): a node lost shows as fewer nodes and yellow, a primary
+        shard without a copy as red."""
+        with _translated("reading cluster health"):
+            health = self.client.cluster.health(request_timeout=HEALTH_TIMEOUT_SECONDS)
+        return KeywordClusterState(
+            status=str(health.get("status", "unknown")),
+            nodes=int(health.get("number_of_nodes", 0)),
+            data_nodes=int(health.get("number_of_data_nodes", 0)),
+            unassigned_shards=int(health.get("unassigned_shards", 0)),
+        )
 
     def ensure_schema(self) -> None:
         """Every process that connects calls this. When the stored template
@@ -549,7 +574,10 @@ class OpenSearchKeywordIndex:
         with _translated("searching keywords"):
             try:
                 response = self.client.search(
-                    index=self.index_for(scope.tenant_id), body=body, routing=scope.tenant_id
+                    index=self.index_for(scope.tenant_id),
+                    body=body,
+                    routing=scope.tenant_id,
+                    request_timeout=SEARCH_TIMEOUT_SECONDS,
                 )
             except NotFoundError:
                 return []

@@ -36,6 +36,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from groundwork.services.health import ReplicaState
+from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 
 logger = logging.getLogger(__name__)
@@ -103,6 +105,40 @@ class ReadReplica:
         self.use.down_until = time.monotonic() + self.retry_seconds
         logger.warning(
             "read replica skipped for %.0f s, the primary answers: %s", self.retry_seconds, error
+        )
+
+    def state(self, primary: ConnectionSource) -> ReplicaState:
+        """How far the replica is behind `primary`, as both report it (for
+        /v1/health). The replica's replay position is read first, so the
+        difference from the primary's later position is never negative.
+        Raises EngineUnavailable when the replica does not answer within its
+        checkout time."""
+        with (
+            translated_errors("reading the read replica's replay state"),
+            self.pool.connection(timeout=self.checkout_seconds) as conn,
+        ):
+            row = conn.execute(
+                # the replay functions answer NULL on a server that is not in
+                # recovery, and pg_is_wal_replay_paused() refuses there
+                "SELECT pg_is_in_recovery(), "
+                "coalesce(pg_last_wal_replay_lsn(), pg_current_wal_lsn())::text, "
+                "CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END, "
+                "CASE WHEN pg_last_wal_receive_lsn() IS DISTINCT FROM pg_last_wal_replay_lsn() "
+                "THEN coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) "
+                "ELSE 0 END::float8"
+            ).fetchone()
+        assert row is not None
+        in_recovery, replayed, paused, delay = row
+        with translated_errors("reading the primary's WAL position"), primary.connection() as conn:
+            lag = conn.execute(
+                "SELECT greatest(pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn), 0)::bigint",
+                (replayed,),
+            ).fetchone()
+        return ReplicaState(
+            lag_bytes=int(lag[0]) if lag else 0,
+            replay_delay_seconds=float(delay),
+            replay_paused=bool(paused),
+            in_recovery=bool(in_recovery),
         )
 
     def close(self) -> None:

@@ -18,6 +18,16 @@ def test_health_is_ok_then_degraded_naming_the_engine(platform: Platform) -> Non
         "postgresql": "ok",
         "keyword_index": "ok",
     }
+    # the optional pieces are reported too: no replica configured here, and the
+    # single embedded node (its indexes auto-expand replicas 0-1: green alone)
+    assert ok.json()["status"] == "ok"
+    assert ok.json()["replica"] == {"state": "not_configured"}
+    assert ok.json()["keyword_cluster"] == {
+        "status": "green",
+        "nodes": 1,
+        "data_nodes": 1,
+        "unassigned_shards": 0,
+    }
     unreachable = OpenSearchKeywordIndex(client_for("http://127.0.0.1:9"), "gw-health")
     broken = dataclasses.replace(platform, keywords=unreachable, _vectors={}, _embedders={})
     degraded = TestClient(create_app(lambda: broken), raise_server_exceptions=False).get(
@@ -27,3 +37,4 @@ def test_health_is_ok_then_degraded_naming_the_engine(platform: Platform) -> Non
     body = degraded.json()
     assert body["error"] == "degraded" and body["engines"]["postgresql"] == "ok"
     assert body["engines"]["keyword_index"].startswith("unavailable")
+    assert body["keyword_cluster"]["status"].startswith("unavailable")

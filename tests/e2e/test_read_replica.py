@@ -378,3 +378,61 @@ def test_a_replica_that_does_not_answer_leaves_the_primary_answering(
         assert _counts(lost.replica.use) == (0, 0, 1)
     finally:
         lost.close()
+
+
+def test_health_reports_the_replica_its_lag_and_a_paused_replay_as_degraded(
+    standby: EmbeddedStandby, replicated: Platform
+) -> None:
+    client = TestClient(create_app(lambda: replicated))
+    standby.wait_for_replay()
+    caught_up = client.get("/v1/health")
+    assert caught_up.status_code == 200, caught_up.text
+    assert caught_up.json()["status"] == "ok"
+    replica = caught_up.json()["replica"]
+    assert replica["state"] == "ok" and replica["in_recovery"] is True
+    # (the primary may write a little WAL of its own meanwhile: a checkpoint)
+    assert replica["replay_paused"] is False and replica["lag_bytes"] >= 0
+
+    standby.pause_replay()
+    try:
+        # a change the replica has not replayed: lag in bytes, and a paused replay
+        _tenant(replicated)
+        lagging = client.get("/v1/health")
+        # degraded, not down: the primary answers every search meanwhile
+        assert lagging.status_code == 200, lagging.text
+        body = lagging.json()
+        assert body["status"] == "degraded" and body["engines"]["postgresql"] == "ok"
+        assert body["replica"]["state"] == "lagging"
+        assert body["replica"]["replay_paused"] is True and body["replica"]["lag_bytes"] > 0
+    finally:
+        standby.resume_replay()
+    standby.wait_for_replay()
+    assert client.get("/v1/health").json()["replica"]["state"] == "ok"
+
+
+def test_health_reports_a_replica_that_does_not_answer_as_degraded_not_down(
+    settings: GroundworkSettings,
+    engines: EngineEndpoints,
+    index_prefix: str,
+    tmp_path: Path,
+) -> None:
+    lost = connect(
+        replace(
+            settings,
+            database_replica_url=f"postgresql://postgres@/postgres?host={tmp_path}&port=5999",
+        ),
+        engines,
+        database=TEST_DATABASE,
+        index_prefix=index_prefix,
+    )
+    try:
+        assert lost.replica is not None
+        lost.replica.checkout_seconds = 0.5
+        response = TestClient(create_app(lambda: lost)).get("/v1/health")
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["status"] == "degraded"
+        assert body["engines"] == {"postgresql": "ok", "keyword_index": "ok"}
+        assert body["replica"]["state"].startswith("unavailable")
+    finally:
+        lost.close()

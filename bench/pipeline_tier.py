@@ -1,0 +1,271 @@
+"""Pipeline tier (issue 14): N real-language documents through the real
+`tenant_ingest` Dagster job with the real embedding model, per-stage wall
+time and throughput, and the share of the bare embedding time.
+
+    uv run python bench/pipeline_tier.py --docs 2000             # a check
+    uv run python bench/pipeline_tier.py --docs 20000            # the tier
+    uv run python bench/pipeline_tier.py --docs 20000 --tenants 4
+
+The corpus is SciFact's 5,183 abstracts (../shared/data/scifact, or --beir);
+the bench says so and exits 0 when it is absent. Beyond 5,183 documents each
+further document is recombined from real abstracts, so every file is distinct
+real language (registration would skip repeated bytes and the embedding cache
+would reuse repeated chunks, which would flatter the figures): document k of
+the corpus takes abstract k mod 5,183's title and sentences in a rotated order,
+followed by a paragraph of sentences from another abstract.
+
+The documents are written as Markdown into each tenant's inbox folder and
+registered by the job's own first asset, then the job as the code location
+defines it (`pipelines.definitions.build_definitions().resolve_job_def(
+"tenant_ingest")`, in process, on an ephemeral Dagster instance) runs
+register -> extract -> chunk -> summarize -> keyword index -> embed + publish.
+Per stage it prints the step's wall time from Dagster's event log (what the
+run waited for), the stage's own measured seconds (its `seconds` metadata),
+documents/s and chunks/s. Then it embeds the same distinct chunk texts once
+more with the same model and batch size (32, as `embed_pending` does), nothing
+else, and prints that bare time's share of the run.
+
+Uses its own database (groundwork_bench) and index prefix (gwbench) on the
+engines under GROUNDWORK_HOME; stops engines it had to start. On a shared
+machine the figures move with whatever else runs: repeat before trusting a
+difference under ~20%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dagster as dg  # noqa: E402
+
+from evals.beir import BeirDocument, load_corpus  # noqa: E402
+from pipelines.definitions import build_definitions  # noqa: E402
+from resources.dagster_resources import GroundworkResource  # noqa: E402
+from resources.engines.postgres import EmbeddedPostgres  # noqa: E402
+from resources.machine import available_cores  # noqa: E402
+from resources.platform import connect, embedded_opensearch, ensure_engines  # noqa: E402
+from resources.settings import GroundworkSettings  # noqa: E402
+
+DATABASE = "groundwork_bench"
+PREFIX = "gwbench"
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/data/scifact"
+#: the same batch the embedding stage feeds the model (groundwork.pipeline.embed_pending)
+EMBED_BATCH = 32
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def tier_corpus(abstracts: list[BeirDocument], count: int) -> dict[str, str]:
+    """`count` distinct Markdown documents of real language (see the module
+    docstring for how documents beyond the abstracts are recombined)."""
+    n = len(abstracts)
+    docs: dict[str, str] = {}
+    for k in range(count):
+        base = abstracts[k % n]
+        round_ = k // n
+        if round_ == 0:
+            docs[f"d{k:06d}-{base.doc_id}.md"] = base.to_markdown()
+            continue
+        own = _SENTENCE_END.split(base.text.strip()) or [base.text]
+        turn = round_ % max(1, len(own))
+        rotated = own[turn:] + own[:turn]
+        # a different partner per round, spread over the corpus by a large prime stride
+        other = abstracts[(k * 7919 + round_ * 104729) % n]
+        theirs = _SENTENCE_END.split(other.text.strip())[:3]
+        title = base.title.strip() or base.doc_id
+        docs[f"d{k:06d}-{base.doc_id}-r{round_}.md"] = (
+            f"# {title} (reading {round_ + 1})\n\n{' '.join(rotated)}\n\n"
+            f"## Related: {other.title.strip() or other.doc_id}\n\n{' '.join(theirs)}\n"
+        )
+    return docs
+
+
+@dataclass(frozen=True, slots=True)
+class StageFigure:
+    stage: str
+    wall: float  # the step's wall time in the run (Dagster event log), 0 for logged-only events
+    own: float  # the stage's own `seconds` metadata
+    items: int  # items_written (chunks for chunk/embedding stages), 0 if the stage has none
+
+
+def stage_figures(
+    instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult
+) -> list[StageFigure]:
+    """Wall time per step from the run's event log, joined with each
+    materialization's own seconds and items."""
+    starts: dict[str, float] = {}
+    walls: dict[str, float] = {}
+    for record in instance.all_logs(result.run_id):
+        event = record.dagster_event
+        if event is None or event.step_key is None:
+            continue
+        if event.event_type == dg.DagsterEventType.STEP_START:
+            starts[event.step_key] = record.timestamp
+        elif event.event_type in (
+            dg.DagsterEventType.STEP_SUCCESS,
+            dg.DagsterEventType.STEP_FAILURE,
+        ):
+            walls[event.step_key] = record.timestamp - starts.get(event.step_key, record.timestamp)
+    figures: list[StageFigure] = []
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        name = materialization.asset_key.to_user_string()
+        meta = materialization.metadata
+        seconds = meta.get("seconds")
+        items = meta.get("items_written")
+        figures.append(
+            StageFigure(
+                stage=name,
+                # serving_index logs the embeddings and published_index
+                # materializations from inside its own step: only the step has a wall time
+                wall=walls.get(name, 0.0) if event.step_key == name else 0.0,
+                own=float(seconds.value) if seconds else 0.0,  # type: ignore[arg-type]
+                items=int(items.value) if items else 0,  # type: ignore[arg-type]
+            )
+        )
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=2000)
+    parser.add_argument("--tenants", type=int, default=1, help="split the documents over N tenants")
+    parser.add_argument("--beir", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+    if not (args.beir / "corpus.jsonl").is_file():
+        print(f"skipped: no SciFact corpus at {args.beir} (pass --beir FOLDER)")
+        return 0
+
+    # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
+    os.environ["GROUNDWORK_INBOX"] = str(GroundworkSettings.from_env().home / "bench-inbox")
+    settings = GroundworkSettings.from_env()
+    was_running = (
+        EmbeddedPostgres(settings.pgdata).is_running(),
+        embedded_opensearch(settings).is_running(),
+    )
+    endpoints = ensure_engines(settings)
+    platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    model = settings.default_model_key
+    run = uuid.uuid4().hex[:6]
+    tenants = [f"tier-{run}-{t}" for t in range(args.tenants)]
+    abstracts = list(load_corpus(args.beir))
+    corpus = tier_corpus(abstracts, args.docs)
+    names = sorted(corpus)
+    folders = []
+    try:
+        for t, tenant in enumerate(tenants):
+            folder = settings.inbox_dir / tenant
+            folder.mkdir(parents=True, exist_ok=True)
+            folders.append(folder)
+            for name in names[t :: len(tenants)]:
+                (folder / name).write_text(corpus[name])
+
+        job = build_definitions(
+            GroundworkResource(database=DATABASE, index_prefix=PREFIX)
+        ).resolve_job_def("tenant_ingest")
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("tenant", tenants)
+        quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+        totals: dict[str, list[float]] = {}
+        order: list[str] = []
+        run_seconds = 0.0
+        for tenant in tenants:
+            started = time.perf_counter()
+            result = job.execute_in_process(
+                partition_key=tenant, instance=instance, run_config=quiet
+            )
+            run_seconds += time.perf_counter() - started
+            if not result.success:
+                print(f"run for {tenant} failed")
+                return 1
+            for figure in stage_figures(instance, result):
+                if figure.stage not in totals:
+                    order.append(figure.stage)
+                    totals[figure.stage] = [0.0, 0.0, 0.0]
+                totals[figure.stage][0] += figure.wall
+                totals[figure.stage][1] += figure.own
+                totals[figure.stage][2] += figure.items
+
+        with platform.pool.connection() as conn:
+            texts = [
+                (" > ".join(r[0]) + "\n\n" + r[1]) if r[0] else r[1]
+                for r in conn.execute(
+                    "SELECT DISTINCT ON (content_hash) heading_path, body FROM chunks "
+                    "WHERE tenant_id = ANY(%s) ORDER BY content_hash",
+                    (tenants,),
+                ).fetchall()
+            ]
+            (chunk_count,) = conn.execute(
+                "SELECT count(*) FROM chunks WHERE tenant_id = ANY(%s)", (tenants,)
+            ).fetchone() or (0,)
+        embedder = platform.embedder(model)
+        bare_started = time.perf_counter()
+        for start in range(0, len(texts), EMBED_BATCH):
+            embedder.embed_documents(texts[start : start + EMBED_BATCH])
+        bare = time.perf_counter() - bare_started
+
+        print(
+            f"pipeline tier: {len(corpus)} documents (SciFact abstracts"
+            f"{', recombined beyond the first ' + str(len(abstracts)) if len(corpus) > len(abstracts) else ''}"
+            f"), {len(tenants)} tenant(s), {chunk_count} chunks, "
+            f"model {model}, cores available {available_cores()}; shared machine, figures noisy"
+        )
+        print(
+            f"  {'stage':22s} {'step wall s':>11s} {'own s':>8s} {'share':>6s} "
+            f"{'docs/s':>8s} {'chunks/s':>9s} {'items':>7s}"
+        )
+        # embeddings and published_index are logged by serving_index from inside its
+        # step: their rows show their own seconds, which its step wall time includes
+        for stage in order:
+            wall, own, items = totals[stage]
+            seconds = wall or own
+            print(
+                f"  {stage:22s} {wall:11.1f} {own:8.1f} {seconds / run_seconds:6.1%} "
+                f"{len(corpus) / seconds if seconds else 0:8.1f} "
+                f"{chunk_count / seconds if seconds else 0:9.1f} {int(items):7d}"
+            )
+        stepped = {s: totals[s][0] for s in order if totals[s][0] > 0}
+        slowest = max(stepped, key=lambda s: stepped[s])
+        print(
+            f"  run wall (job.execute_in_process, all tenants): {run_seconds:.1f} s = "
+            f"{len(corpus) / run_seconds:.1f} docs/s, {chunk_count / run_seconds:.1f} chunks/s"
+        )
+        print(
+            f"bare embedding of the {len(texts)} distinct chunk texts (batch {EMBED_BATCH}, same "
+            f"model): {bare:.1f} s = {len(texts) / bare:.1f} chunks/s; share of the run "
+            f"{bare / run_seconds:.1%} (run / bare = {run_seconds / bare:.2f}x); embedding stage / "
+            f"bare = {totals.get('embeddings', [0, 0, 0])[1] / bare:.2f}x"
+        )
+        inside = ""
+        if slowest == "serving_index":
+            embedding = totals.get("embeddings", [0.0, 0.0, 0.0])[1]
+            publishing = totals.get("published_index", [0.0, 0.0, 0.0])[1]
+            inside = (
+                f": embedding {embedding:.1f} s ({embedding / run_seconds:.1%} of the run), "
+                f"publication {publishing:.1f} s ({publishing / run_seconds:.1%})"
+            )
+        print(
+            f"bottleneck stage (largest step wall time): {slowest} "
+            f"({stepped[slowest]:.1f} s){inside}"
+        )
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        platform.close()
+        if not was_running[1] and endpoints.opensearch is not None:
+            endpoints.opensearch.stop()
+        if not was_running[0] and endpoints.postgres is not None:
+            endpoints.postgres.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
