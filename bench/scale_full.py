@@ -69,7 +69,13 @@ from bench.search_profile import engine_pids
 from bench.topic_mix_embedder import TopicMixEmbedder
 from evals.beir import load_queries
 from groundwork.chunking import ChunkingPolicy
-from groundwork.pipeline import chunk_pending, extract_pending, keyword_index_pending, register_file
+from groundwork.pipeline import (
+    chunk_pending,
+    extract_pending,
+    keyword_index_pending,
+    register_file,
+    summarize_pending,
+)
 from resources.extraction_worker import ExtractionWorker
 from resources.machine import available_cores
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex
@@ -77,7 +83,7 @@ from resources.platform import Platform, connect, ensure_engines
 from resources.settings import GroundworkSettings
 
 DATABASE = "groundwork_scale_full"
-STAGES = ("register", "extract", "chunk", "keyword", "embed", "publish")
+STAGES = ("register", "extract", "chunk", "summarize", "keyword", "embed", "publish")
 #: the node refuses a new index past cluster.max_shards_per_node (1,000 by default):
 #: the bench keeps this much room above what the load needs (raised transiently)
 SHARD_HEADROOM = 20
@@ -297,6 +303,9 @@ def load_tenant(
     report = chunk_pending(catalog, tenant, embedder.count_tokens, policy)
     clock.timed("chunk", report.items, started)
     started = time.perf_counter()
+    summaries = summarize_pending(catalog, tenant, embedder.count_tokens)
+    clock.timed("summarize", summaries.items, started)
+    started = time.perf_counter()
     report = keyword_index_pending(catalog, loader.keywords, tenant)
     clock.timed("keyword", report.items, started)
     started = time.perf_counter()
@@ -305,6 +314,11 @@ def load_tenant(
     started = time.perf_counter()
     published, checks = publish_and_check(loader, tenant, model_key)
     clock.timed("publish", int(published.get("live_chunks", 0)), started)
+    if int(published.get("live_chunks", 0)) == 0 and catalog.counts(tenant).chunks:
+        # a stage that did nothing (before summarize_pending was called here, every
+        # version waited for its summary and nothing was indexed, embedded or
+        # published, while the stores "agreed" on zero rows)
+        raise SystemExit(f"{tenant}: its chunks were not published: {published}")
     agree = next(c for c in checks if c.check_name == STORES_AGREE)
     if not agree.passed:
         raise SystemExit(f"{tenant}: the stores disagree after publication: {agree.metadata}")
