@@ -106,6 +106,11 @@ def test_a_hung_node_costs_searches_a_timeout_not_the_whole_hang(
     settled = outcome.killed_at + 3 * SEARCH_TIMEOUT_SECONDS
     assert outcome.answered_between(settled, outcome.restarted_at) > 50
     assert outcome.slowest_between(outcome.killed_at, outcome.restarted_at) < 15.0
-    assert outcome.failed_after_window == 0 and outcome.failover_window == 0, outcome.errors
+    # None fails once the clients have left the silent node out. Before that, a
+    # search may spend all its attempts on timeouts (three of 3 s: seen when the
+    # machine was loaded, never on a quiet one), so the window is bounded, not
+    # zero: issue 14's goal is 0 failed searches after the measured window.
+    assert outcome.failed_after_window == 0, outcome.errors
+    assert outcome.failover_window <= 3 * SEARCH_TIMEOUT_SECONDS + 3.0, outcome.errors
     assert outcome.counts_after == outcome.counts_before == before
     keywords.drop()
