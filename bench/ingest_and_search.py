@@ -33,6 +33,7 @@ import dagster as dg  # noqa: E402
 import httpx  # noqa: E402
 
 from bench.api_server import serve_api  # noqa: E402
+from bench.engines import BenchEngines  # noqa: E402
 from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
 from groundwork.extract.markdown import markdown_blocks  # noqa: E402
@@ -42,9 +43,8 @@ from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from pipelines.definitions import ALL_ASSETS  # noqa: E402
 from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.engines.postgres import EmbeddedPostgres  # noqa: E402
 from resources.machine import available_cores  # noqa: E402
-from resources.platform import connect, embedded_opensearch, ensure_engines  # noqa: E402
+from resources.platform import connect  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_bench"
@@ -99,12 +99,8 @@ def main() -> int:
     # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
     os.environ["GROUNDWORK_INBOX"] = str(GroundworkSettings.from_env().home / "bench-inbox")
     settings = GroundworkSettings.from_env()
-    was_running = (
-        EmbeddedPostgres(settings.pgdata).is_running(),
-        embedded_opensearch(settings).is_running(),
-    )
-    endpoints = ensure_engines(settings)
-    platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    own_engines = BenchEngines.start(settings)
+    platform = connect(settings, own_engines.endpoints, database=DATABASE, index_prefix=PREFIX)
     model = settings.default_model_key
     tenant = f"bench-{uuid.uuid4().hex[:6]}"
     platform.catalog.ensure_tenant(tenant, tenant, model)
@@ -274,10 +270,7 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
         stack.close()
         platform.close()
-        if not was_running[1] and endpoints.opensearch is not None:
-            endpoints.opensearch.stop()
-        if not was_running[0] and endpoints.postgres is not None:
-            endpoints.postgres.stop()
+        own_engines.stop_started()
     return 0
 
 

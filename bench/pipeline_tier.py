@@ -47,12 +47,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dagster as dg  # noqa: E402
 
+from bench.engines import BenchEngines  # noqa: E402
 from evals.beir import BeirDocument, load_corpus  # noqa: E402
 from pipelines.definitions import build_definitions  # noqa: E402
 from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.engines.postgres import EmbeddedPostgres  # noqa: E402
 from resources.machine import available_cores  # noqa: E402
-from resources.platform import connect, embedded_opensearch, ensure_engines  # noqa: E402
+from resources.platform import connect  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_bench"
@@ -147,12 +147,8 @@ def main() -> int:
     # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
     os.environ["GROUNDWORK_INBOX"] = str(GroundworkSettings.from_env().home / "bench-inbox")
     settings = GroundworkSettings.from_env()
-    was_running = (
-        EmbeddedPostgres(settings.pgdata).is_running(),
-        embedded_opensearch(settings).is_running(),
-    )
-    endpoints = ensure_engines(settings)
-    platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
+    own_engines = BenchEngines.start(settings)
+    platform = connect(settings, own_engines.endpoints, database=DATABASE, index_prefix=PREFIX)
     model = settings.default_model_key
     run = uuid.uuid4().hex[:6]
     tenants = [f"tier-{run}-{t}" for t in range(args.tenants)]
@@ -260,10 +256,7 @@ def main() -> int:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
         platform.close()
-        if not was_running[1] and endpoints.opensearch is not None:
-            endpoints.opensearch.stop()
-        if not was_running[0] and endpoints.postgres is not None:
-            endpoints.postgres.stop()
+        own_engines.stop_started()
     return 0
 
 
