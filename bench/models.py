@@ -148,7 +148,7 @@ def quality(models: list[str], corpus: Path, limit: int | None) -> list[dict[str
     settings = GroundworkSettings.from_env()
     tenant = eval_tenant_id(corpus, limit)
     platform = connect(settings, ensure_engines(settings))
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         runs = PostgresEvalRuns(platform.pool)
         for key in models:
