@@ -567,8 +567,10 @@ class OpenSearchKeywordIndex:
             },
             "sort": [{"_score": "desc"}, {"_id": "asc"}],
             "track_scores": True,
-            # nobody reads the total: counting every match (up to 10,000) was a
-            # third of the node's CPU per search (8.8 -> 5.5 ms, SciFact tenant)
+            # nobody reads the total, so the node need not count every match (up
+            # to 10,000); a small saving: 3.2 -> 3.1 ms of node CPU per search in
+            # bench/search_load.py (an earlier 8.8 -> 5.5 ms was measured on a node
+            # another process was loading)
             "track_total_hits": False,
         }
         with _translated("searching keywords"):
