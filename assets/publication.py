@@ -55,6 +55,14 @@ def publish_and_check(
     agree and nothing waits too long; the one publication step both assets run."""
     vectors = platform.vector_index(model_key)
     others = [v for v in platform.indexes().vectors if v.model.key != model_key]
+    graph_change = None
+    if isinstance(vectors, PgVectorIndex):
+        # Before publication: a tenant that crossed the line has its own graph by the
+        # time its new rows go live (no graph spans tenants, so without it they would
+        # be scanned exactly); one that shrank loses it. A cheap count when nothing
+        # changes.
+        graphs = vectors.refresh_tenant_graphs([tenant_id])
+        graph_change = "built" if graphs.created else "dropped" if graphs.dropped else "unchanged"
     report = publish_ready(platform.catalog, vectors, platform.keywords, tenant_id, others)
     agreement = store_agreement(platform.catalog, vectors, platform.keywords, tenant_id)
     check = dg.AssetCheckResult(
@@ -108,14 +116,8 @@ def publish_and_check(
         "serving_model": tenant.active_model if tenant else "",
         "is_serving_model": bool(tenant and tenant.active_model == model_key),
     }
-    if isinstance(vectors, PgVectorIndex):
-        # After publication, so the content is searchable already (exactly, or on the
-        # shared graph): a tenant that crossed the line gets its own graph, one that
-        # shrank loses it. A cheap count when nothing changes.
-        graphs = vectors.refresh_tenant_graphs([tenant_id])
-        metadata["tenant_graph"] = (
-            "built" if graphs.created else "dropped" if graphs.dropped else "unchanged"
-        )
+    if graph_change is not None:
+        metadata["tenant_graph"] = graph_change
     return metadata, [check, fresh]
 
 

@@ -3,17 +3,18 @@
 Authorization (tenant, subjects), liveness and metadata filters are in the
 WHERE clause of the nearest-neighbour query itself, never applied after it.
 
-Two paths, chosen per search by the tenant's live row count (a bounded,
-index-only count, migration 0018): a tenant below `EXACT_BELOW_ROWS` is
-searched exactly (index scans off, so the tenant's rows are read through the
-btree and sorted by distance); a larger one walks an HNSW graph with
-`hnsw.iterative_scan`, which keeps scanning until enough rows pass the filter:
-the tenant's own graph (a partial index, `refresh_tenant_graphs`) once built,
-the shared one until then. The shared graph alone was measured (bench/scale.py,
-200k chunks, 200 Zipf tenants) to return the wrong rows for filtered tenants:
-recall@10 0.84-0.90 for tenants of 5-11k rows even at ef_search 800, 0.79 for a
-1k-row tenant when the planner chose it; the exact scan costs about 1 ms per
-1,000 rows, a tenant's own graph 1-3 ms at recall 0.99+.
+No graph spans tenants (migration 0023). A tenant with `EXACT_BELOW_ROWS` rows
+or more has an HNSW graph of its own (a partial index, `refresh_tenant_graphs`),
+built before its rows go live, and a search walks it with
+`hnsw.iterative_scan`, which keeps scanning until enough rows pass the filter;
+any other tenant is searched exactly (its live rows read through the
+live-tenant btree, migration 0018, and sorted by distance). The shared graph
+this replaced was measured (bench/scale.py, 200k chunks, 200 Zipf tenants) to
+return the wrong rows for filtered tenants: recall@10 0.84-0.90 for tenants of
+5-11k rows even at ef_search 800, 0.79 for a 1k-row tenant when the planner
+chose it; it cost ~2 KB per vector and an insert into one ever-growing graph
+per chunk. The exact scan costs about 1 ms per 1,000 rows, a tenant's own
+graph 1-3 ms at recall 0.99+.
 """
 
 from __future__ import annotations
@@ -44,10 +45,7 @@ from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 EXACT_BELOW_ROWS = 3_000
 
 #: ef_search of the graph path. A tenant's own graph: recall@10 0.976 at 100,
-#: 0.994 at 200 (34k rows). The shared graph (a large tenant whose own graph is
-#: not built yet) under the tenant filter: 0.964 at 400, 0.993 at 1000, p95 41 ms;
-#: that state lasts only until the tenant's next publication builds its graph, so
-#: the own-graph figure decides (SciFact nDCG@10 of the vector leg unchanged, 0.747).
+#: 0.994 at 200 (34k rows); SciFact nDCG@10 of the vector leg unchanged, 0.747.
 GRAPH_EF_SEARCH = 200
 
 #: how a tenant graph's index comment names its tenant (index names hold a digest)
@@ -221,32 +219,27 @@ class PgVectorIndex(ChunkRowTable):
         """The nearest rows on `pool`; None, without searching, when `generation`
         is given and the server holds an older one for the tenant (a replica
         that has not replayed the tenant's latest change)."""
-        # The path is chosen by the tenant's live rows, counted up to the threshold
-        # only (an index-only scan of at most `exact_below` entries). Below it, index
-        # scans are off for this transaction: no HNSW, and the tenant's rows come
-        # through the live-tenant btree by a bitmap scan, then a top-k sort.
+        # No graph spans tenants (migration 0023): a tenant with a graph of its own
+        # is planned onto it (its partial predicate is proven from the query's
+        # `tenant_id = <value>`), any other is read through the live-tenant btree and
+        # sorted, which is exact. So the settings below are all a search needs.
         # (on a replica, the same statement reads whether it holds the generation)
         current = sql.SQL("true")
-        params: list[object] = [self.exact_below, str(max(self.ef_search, limit))]
+        params: list[object] = [str(max(self.ef_search, limit))]
         if generation is not None:
             current = sql.SQL(
                 "coalesce((SELECT generation FROM search_generations WHERE tenant_id = %s), 0) >= %s"
             )
             params += [tenant_id, generation]
         choose_path = sql.SQL(
-            "SELECT set_config('enable_indexscan', CASE WHEN n < %s THEN 'off' "
-            "ELSE current_setting('enable_indexscan') END, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true), {} "
-            "FROM (SELECT count(*) AS n FROM "
-            "(SELECT 1 FROM {} WHERE tenant_id = %s AND live LIMIT %s) AS live_rows) AS c"
-        ).format(current, self.table)
-        params += [tenant_id, self.exact_below]
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true), {}"
+        ).format(current)
         with translated_errors("searching vectors"), pool.connection(timeout=timeout) as conn:
             # transaction-local (the checkout's transaction ends when the pool takes
             # the connection back), in one statement: this is every search's path
             path = conn.execute(choose_path, params).fetchone()
-            if path is None or not path[3]:
+            if path is None or not path[2]:
                 return None
             # Never a prepared statement: a cached generic plan is made for any
             # tenant and ignores the settings above (measured: after psycopg's fifth
@@ -279,25 +272,26 @@ class PgVectorIndex(ChunkRowTable):
     def refresh_tenant_graphs(
         self, tenant_ids: Collection[str] | None = None, maintenance_work_mem: str = "512MB"
     ) -> TenantGraphChanges:
-        """Give every tenant with at least `exact_below` live rows an HNSW index of
-        its own (partial: `WHERE tenant_id = ...`) and drop those of tenants that
-        fell below half of it. A search with the tenant filter plans onto the
+        """Give every tenant with at least `exact_below` rows an HNSW index of its
+        own (partial: `WHERE tenant_id = ...`) and drop those of tenants that fell
+        below half of it. Rows are counted live or not: publication runs this
+        first, so a tenant's graph holds its new rows before they go live. A search with the tenant filter plans onto the
         tenant's graph by itself: the predicate is proven from the query's
         `tenant_id = <value>` (searches are never prepared, so the value is known).
 
-        Why: the shared graph walks other tenants' neighbourhoods and the filter
+        Why not one graph for every tenant: it walks other tenants' neighbourhoods and the filter
         discards most of what it finds; bench/scale.py measured recall@10 0.917
         for a 17k-row tenant at ef_search 400 there, 0.998 on its own graph at 200.
         Built CONCURRENTLY, so writes to the table are never blocked; a graph left
         invalid (or unnamed) by an interrupted build is dropped and built again.
         Maintenance work (after publication), never on the search path.
         `tenant_ids`: only these tenants (a tenant partition's run), else all."""
-        count = sql.SQL("SELECT tenant_id, count(*) FROM {} WHERE live {} GROUP BY 1").format(
+        count = sql.SQL("SELECT tenant_id, count(*) FROM {} {} GROUP BY 1").format(
             self.table,
-            sql.SQL("") if tenant_ids is None else sql.SQL("AND tenant_id = ANY(%(only)s)"),
+            sql.SQL("") if tenant_ids is None else sql.SQL("WHERE tenant_id = ANY(%(only)s)"),
         )
         only = {"only": sorted(tenant_ids or ())}
-        with translated_errors("counting tenants' live rows"), self.pool.connection() as conn:
+        with translated_errors("counting tenants' rows"), self.pool.connection() as conn:
             counts = {str(r[0]): int(r[1]) for r in conn.execute(count, only).fetchall()}
         wanted = {t for t, n in counts.items() if n >= self.exact_below}
         created: list[str] = []

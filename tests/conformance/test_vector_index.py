@@ -320,6 +320,32 @@ class PgTenantGraphs:
         assert index.tenant_graphs().get(tenant) is None
         assert len(index.search(AccessScope(tenant, ("team:a",)), query, 10)) == 10
 
+    def test_a_large_tenant_has_its_graph_before_its_rows_go_live(self, platform: Platform) -> None:
+        """Publication makes rows visible; the graph must already be there, or
+        the tenant's first searches scan every row it has (no graph spans tenants)."""
+        index = PgVectorIndex(platform.pool, self.model, exact_below=60)
+        tenant = new_tenant()
+        dim = self.model.dimension
+        index.upsert(
+            [VectorRecord(chunk(tenant, f"h{i}"), unit_vector(60_000 + i, dim)) for i in range(70)]
+        )
+        assert index.refresh_tenant_graphs([tenant]) == TenantGraphChanges((tenant,), ())
+
+    def test_no_graph_spans_tenants(self, platform: Platform) -> None:
+        """A graph over every tenant costs ~2 KB per vector and an insert into one
+        ever-growing graph per chunk, and under a tenant filter it returned the
+        wrong rows (recall@10 0.79-0.90, bench/scale.py); tenants' own graphs
+        and the exact scan answer every search."""
+        table = f"embeddings_{self.model.key}"
+        with platform.pool.connection() as conn:
+            spanning = conn.execute(
+                "SELECT i.indexrelid::regclass::text FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+                "WHERE i.indrelid = to_regclass(%s) AND a.amname = 'hnsw' AND i.indpred IS NULL",
+                (table,),
+            ).fetchall()
+        assert spanning == []
+
 
 class TestPgVectorBge(VectorIndexContract, PgTenantGraphs):
     model = BGE_SMALL_EN_V15_Q
