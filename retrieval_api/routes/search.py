@@ -3,7 +3,8 @@ groundwork.services.retrieval)."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel
 
 from groundwork.ports import SearchFilters
 from groundwork.reading import fence_untrusted
@@ -27,6 +28,14 @@ from retrieval_api.schemas import (
 )
 
 router = APIRouter()
+
+
+def model_response(model: BaseModel) -> Response:
+    """The model serialized once, here. Returned as a Response, FastAPI skips its
+    own pass over the return value (validating it against `response_model` again,
+    then `jsonable_encoder`): ~0.47 ms against 0.03 ms for `model_dump_json` on a
+    10-hit search (measured in process). `response_model` still documents it."""
+    return Response(content=model.model_dump_json(), media_type="application/json")
 
 
 def to_filters(body: Filters | None) -> SearchFilters | None:
@@ -81,7 +90,7 @@ def browse_out(page: BrowsePage) -> BrowseOut:
 
 
 @router.post("/v1/search", response_model=SearchResponse)
-def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> SearchResponse:
+def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Response:
     result = retrieval.search(
         platform,
         who,
@@ -96,19 +105,21 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Search
             layer=body.layer,
         ),
     )
-    return SearchResponse(
-        outcome=result.outcome,  # type: ignore[arg-type]
-        message=result.message,
-        model=result.model,
-        hits=[hit_out(h) for h in result.hits],
-        browse=browse_out(result.browse) if result.browse is not None else None,
-        turn_id=result.turn_id,
-        missing_legs=list(result.missing_legs),
+    return model_response(
+        SearchResponse(
+            outcome=result.outcome,  # type: ignore[arg-type]
+            message=result.message,
+            model=result.model,
+            hits=[hit_out(h) for h in result.hits],
+            browse=browse_out(result.browse) if result.browse is not None else None,
+            turn_id=result.turn_id,
+            missing_legs=list(result.missing_legs),
+        )
     )
 
 
 @router.post("/v1/context", response_model=ContextOut)
-def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> ContextOut:
+def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Response:
     """Budgeted, citation-ready context for a model, fenced as untrusted data."""
     result = retrieval.context(
         platform,
@@ -128,26 +139,28 @@ def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Cont
     parts: list[str] = []
     for item in result.items:
         parts.append(render_context_entry(item.marker, item.hit, item.chunks))
-    return ContextOut(
-        outcome=result.outcome,  # type: ignore[arg-type]
-        message=result.message,
-        untrusted_context="\n\n".join(parts),
-        items=[
-            ContextItemOut(
-                marker=item.marker,
-                citation_id=item.citation_id,
-                chunk_ids=[c.chunk_id for c in item.chunks],
-                expanded=item.expanded,
-                tokens=item.tokens,
-                citation=citation_out(item.hit.citation),
-            )
-            for item in result.items
-        ],
-        used_tokens=selection.used_tokens if selection else 0,
-        budget_tokens=selection.budget_tokens if selection else body.budget_tokens,
-        skipped_for_budget=selection.skipped_for_budget if selection else 0,
-        skipped_for_source_cap=selection.skipped_for_source_cap if selection else 0,
-        skipped_as_duplicate=selection.skipped_as_duplicate if selection else 0,
+    return model_response(
+        ContextOut(
+            outcome=result.outcome,  # type: ignore[arg-type]
+            message=result.message,
+            untrusted_context="\n\n".join(parts),
+            items=[
+                ContextItemOut(
+                    marker=item.marker,
+                    citation_id=item.citation_id,
+                    chunk_ids=[c.chunk_id for c in item.chunks],
+                    expanded=item.expanded,
+                    tokens=item.tokens,
+                    citation=citation_out(item.hit.citation),
+                )
+                for item in result.items
+            ],
+            used_tokens=selection.used_tokens if selection else 0,
+            budget_tokens=selection.budget_tokens if selection else body.budget_tokens,
+            skipped_for_budget=selection.skipped_for_budget if selection else 0,
+            skipped_for_source_cap=selection.skipped_for_source_cap if selection else 0,
+            skipped_as_duplicate=selection.skipped_as_duplicate if selection else 0,
+        )
     )
 
 

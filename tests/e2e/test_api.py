@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from resources.platform import Platform
 from retrieval_api.app import create_app
+from retrieval_api.schemas import ContextOut, SearchResponse
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
 
@@ -180,3 +181,23 @@ def test_upload_refuses_subjects_the_caller_lacks(
 def test_openapi_is_served(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert "/v1/search" in spec["paths"] and "/v1/sources" in spec["paths"]
+    for path, model in (("/v1/search", "SearchResponse"), ("/v1/context", "ContextOut")):
+        ok = spec["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]
+        assert ok["schema"]["$ref"].endswith(f"/{model}")
+
+
+def test_search_and_context_answer_exactly_their_documented_models(
+    client: TestClient, tenant_with_keys: dict[str, str]
+) -> None:
+    """The handlers serialize their response model once, themselves (FastAPI's
+    second validation of the return value cost ~0.5 ms per search): what goes
+    out must still be exactly the documented model, nothing more."""
+    headers = {"Authorization": f"Bearer {tenant_with_keys['staff']}"}
+    for path, model in (("/v1/search", SearchResponse), ("/v1/context", ContextOut)):
+        response = client.post(path, json={"query": "vacation days"}, headers=headers)
+        assert (
+            response.status_code == 200 and response.headers["content-type"] == "application/json"
+        )
+        body = response.json()
+        assert body["outcome"] == "found"
+        assert model.model_validate(body).model_dump(mode="json") == body
