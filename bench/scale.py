@@ -287,7 +287,10 @@ def measure(
     args: argparse.Namespace,
     sizes: dict[str, int],
     samples: dict[str, list[str]],
+    ef_search: int | None = None,
 ) -> dict[str, dict[str, float]]:
+    """`ef_search`: the graph path's setting for this measurement (the adapter's
+    own when None), to weigh recall against the vector leg's cost."""
     rng = random.Random(args.seed + 2)
     subjects = ("team:a",)
     results: dict[str, dict[str, float]] = {}
@@ -300,6 +303,8 @@ def measure(
         for position, tenant in enumerate(sample):
             tenant_start = len(recalls)
             index = platform.for_tenant(tenant).vector_index(model_key)
+            if ef_search is not None:
+                index.ef_search = ef_search  # type: ignore[attr-defined]
             scope = AccessScope(tenant, subjects)
             for q in rng.sample(range(len(queries)), args.queries):
                 vector = queries[q]
@@ -359,6 +364,11 @@ def main() -> None:
     parser.add_argument("--tenants-per-class", type=int, default=25)
     parser.add_argument("--build-mem", default="1500MB", help="maintenance_work_mem for the build")
     parser.add_argument("--skip-load", action="store_true", help="measure what is loaded")
+    parser.add_argument(
+        "--ef-search",
+        default="",
+        help="comma-separated hnsw.ef_search values to measure the vector leg at as well",
+    )
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument(
         "--database",

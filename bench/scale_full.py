@@ -565,6 +565,9 @@ def run(args: argparse.Namespace) -> None:
         recall = measure(platform, model_key, queries, args, sizes, samples)
         print("vector leg (the adapter's search under tenant + subjects, vs exact):")
         print_table(recall)
+        for ef in [int(x) for x in args.ef_search.split(",") if x.strip()]:
+            print(f"vector leg at hnsw.ef_search {ef}:")
+            print_table(measure(platform, model_key, queries, args, sizes, samples, ef))
         latency = api_latency(platform, database, prefix, samples, args)
         memory.sample()
     engine_report(platform, prefix, memory, model_key)
