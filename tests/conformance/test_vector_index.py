@@ -330,6 +330,8 @@ class PgTenantGraphs:
             [VectorRecord(chunk(tenant, f"h{i}"), unit_vector(60_000 + i, dim)) for i in range(70)]
         )
         assert index.refresh_tenant_graphs([tenant]) == TenantGraphChanges((tenant,), ())
+        index.delete_source(tenant, "src-1")  # the fixtures' source: every row goes
+        assert index.refresh_tenant_graphs([tenant]) == TenantGraphChanges((), (tenant,))
 
     def test_no_graph_spans_tenants(self, platform: Platform) -> None:
         """A graph over every tenant costs ~2 KB per vector and an insert into one
