@@ -569,8 +569,8 @@ class OpenSearchKeywordIndex:
             # skips documents that cannot reach the top (block-max WAND), which a
             # sort on (_score, _id) forbids. Measured on the 1M-chunk bench node
             # (300 SciFact queries, 50 hits): took 40.2 -> 32.2 ms mean for a 140k-
-            # chunk tenant, 7.8 -> 6.9 ms for 28k. Ties then fall in index order,
-            # which one shard copy keeps from call to call: `preference` below.
+            # chunk tenant, 7.8 -> 6.9 ms for 28k. Equal scores then come in index
+            # order, which two copies of a shard may not share: sorted by id below.
             # nobody reads the total, so the node need not count every match (up
             # to 10,000): 3.2 -> 3.1 ms of node CPU per search in bench/search_load.py
             "track_total_hits": False,
@@ -581,19 +581,22 @@ class OpenSearchKeywordIndex:
                     index=self.index_for(scope.tenant_id),
                     body=body,
                     routing=scope.tenant_id,
-                    # the same copy of the shard for the tenant's searches (while it
-                    # is up): equal scores keep one order, whichever node answers
-                    preference=scope.tenant_id,
+                    # no `preference`: pinning a tenant to one shard copy kept ties in
+                    # one order but sent every search to a hung node's copy until the
+                    # cluster dropped it (the hung-node test failed); adaptive replica
+                    # selection steers away from it
                     request_timeout=SEARCH_TIMEOUT_SECONDS,
                 )
             except NotFoundError:
                 return []
-        return [
+        hits = [
             ScoredChunk(
                 h["_id"], h["_source"]["source_id"], h["_source"]["version_id"], float(h["_score"])
             )
             for h in response["hits"]["hits"]
         ]
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        return hits
 
     def _delete_where(
         self, tenant_id: str, filters: list[dict[str, Any]], must_not: list[dict[str, Any]]
