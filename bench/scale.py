@@ -233,9 +233,11 @@ def sizes_report(platform: Platform, model_key: str) -> dict[str, int]:
 def exact_top(
     platform: Platform, model_key: str, tenant: str, subjects: Sequence[str], query: np.ndarray
 ) -> list[str]:
-    """The same filtered query with index scans off: a sequential or bitmap scan and a sort."""
+    """The same filtered query with index scans off: a sequential or bitmap scan and a
+    sort. Raw layer only, as a search without filters asks (a summary page's vector
+    sits among its source's chunks: counting it made exact search look 0.74-0.81)."""
     statement = sql.SQL(
-        "SELECT chunk_id FROM {} WHERE tenant_id = %s AND live "
+        "SELECT chunk_id FROM {} WHERE tenant_id = %s AND live AND layer = 'raw' "
         "AND groundwork_readable(subjects, %s) ORDER BY embedding <=> %s, chunk_id LIMIT %s"
     ).format(sql.Identifier(f"embeddings_{model_key}"))
     with platform.pool.connection() as conn:
@@ -249,7 +251,7 @@ def brute_force_top(
 ) -> list[str]:
     """numpy over every row the filter admits: the check that `exact_top` is exact."""
     statement = sql.SQL(
-        "SELECT chunk_id, embedding FROM {} WHERE tenant_id = %s AND live "
+        "SELECT chunk_id, embedding FROM {} WHERE tenant_id = %s AND live AND layer = 'raw' "
         "AND groundwork_readable(subjects, %s)"
     ).format(sql.Identifier(f"embeddings_{model_key}"))
     with platform.pool.connection() as conn:
@@ -261,9 +263,10 @@ def brute_force_top(
 
 
 def live_sizes(platform: Platform, model_key: str) -> dict[str, int]:
-    statement = sql.SQL("SELECT tenant_id, count(*) FROM {} WHERE live GROUP BY 1").format(
-        sql.Identifier(f"embeddings_{model_key}")
-    )
+    # raw chunks: the corpus as loaded (each source's summary page is one row more)
+    statement = sql.SQL(
+        "SELECT tenant_id, count(*) FROM {} WHERE live AND layer = 'raw' GROUP BY 1"
+    ).format(sql.Identifier(f"embeddings_{model_key}"))
     with platform.pool.connection() as conn:
         return {r[0]: int(r[1]) for r in conn.execute(statement).fetchall()}
 
