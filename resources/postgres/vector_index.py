@@ -48,6 +48,14 @@ EXACT_BELOW_ROWS = 3_000
 #: 0.994 at 200 (34k rows); SciFact nDCG@10 of the vector leg unchanged, 0.747.
 GRAPH_EF_SEARCH = 200
 
+#: A tenant's graph of this many rows or more is searched wider: ef_search grows
+#: by GRAPH_EF_SEARCH per ROWS_PER_EF rows, up to pgvector's 1,000. Recall@10 at
+#: ef_search 200 falls as a graph grows (bench/scale.py, 1M chunks, 60 queries):
+#: 0.988 at 33-67k rows, 0.963 at 134k (0.988 there at 400, 0.995 at 600).
+ROWS_PER_EF = 65_000
+#: pgvector's largest hnsw.ef_search
+MAX_EF_SEARCH = 1_000
+
 #: how a tenant graph's index comment names its tenant (index names hold a digest)
 GRAPH_COMMENT = "tenant graph: "
 
@@ -58,6 +66,15 @@ class TenantGraphChanges:
     dropped: tuple[str, ...]
 
 
+#: ef_search for a tenant: the base, widened by the rows of the tenant's graph
+#: (pg_class.reltuples, which the index build and vacuum keep; 0 without a graph).
+#: Parameters: base, MAX_EF_SEARCH, base, graph index name, ROWS_PER_EF.
+_EF_SEARCH = sql.SQL(
+    "greatest(%s, least(%s, (%s * greatest(coalesce((SELECT c.reltuples FROM pg_class c "
+    "WHERE c.oid = to_regclass(%s)), 0), 0) / %s)::int))"
+)
+
+
 class PgVectorIndex(ChunkRowTable):
     def __init__(
         self,
@@ -66,12 +83,14 @@ class PgVectorIndex(ChunkRowTable):
         ef_search: int = GRAPH_EF_SEARCH,
         exact_below: int = EXACT_BELOW_ROWS,
         replica: ReadReplica | None = None,
+        rows_per_ef: int = ROWS_PER_EF,
     ) -> None:
         super().__init__(pool, f"embeddings_{model.key}")
         self._table_name = f"embeddings_{model.key}"
         self._model = model
         self.ef_search = ef_search
         self.exact_below = exact_below
+        self.rows_per_ef = rows_per_ef
         #: where the vector leg may read (writes never go there), see read_replica.py
         self.replica = replica
 
@@ -225,7 +244,7 @@ class PgVectorIndex(ChunkRowTable):
         # sorted, which is exact. So the settings below are all a search needs.
         # (on a replica, the same statement reads whether it holds the generation)
         current = sql.SQL("true")
-        params: list[object] = [str(max(self.ef_search, limit))]
+        params: list[object] = self._ef_params(tenant_id, limit)
         if generation is not None:
             current = sql.SQL(
                 "coalesce((SELECT generation FROM search_generations WHERE tenant_id = %s), 0) >= %s"
@@ -233,8 +252,8 @@ class PgVectorIndex(ChunkRowTable):
             params += [tenant_id, generation]
         choose_path = sql.SQL(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true), {}"
-        ).format(current)
+            "set_config('hnsw.ef_search', ({})::text, true), {}"
+        ).format(_EF_SEARCH, current)
         with translated_errors("searching vectors"), pool.connection(timeout=timeout) as conn:
             # transaction-local (the checkout's transaction ends when the pool takes
             # the connection back), in one statement: this is every search's path
@@ -246,6 +265,21 @@ class PgVectorIndex(ChunkRowTable):
             # execution on a connection, plans flipped between the graph and the
             # exact scan whatever the tenant's size).
             return conn.execute(nearest[0], nearest[1], prepare=False).fetchall()
+
+    def _ef_params(self, tenant_id: str, limit: int) -> list[object]:
+        base = min(max(self.ef_search, limit), MAX_EF_SEARCH)
+        return [base, MAX_EF_SEARCH, base, self._graph_name(tenant_id), self.rows_per_ef]
+
+    def ef_search_for(self, tenant_id: str, limit: int) -> int:
+        """The ef_search a search of `limit` rows runs at for this tenant: the
+        expression the search itself sets, read from the tenant graph's row count
+        as its build (or the last vacuum) recorded it: no count on the search path."""
+        with translated_errors("reading a search width"), self.pool.connection() as conn:
+            row = conn.execute(
+                sql.SQL("SELECT {}").format(_EF_SEARCH), self._ef_params(tenant_id, limit)
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
 
     def _graph_name(self, tenant_id: str) -> str:
         # an identifier holds 63 bytes and a tenant id alone may take 63: a digest

@@ -333,6 +333,30 @@ class PgTenantGraphs:
         index.delete_source(tenant, "src-1")  # the fixtures' source: every row goes
         assert index.refresh_tenant_graphs([tenant]) == TenantGraphChanges((), (tenant,))
 
+    def test_a_larger_graph_is_searched_wider(self, platform: Platform) -> None:
+        """Recall at a fixed ef_search falls as a graph grows (bench/scale.py, 1M
+        chunks: 0.988 at 44-67k rows, 0.963 at 134k, both at 200): the search's
+        ef_search grows with the tenant graph's rows, capped at pgvector's 1,000."""
+        index = PgVectorIndex(platform.pool, self.model, exact_below=60, rows_per_ef=40)
+        tenant, small = new_tenant(), new_tenant()
+        dim = self.model.dimension
+        index.upsert(
+            [VectorRecord(chunk(tenant, f"w{i}"), unit_vector(70_000 + i, dim)) for i in range(80)]
+        )
+        index.upsert(
+            [VectorRecord(chunk(small, f"v{i}"), unit_vector(71_000 + i, dim)) for i in range(5)]
+        )
+        assert index.refresh_tenant_graphs([tenant, small]) == TenantGraphChanges((tenant,), ())
+        try:
+            assert index.ef_search_for(small, 10) == index.ef_search
+            assert index.ef_search_for(small, 500) == 500  # never below the rows asked for
+            assert index.ef_search_for(tenant, 10) == index.ef_search * 80 // 40
+            wide = PgVectorIndex(platform.pool, self.model, exact_below=60, rows_per_ef=1)
+            assert wide.ef_search_for(tenant, 10) == 1000
+        finally:
+            index.delete_source(tenant, "src-1")
+            index.refresh_tenant_graphs([tenant])
+
     def test_no_graph_spans_tenants(self, platform: Platform) -> None:
         """A graph over every tenant costs ~2 KB per vector and an insert into one
         ever-growing graph per chunk, and under a tenant filter it returned the
