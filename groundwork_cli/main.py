@@ -463,6 +463,23 @@ def print_eval_run(model_key: str, results: dict[str, Any], found: dict[str, obj
     print(f"per-query results: {found.get('per_query')}")
 
 
+def gate_refusals(model_key: str, found: dict[str, object]) -> list[str]:
+    """The blocking check's refusal of this model, if it refused (a check that
+    did not run is not a pass, but the run's own failure is reported before)."""
+    if found.get("check:relevance_gate") is False:
+        reasons = str(found.get("check:relevance_gate:reasons", "") or "")
+        return [f"{model_key}: {reasons or 'the relevance gate failed'}"]
+    return []
+
+
+def report_refusals(refused: list[str]) -> int:
+    """Exit 1 when a gate refused a model (its scores are stored and printed
+    above), so a script or CI run stops there; 0 otherwise."""
+    for line in refused:
+        console.print(f"[red]relevance gate refused {line}[/]")
+    return 1 if refused else 0
+
+
 def register_golden(
     runs: Any, settings: GroundworkSettings, tenant_id: str, golden: Path, max_queries: int | None
 ) -> Path:
@@ -569,6 +586,7 @@ def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
         instance = DagsterInstance.get()
         if not instance.has_dynamic_partition("tenant", args.tenant):
             instance.add_dynamic_partitions("tenant", [args.tenant])
+        refused: list[str] = []
         for model_key in models:
             found = evaluate_partition(instance, args.tenant, model_key)
             run = runs.latest(args.tenant, model_key)
@@ -576,9 +594,10 @@ def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
                 console.print(f"[red]{model_key}: {found.get('status', 'no run stored')}[/]")
                 return 1
             print_eval_run(model_key, run.results, found)
+            refused += gate_refusals(model_key, found)
     finally:
         platform.close()
-    return 0
+    return report_refusals(refused)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -639,6 +658,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             started = time.monotonic()
             ingest_tenants(instance, [tenant_id], model_key)
             console.print(f"ingest with {model_key}: {time.monotonic() - started:.1f} s")
+        refused: list[str] = []
         for model_key in models:
             started = time.monotonic()
             console.print(f"evaluating {model_key} (retrieval_quality asset) ...")
@@ -646,10 +666,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             run = PostgresEvalRuns(platform.pool).latest(tenant_id, model_key)
             assert run is not None
             print_eval_run(model_key, run.results, found)
+            refused += gate_refusals(model_key, found)
             console.print(f"eval wall time {time.monotonic() - started:.1f} s")
     finally:
         platform.close()
-    return 0
+    return report_refusals(refused)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -252,3 +252,38 @@ def test_the_cli_refuses_a_bad_golden_set_with_line_numbers(
     assert main(["eval", "--golden", str(path), "--tenant", "acme"]) == 2
     err = capsys.readouterr().err
     assert "line 2: sources is missing" in err
+
+
+def test_the_cli_exits_non_zero_when_the_relevance_gate_fails(
+    platform: Platform,
+    golden_tenant: tuple[str, dg.DagsterInstance],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A candidate model that scores below the serving model's last run (here one
+    never ingested for the tenant) fails the blocking gate: the scores are stored
+    and printed, the command says the gate failed in a line (no traceback) and
+    exits 1, so a script or CI stops."""
+    from groundwork.models import MINILM_L6_V2_INT8
+    from groundwork_cli.main import main
+    from tests.conftest import TEST_DATABASE
+
+    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
+    monkeypatch.setenv("DAGSTER_HOME", str(platform.settings.dagster_home))
+    monkeypatch.delenv("GROUNDWORK_LLM_URL", raising=False)
+    monkeypatch.delenv("GROUNDWORK_JUDGE_URL", raising=False)
+    tenant, _ = golden_tenant
+    path = tmp_path / "golden.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in GOLDEN))
+    # the serving model's run: the bar a candidate must meet
+    assert main(["eval", "--golden", str(path), "--tenant", tenant]) == 0
+    capsys.readouterr()
+
+    code = main(
+        ["eval", "--golden", str(path), "--tenant", tenant, "--model", MINILM_L6_V2_INT8.key]
+    )
+    out, err = capsys.readouterr()
+    assert "relevance_gate passed: False" in out
+    assert "Traceback" not in out + err
+    assert code == 1
