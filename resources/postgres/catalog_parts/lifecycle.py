@@ -126,9 +126,9 @@ class Lifecycle(StoreBase):
                     (source_id,),
                 )
                 cur.execute(
-                    "UPDATE citations c SET snapshot = (c.snapshot - 'excerpt' - 'heading_path' "
-                    "  - 'title') || jsonb_build_object('excerpt', '', 'heading_path', '[]'::jsonb, "
-                    "  'title', s.filename, 'erased', true) "
+                    "UPDATE citation_snapshots c SET snapshot = (c.snapshot - 'excerpt' "
+                    "  - 'heading_path' - 'title') || jsonb_build_object('excerpt', '', "
+                    "  'heading_path', '[]'::jsonb, 'title', s.filename, 'erased', true) "
                     "FROM sources s WHERE s.source_id = c.source_id "
                     "AND c.source_id = %s AND c.tenant_id = %s",
                     (source_id, tenant_id),

@@ -229,8 +229,9 @@ class Reading(StoreBase):
         citations: Sequence[Citation],
         issued_chunk_ids: Sequence[str] = (),
     ) -> list[str]:
-        """One statement for both writes (a data-modifying CTE): the issued ids
-        and the citation snapshots land together or not at all, in one round trip."""
+        """One statement for every write (data-modifying CTEs): the issued ids,
+        the snapshots (each distinct one stored once per tenant, migration 0024)
+        and the citations land together or not at all, in one round trip."""
         issued = sorted(set(issued_chunk_ids)) if key_id else []
         if not citations:
             self.record_issued(key_id, issued)
@@ -241,24 +242,36 @@ class Reading(StoreBase):
         rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
-                f"WITH issued AS ({_UPSERT_ISSUED}) "
+                f"WITH issued AS ({_UPSERT_ISSUED}), "
+                "c AS (SELECT u.*, encode(sha256(convert_to(%s || (u.snapshot - 'retrieved_at')::text, "
+                "'UTF8')), 'hex') AS snapshot_id FROM unnest(%s::text[], %s::text[], %s::text[], "
+                "%s::text[], %s::text[], %s::jsonb[], %s::timestamptz[]) AS u(citation_id, chunk_id, "
+                "source_id, version_id, content_hash, snapshot, retrieved_at)), "
+                # one row per distinct snapshot, in id order (one lock order for every writer)
+                "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
+                "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %s, c.source_id, "
+                "c.snapshot - 'retrieved_at' FROM c JOIN sources s ON s.source_id = c.source_id "
+                "AND s.tenant_id = %s ORDER BY c.snapshot_id ON CONFLICT (snapshot_id) DO NOTHING) "
                 "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
-                "content_hash, subjects, snapshot) "
+                "content_hash, subjects, snapshot_id, retrieved_at) "
                 "SELECT c.citation_id, %s, %s, c.chunk_id, c.source_id, c.version_id, c.content_hash, "
-                "s.subjects, c.snapshot FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::jsonb[]) AS c(citation_id, chunk_id, source_id, version_id, content_hash, snapshot) "
+                "s.subjects, c.snapshot_id, c.retrieved_at FROM c "
                 "JOIN sources s ON s.source_id = c.source_id AND s.tenant_id = %s",
                 (
                     key_id,
                     issued,
                     scope.tenant_id,
-                    key_id,
                     [i for i, _ in rows],
                     [c.chunk_id for _, c in rows],
                     [c.source_id for _, c in rows],
                     [c.source_version_id for _, c in rows],
                     [c.content_hash for _, c in rows],
                     [Jsonb(c.to_dict()) for _, c in rows],
+                    [c.retrieved_at for _, c in rows],
+                    scope.tenant_id,
+                    scope.tenant_id,
+                    scope.tenant_id,
+                    key_id,
                     scope.tenant_id,
                 ),
             )
@@ -270,13 +283,16 @@ class Reading(StoreBase):
                 conn.cursor(row_factory=dict_row)
                 .execute(
                     "SELECT c.citation_id, c.chunk_id, c.source_id, c.version_id, c.content_hash, c.subjects, "
-                    "c.snapshot, s.state AS source_state, s.subjects AS current_subjects, "
+                    # the stored text and the citation's own time, as one snapshot
+                    "sn.snapshot || jsonb_build_object('retrieved_at', c.retrieved_at) AS snapshot, "
+                    "s.state AS source_state, s.subjects AS current_subjects, "
                     # against what the source publishes now (chunk ids are per
                     # version): is the cited text still there, anywhere in it?
                     "p.version_id AS published_version, EXISTS (SELECT 1 FROM chunks ch "
                     "  WHERE ch.version_id = p.version_id AND ch.content_hash = c.content_hash) "
                     "  AS text_present "
-                    "FROM citations c LEFT JOIN sources s ON s.source_id = c.source_id "
+                    "FROM citations c JOIN citation_snapshots sn ON sn.snapshot_id = c.snapshot_id "
+                    "LEFT JOIN sources s ON s.source_id = c.source_id "
                     "LEFT JOIN tenants t ON t.tenant_id = c.tenant_id "
                     "LEFT JOIN published_versions p ON p.source_id = c.source_id "
                     "AND p.model_key = t.active_model "
