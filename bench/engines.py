@@ -19,9 +19,11 @@ class BenchEngines:
 
     @classmethod
     def start(cls, settings: GroundworkSettings) -> BenchEngines:
-        # "started" means not running before: judged by each engine's own probe
+        # "started" means no process before: PostgreSQL's postmaster.pid, the node's
+        # pid file (a loaded node may miss a health probe's deadline)
         postgres_was_running = EmbeddedPostgres(settings.pgdata).is_running()
-        opensearch_was_running = embedded_opensearch(settings).is_running()
+        opensearch = embedded_opensearch(settings)
+        opensearch_was_running = opensearch.has_process() or opensearch.is_running()
         return cls(ensure_engines(settings), not postgres_was_running, not opensearch_was_running)
 
     def stop_started(self) -> None:

@@ -182,9 +182,8 @@ class EmbeddedOpenSearch:
 
     def kill(self) -> None:
         """SIGKILL, no shutdown hook: a crash, for the tests and benches of node loss."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
+        pid = self._pid()
+        if pid is None:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -196,15 +195,36 @@ class EmbeddedOpenSearch:
         """SIGSTOP (hung=True) or SIGCONT: a node that stops answering without
         closing its sockets (a long GC pause, a frozen VM), for the tests and
         benches of a hung node; unlike a kill, clients see no refusal, only silence."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
+        pid = self._pid()
+        if pid is None:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGSTOP if hung else signal.SIGCONT)
 
     def is_running(self) -> bool:
         return _health(self.url) is not None
+
+    def has_process(self) -> bool:
+        """This home's node process is alive, answering or not. Whoever decides
+        to stop a node only if it started it asks this, not `is_running`: a
+        loaded node can miss the health probe's deadline and would be taken for
+        one that was not running (a bench once stopped a node it had not started)."""
+        pid = self._pid()
+        if pid is None:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True  # alive, another user's
+        return True
+
+    def _pid(self) -> int | None:
+        try:
+            return int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
 
 
 class EmbeddedOpenSearchCluster:
