@@ -1,13 +1,15 @@
 """A real two-node OpenSearch cluster loses a data node under search load.
 
 Both nodes are the project's launcher (engines/opensearch), started as one
-cluster on the ports after this checkout's own node. The adapter is built as
+cluster on ports the system hands out. The adapter is built as
 the platform builds it from GROUNDWORK_OPENSEARCH_URL naming both nodes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import socket
 import uuid
 from collections.abc import Iterator
 
@@ -27,18 +29,28 @@ from tests.cluster_failover import index_tenants, lose_a_node
 FAILOVER_BOUND_SECONDS = 10.0
 
 
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 now, all distinct (held open together while chosen)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
 @pytest.fixture(scope="module")
 def cluster(settings: GroundworkSettings) -> Iterator[EmbeddedOpenSearchCluster]:
-    """Fresh every run, on the two ports after this checkout's node, and
-    stopped after the module whatever GROUNDWORK_KEEP_ENGINES says."""
+    """Fresh every run, on ports the system hands out (the ports after this
+    checkout's node could be another checkout's), and stopped after the module
+    whatever GROUNDWORK_KEEP_ENGINES says."""
     home = settings.home / "opensearch-cluster"
     shutil.rmtree(home, ignore_errors=True)
-    base_http, base_transport = settings.opensearch_http_port, settings.opensearch_transport_port
+    ports = free_ports(4)
     cluster = EmbeddedOpenSearchCluster(
         home,
         PROJECT_ROOT / "engines" / "opensearch",
-        http_ports=[base_http + 1, base_http + 2],
-        transport_ports=[base_transport + 1, base_transport + 2],
+        http_ports=ports[:2],
+        transport_ports=ports[2:],
         heap="384m",
     )
     try:
