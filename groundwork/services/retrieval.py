@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Literal
 
 from groundwork.citations import Citation
+from groundwork.documents import Location
 from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound
 from groundwork.ports import Principal, SearchFilters
 from groundwork.retrieval.context import ContextSelection, select_context
@@ -359,3 +361,48 @@ def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView
 
 
 CitationStatus = Literal["exists", "drifted", "removed", "withheld"]
+CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
+
+
+@dataclass(frozen=True, slots=True)
+class CitationCheck:
+    citation_id: str
+    status: CitationStatus
+    #: the stored snapshot; None when withheld
+    citation: Citation | None
+
+
+def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> CitationCheck | None:
+    """A stored citation verified against the live corpus; None when this tenant
+    issued no such id. Permission is checked now: the source's current scope if
+    it still exists, else the scope it had when the citation was issued, so a
+    revoked reader gets `withheld`, never the snapshot's text."""
+    if not CITATION_ID.match(citation_id):
+        return None
+    row = ports.catalog.citation(who.tenant_id, citation_id)
+    if row is None:
+        return None
+    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
+    if not scope_subjects & set(who.subjects):
+        return CitationCheck(citation_id, "withheld", None)
+    snapshot: dict[str, Any] = row["snapshot"]
+    status: CitationStatus
+    if row["source_state"] != "active" or row["published_version"] is None:
+        status = "removed"
+    elif row["text_present"]:
+        status = "exists"
+    else:
+        status = "drifted"
+    citation = Citation(
+        source_id=snapshot["source_id"],
+        source_version_id=snapshot["source_version_id"],
+        chunk_id=snapshot["chunk_id"],
+        content_hash=snapshot["content_hash"],
+        title=snapshot["title"],
+        location=Location.from_dict(snapshot["location"]),
+        heading_path=tuple(snapshot["heading_path"]),
+        excerpt=snapshot["excerpt"],
+        retrieved_at=datetime.fromisoformat(snapshot["retrieved_at"]),
+        low_confidence=bool(snapshot.get("low_confidence", False)),
+    )
+    return CitationCheck(citation_id, status, citation)

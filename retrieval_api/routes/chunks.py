@@ -1,18 +1,14 @@
 """Drill-down to raw chunks (verbatim ids only) and citation verification."""
 
-import re
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from groundwork.citations import Citation
-from groundwork.documents import Location
 from groundwork.errors import NotFound
 from groundwork.ports import Principal
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView
-from groundwork.services.retrieval import drill_down
+from groundwork.services.retrieval import check_citation, drill_down
 from resources.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep, tool_dispatcher
 from retrieval_api.schemas import (
@@ -24,8 +20,6 @@ from retrieval_api.schemas import (
 )
 
 router = APIRouter()
-
-CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
 
 
 @router.get("/v1/chunks/{chunk_id}", response_model=ChunkOut)
@@ -59,40 +53,13 @@ def chunk_out(view: ChunkView) -> ChunkOut:
 
 
 def _check(platform: Platform, who: Principal, citation_id: str) -> CitationCheckOut | None:
-    if not CITATION_ID.match(citation_id):
+    checked = check_citation(platform, who, citation_id)
+    if checked is None:
         return None
-    row = platform.catalog.citation(who.tenant_id, citation_id)
-    if row is None:
-        return None
-    # Permission is re-checked now: the source's current scope if it still
-    # exists, otherwise the scope it had when the citation was issued.
-    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
-    if not scope_subjects & set(who.subjects):
-        return CitationCheckOut(citation_id=citation_id, status="withheld", citation=None)
-    snapshot: dict[str, Any] = row["snapshot"]
-    status: Literal["exists", "drifted", "removed"]
-    if row["source_state"] != "active" or row["published_version"] is None:
-        status = "removed"
-    elif row["text_present"]:
-        status = "exists"
-    else:
-        status = "drifted"
-    citation = Citation(
-        source_id=snapshot["source_id"],
-        source_version_id=snapshot["source_version_id"],
-        chunk_id=snapshot["chunk_id"],
-        content_hash=snapshot["content_hash"],
-        title=snapshot["title"],
-        location=Location.from_dict(snapshot["location"]),
-        heading_path=tuple(snapshot["heading_path"]),
-        excerpt=snapshot["excerpt"],
-        retrieved_at=datetime.fromisoformat(snapshot["retrieved_at"]),
-        low_confidence=bool(snapshot.get("low_confidence", False)),
-    )
     return CitationCheckOut(
-        citation_id=citation_id,
-        status=status,
-        citation=citation_out(citation),
+        citation_id=checked.citation_id,
+        status=checked.status,
+        citation=citation_out(checked.citation) if checked.citation is not None else None,
     )
 
 

@@ -108,3 +108,46 @@ def test_a_chunk_cited_again_and_again_stores_its_text_once(
             ([tenant_id, other],),
         ).fetchall()
     assert sorted(counts) == sorted([(tenant_id, 1), (other, 1)])
+
+
+def test_a_citation_is_checked_in_the_application_layer(platform: Platform, tenant_id: str) -> None:
+    """Every transport resolves citations through one service call: the issuing
+    scope sees the snapshot, a key without the source's subjects gets `withheld`
+    and no text, an id this tenant never issued is unknown (None)."""
+    from groundwork.services.retrieval import check_citation
+
+    registered = register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant_id,
+        origin="api:plan.md",
+        filename="plan.md",
+        data=b"# Plan\n\nThe hiring budget for 2027 is 3.4M.\n",
+        subjects=["group:finance"],
+        media_type="text/markdown",
+    )
+    assert isinstance(registered, Registration)
+    _, finance = platform.catalog.create_api_key(tenant_id, ["group:finance"], "finance")
+    _, staff = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "staff")
+    reader, outsider = (platform.catalog.principal_for_key(k) for k in (finance, staff))
+    assert reader is not None and outsider is not None
+    walled = platform.for_tenant(tenant_id)
+    [citation_id] = walled.catalog.record_citations(
+        reader.scope,
+        reader.key_id,
+        [
+            _citation(
+                registered.source_id,
+                registered.version_id,
+                f"ch_{uuid.uuid4().hex}",
+                datetime(2026, 12, 1, tzinfo=UTC),
+            )
+        ],
+    )
+    seen = check_citation(walled, reader, citation_id)
+    assert seen is not None and seen.citation is not None
+    assert seen.citation.excerpt == "Employees receive 25 vacation days per year."
+    withheld = check_citation(walled, outsider, citation_id)
+    assert withheld is not None and withheld.status == "withheld" and withheld.citation is None
+    assert check_citation(walled, reader, "cit_" + "0" * 32) is None
+    assert check_citation(walled, reader, "not-an-id") is None
