@@ -95,54 +95,54 @@ def _attempt(probe: Callable[[], None]) -> str:
     return "ok"
 
 
+def _replica_report(probes: HealthProbes) -> tuple[dict[str, object], bool]:
+    """The read replica's part of the report, and whether it degrades the platform
+    (unreachable, lagging, paused, or a URL that names a primary)."""
+    try:
+        state = probes.replica_state()
+    except GroundworkError as exc:
+        return {"state": _failure(exc)}, True
+    if state is None:
+        return {"state": "not_configured"}, False
+    lagging = (
+        not state.in_recovery  # the URL names a primary: not a replica of ours
+        or state.replay_paused
+        or state.replay_delay_seconds > REPLICA_LAG_LIMIT_SECONDS
+    )
+    return {
+        "state": "lagging" if lagging else "ok",
+        "lag_bytes": state.lag_bytes,
+        "replay_delay_seconds": round(state.replay_delay_seconds, 1),
+        "replay_paused": state.replay_paused,
+        "in_recovery": state.in_recovery,
+    }, lagging
+
+
+def _cluster_report(probes: HealthProbes) -> tuple[dict[str, object], bool]:
+    """The keyword cluster's part of the report, and whether it degrades the
+    platform (unreachable, or not green)."""
+    try:
+        health = probes.keyword_cluster_state()
+    except GroundworkError as exc:
+        return {"status": _failure(exc)}, True
+    if health is None:
+        return {"status": "not_a_cluster"}, False
+    return {
+        "status": health.status,
+        "nodes": health.nodes,
+        "data_nodes": health.data_nodes,
+        "unassigned_shards": health.unassigned_shards,
+    }, health.status != "green"
+
+
 def platform_health(probes: HealthProbes) -> HealthReport:
     engines = {
         "postgresql": _attempt(probes.probe_database),
         "keyword_index": _attempt(probes.probe_keyword_index),
     }
-    degraded = False
-
-    replica: dict[str, object]
-    try:
-        state = probes.replica_state()
-    except GroundworkError as exc:
-        replica = {"state": _failure(exc)}
-        degraded = True
-    else:
-        if state is None:
-            replica = {"state": "not_configured"}
-        else:
-            lagging = (
-                not state.in_recovery  # the URL names a primary: not a replica of ours
-                or state.replay_paused
-                or state.replay_delay_seconds > REPLICA_LAG_LIMIT_SECONDS
-            )
-            degraded = degraded or lagging
-            replica = {
-                "state": "lagging" if lagging else "ok",
-                "lag_bytes": state.lag_bytes,
-                "replay_delay_seconds": round(state.replay_delay_seconds, 1),
-                "replay_paused": state.replay_paused,
-                "in_recovery": state.in_recovery,
-            }
-
-    cluster: dict[str, object]
-    try:
-        health = probes.keyword_cluster_state()
-    except GroundworkError as exc:
-        cluster = {"status": _failure(exc)}
-        degraded = True
-    else:
-        if health is None:
-            cluster = {"status": "not_a_cluster"}
-        else:
-            degraded = degraded or health.status != "green"
-            cluster = {
-                "status": health.status,
-                "nodes": health.nodes,
-                "data_nodes": health.data_nodes,
-                "unassigned_shards": health.unassigned_shards,
-            }
+    replica, replica_degraded = _replica_report(probes)
+    cluster, cluster_degraded = _cluster_report(probes)
+    degraded = replica_degraded or cluster_degraded
 
     status: Health = (
         "down"
