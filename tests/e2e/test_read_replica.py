@@ -348,14 +348,11 @@ def test_erasure_and_revocation_the_replica_has_not_replayed_never_reach_a_searc
     assert use.served == served + len(queries)
 
 
-def test_a_replica_that_does_not_answer_leaves_the_primary_answering(
-    settings: GroundworkSettings,
-    engines: EngineEndpoints,
-    index_prefix: str,
-    platform: Platform,
-    tmp_path: Path,
-) -> None:
-    nowhere = tmp_path  # a socket directory no server listens in
+def _with_a_silent_replica(
+    settings: GroundworkSettings, engines: EngineEndpoints, index_prefix: str, nowhere: Path
+) -> Platform:
+    """The test platform with a replica URL naming a socket directory no server
+    listens in (`nowhere`), given up on after half a second."""
     lost = connect(
         replace(
             settings,
@@ -365,9 +362,21 @@ def test_a_replica_that_does_not_answer_leaves_the_primary_answering(
         database=TEST_DATABASE,
         index_prefix=index_prefix,
     )
+    assert lost.replica is not None
+    lost.replica.checkout_seconds = 0.5
+    return lost
+
+
+def test_a_replica_that_does_not_answer_leaves_the_primary_answering(
+    settings: GroundworkSettings,
+    engines: EngineEndpoints,
+    index_prefix: str,
+    platform: Platform,
+    tmp_path: Path,
+) -> None:
+    lost = _with_a_silent_replica(settings, engines, index_prefix, tmp_path)
     try:
         assert lost.replica is not None
-        lost.replica.checkout_seconds = 0.5
         tenant, headers = _tenant(platform)
         _publish(platform, tenant, {"harbour.md": (DOCS["harbour.md"], [f"tenant:{tenant}"])})
         client = TestClient(create_app(lambda: lost), raise_server_exceptions=False)
@@ -416,18 +425,9 @@ def test_health_reports_a_replica_that_does_not_answer_as_degraded_not_down(
     index_prefix: str,
     tmp_path: Path,
 ) -> None:
-    lost = connect(
-        replace(
-            settings,
-            database_replica_url=f"postgresql://postgres@/postgres?host={tmp_path}&port=5999",
-        ),
-        engines,
-        database=TEST_DATABASE,
-        index_prefix=index_prefix,
-    )
+    lost = _with_a_silent_replica(settings, engines, index_prefix, tmp_path)
     try:
         assert lost.replica is not None
-        lost.replica.checkout_seconds = 0.5
         response = TestClient(create_app(lambda: lost)).get("/v1/health")
         assert response.status_code == 200, response.text
         body = response.json()
