@@ -243,20 +243,22 @@ class Reading(StoreBase):
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
                 f"WITH issued AS ({_UPSERT_ISSUED}), "
-                "c AS (SELECT u.*, encode(sha256(convert_to(%s || (u.snapshot - 'retrieved_at')::text, "
-                "'UTF8')), 'hex') AS snapshot_id FROM unnest(%s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::jsonb[], %s::timestamptz[]) AS u(citation_id, chunk_id, "
-                "source_id, version_id, content_hash, snapshot, retrieved_at)), "
+                # the tenant's sources only, joined once: their scope goes on each citation
+                "c AS (SELECT u.*, s.subjects, encode(sha256(convert_to(%s || "
+                "(u.snapshot - 'retrieved_at')::text, 'UTF8')), 'hex') AS snapshot_id "
+                "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::jsonb[], %s::timestamptz[]) AS u(citation_id, chunk_id, source_id, version_id, "
+                "content_hash, snapshot, retrieved_at) "
+                "JOIN sources s ON s.source_id = u.source_id AND s.tenant_id = %s), "
                 # one row per distinct snapshot, in id order (one lock order for every writer)
                 "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
                 "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %s, c.source_id, "
-                "c.snapshot - 'retrieved_at' FROM c JOIN sources s ON s.source_id = c.source_id "
-                "AND s.tenant_id = %s ORDER BY c.snapshot_id ON CONFLICT (snapshot_id) DO NOTHING) "
+                "c.snapshot - 'retrieved_at' FROM c ORDER BY c.snapshot_id "
+                "ON CONFLICT (snapshot_id) DO NOTHING) "
                 "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
                 "content_hash, subjects, snapshot_id, retrieved_at) "
                 "SELECT c.citation_id, %s, %s, c.chunk_id, c.source_id, c.version_id, c.content_hash, "
-                "s.subjects, c.snapshot_id, c.retrieved_at FROM c "
-                "JOIN sources s ON s.source_id = c.source_id AND s.tenant_id = %s",
+                "c.subjects, c.snapshot_id, c.retrieved_at FROM c",
                 (
                     key_id,
                     issued,
@@ -272,7 +274,6 @@ class Reading(StoreBase):
                     scope.tenant_id,
                     scope.tenant_id,
                     key_id,
-                    scope.tenant_id,
                 ),
             )
         return ids
