@@ -183,6 +183,11 @@ HEALTH_TIMEOUT_SECONDS = 5
 #: hang) had every client stuck on the hung node for the whole 20 s. A keyword
 #: search here answers in milliseconds; the bound leaves room for a loaded machine.
 SEARCH_TIMEOUT_SECONDS = 3
+#: HTTP connections kept open per node: as many as searches a process runs at
+#: once (the keyword legs' 16 threads). urllib3 keeps one by default, and
+#: every search beyond the first in flight opened a TCP connection and closed
+#: it on return: 1,150 in 20 s at 8 clients in bench/search_load.py.
+CONNECTIONS_PER_NODE = 16
 
 
 def client_for(url: str) -> OpenSearch:
@@ -206,6 +211,7 @@ def client_for(url: str) -> OpenSearch:
         retry_on_timeout=True,
         retry_on_status=(502, 503, 504),
         dead_timeout=30,
+        pool_maxsize=CONNECTIONS_PER_NODE,
     )
 
 
