@@ -100,6 +100,27 @@ def wrap(cls: type, method: str, meter: Meter, name: str) -> None:
     setattr(cls, method, timed)
 
 
+class Counted:
+    """How many ids the re-check is asked per search: the candidates it reads
+    back (body, location, heading path) for one answer of 10."""
+
+    def __init__(self) -> None:
+        self.ids = 0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def wrap(self, cls: type, method: str) -> None:
+        original: Callable[..., Any] = getattr(cls, method)
+
+        def counted(this: Any, scope: Any, chunk_ids: Any, *rest: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                self.ids += len(chunk_ids)
+                self.calls += 1
+            return original(this, scope, chunk_ids, *rest, **kwargs)
+
+        setattr(cls, method, counted)
+
+
 def engine_cpu_seconds(platform_pids: dict[str, list[int]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for engine, pids in platform_pids.items():
@@ -221,9 +242,12 @@ def main() -> int:
     wrap(PgVectorIndex, "search", meter, "vector leg")
     wrap(OpenSearchKeywordIndex, "search", meter, "keyword leg")
     wrap(PublishedChunkReader, "load_chunks", meter, "re-check")
+    rechecked = Counted()
+    rechecked.wrap(PublishedChunkReader, "load_chunks")
     wrap(PostgresCatalog, "record_citations", meter, "citations")
     app = create_app(lambda: platform)
     run_level(app, key, queries, 30, 1, meter, settings)  # warm-up
+    rechecked.ids = rechecked.calls = 0
     rows = {
         clients: run_level(app, key, queries, args.requests, clients, meter, settings)
         for clients in (1, 8)
@@ -248,6 +272,11 @@ def main() -> int:
             f"{c} client(s): {row['req/s']:.1f} req/s; total CPU {total:.1f} ms/request; "
             f"API process minus embedding {own:.1f} ms = {100 * own / total:.0f}% of it"
         )
+    searches = args.requests * len(rows)
+    print(
+        f"re-check: {rechecked.ids / searches:.1f} ids read per search "
+        f"in {rechecked.calls / searches:.2f} reads"
+    )
     print(json.dumps({c: {k: round(v, 2) for k, v in row.items()} for c, row in rows.items()}))
     platform.close()
     return 0
