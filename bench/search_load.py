@@ -28,15 +28,10 @@ cost of the extra round trips, not the capacity a second machine adds.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +44,7 @@ import psycopg  # noqa: E402
 from bench.api_server import serve_api  # noqa: E402
 from bench.search_profile import engine_pids  # noqa: E402
 from bench.tenants import bench_tenant  # noqa: E402
+from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from groundwork.models import model_by_key  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
@@ -60,43 +56,6 @@ from resources.settings import GroundworkSettings  # noqa: E402
 DATABASE = "groundwork_bench"
 REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
 PREFIX = "gwbench"
-
-LUA = r"""
--- GW_QUERIES: a query (a JSON string) a line, sent with the key GW_KEY; or
--- "<API key>\t<query>" a line, so clients cycle through several tenants' keys
-local queries = {}
-local keys = {}
-local index = 0
-local token = os.getenv("GW_KEY")
-local threads = {}
-setup = function(thread)
-  table.insert(threads, thread)
-end
-overloaded = 0
-response = function(status, headers, body)
-  if status == 503 then overloaded = overloaded + 1 end
-end
-init = function(args)
-  for line in io.lines(os.getenv("GW_QUERIES")) do
-    local tab = line:find("\t", 1, true)
-    keys[#keys + 1] = tab and line:sub(1, tab - 1) or token
-    queries[#queries + 1] = tab and line:sub(tab + 1) or line
-  end
-end
-request = function()
-  index = (index % #queries) + 1
-  local body = '{"query": ' .. queries[index] .. ', "limit": 10}'
-  return wrk.format("POST", "/v1/search", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. keys[index]}, body)
-end
-done = function(summary, latency, requests)
-  local refused = 0
-  for _, thread in ipairs(threads) do refused = refused + thread:get("overloaded") end
-  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout - refused
-  io.write(string.format('{"requests": %d, "errors": %d, "refused_503": %d, "p50_ms": %.1f, "p95_ms": %.1f, "p99_ms": %.1f, "rps": %.1f}\n',
-    summary.requests, errors, refused, latency:percentile(50) / 1000, latency:percentile(95) / 1000,
-    latency:percentile(99) / 1000, summary.requests / (summary.duration / 1e6)))
-end
-"""
 
 
 def api_rss_mib(pid: int) -> float:
@@ -135,36 +94,6 @@ def server_cpu(api_pid: int, settings: GroundworkSettings) -> dict[str, float]:
         "postgres": process_cpu_seconds(engines["postgres"][:1]),
         "opensearch": process_cpu_seconds(engines["opensearch"]),
     }
-
-
-def run_wrk(
-    base: str, connections: int, seconds: int, script: Path, queries_file: Path, key: str
-) -> dict[str, float]:
-    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(
-        [
-            "wrk",
-            f"-t{min(connections, 2)}",
-            f"-c{connections}",
-            f"-d{seconds}s",
-            "--timeout",
-            "10s",
-            "-s",
-            str(script),
-            f"{base}/v1/search",
-        ],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, GW_KEY=key, GW_QUERIES=str(queries_file)),
-        timeout=seconds + 60,
-        check=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result["wrk_cpu_s"] = (children_after.ru_utime - children_before.ru_utime) + (
-        children_after.ru_stime - children_before.ru_stime
-    )
-    return result
 
 
 def cpu_line(
@@ -311,78 +240,73 @@ def main() -> int:
     else:
         texts = [f"storage quota policy for team {i}" for i in range(200)]
     random.Random(5).shuffle(texts)
-    queries_file = Path(tempfile.mkstemp(suffix=".txt")[1])
-    queries_file.write_text("\n".join(json.dumps(t) for t in texts[:1000]) + "\n")
-    script = Path(tempfile.mkstemp(suffix=".lua")[1])
-    script.write_text(LUA)
-    embedding_ms = (
-        embedding_cpu_ms(settings, platform.serving_model(tenant), texts)
-        if args.no_query_cache
-        else None
-    )
-    standby: EmbeddedStandby | None = None
-    try:
-        cache = {"GROUNDWORK_QUERY_CACHE_ENTRIES": "0"} if args.no_query_cache else {}
-        runs: list[tuple[str, dict[str, str]]] = [("primary only", {REPLICA_ENV: "", **cache})]
-        if args.replica:
-            if endpoints.postgres is None:
-                print(
-                    "--replica makes a standby of the embedded PostgreSQL; unset GROUNDWORK_DATABASE_URL"
-                )
-                return 1
-            standby = EmbeddedStandby(endpoints.server_url, settings.home / "pgstandby-bench")
-            standby.destroy()  # a standby left by an interrupted run starts over
-            standby.start()
-            standby.wait_for_replay()
-            runs.append(
-                ("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres"), **cache})
-            )
-        for label, env in runs:
-            served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
-            pids: list[int] = []
-            with serve_api(
-                args.port,
-                DATABASE,
-                PREFIX,
-                on_start=pids.append,
-                workers=args.workers,
-                extra_env=env,
-            ) as base:
-                for text in texts[:20]:  # warm-up: model sessions, pools, caches
-                    httpx.post(
-                        f"{base}/v1/search",
-                        json={"query": text},
-                        headers={"Authorization": f"Bearer {key}"},
-                        timeout=30,
-                    )
-                print(
-                    f"/v1/search on tenant {tenant} ({chunks} chunks), {label}, {args.workers} API "
-                    f"worker(s), query cache {'off' if args.no_query_cache else 'on'}, "
-                    f"wrk {args.seconds} s per level, loopback; API RSS "
-                    f"{api_rss_mib(pids[0]):.0f} MiB"
-                )
-                for connections in (int(c) for c in args.levels.split(",")):
-                    cpu_before = server_cpu(pids[0], settings)
-                    result = run_wrk(base, connections, args.seconds, script, queries_file, key)
-                    cpu_after = server_cpu(pids[0], settings)
+    with wrk_files(texts[:1000]) as (script, queries_file):
+        embedding_ms = (
+            embedding_cpu_ms(settings, platform.serving_model(tenant), texts)
+            if args.no_query_cache
+            else None
+        )
+        standby: EmbeddedStandby | None = None
+        try:
+            cache = {"GROUNDWORK_QUERY_CACHE_ENTRIES": "0"} if args.no_query_cache else {}
+            runs: list[tuple[str, dict[str, str]]] = [("primary only", {REPLICA_ENV: "", **cache})]
+            if args.replica:
+                if endpoints.postgres is None:
                     print(
-                        f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
-                        f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
-                        f"of {result['requests']}  (503 {result['refused_503']})  "
-                        f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
+                        "--replica makes a standby of the embedded PostgreSQL; unset GROUNDWORK_DATABASE_URL"
                     )
-                    print("    " + cpu_line(cpu_before, cpu_after, result, embedding_ms))
-            if env[REPLICA_ENV] and standby is not None:
-                served = replica_transactions(standby) - served_before
-                print(f"  transactions the replica served: {served}")
-        if standby is not None:
-            vector_leg_interleaved(settings, endpoints, standby, tenant, texts)
-    finally:
-        if standby is not None:
-            standby.destroy()
-        platform.close()
-        queries_file.unlink(missing_ok=True)
-        script.unlink(missing_ok=True)
+                    return 1
+                standby = EmbeddedStandby(endpoints.server_url, settings.home / "pgstandby-bench")
+                standby.destroy()  # a standby left by an interrupted run starts over
+                standby.start()
+                standby.wait_for_replay()
+                runs.append(
+                    ("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres"), **cache})
+                )
+            for label, env in runs:
+                served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
+                pids: list[int] = []
+                with serve_api(
+                    args.port,
+                    DATABASE,
+                    PREFIX,
+                    on_start=pids.append,
+                    workers=args.workers,
+                    extra_env=env,
+                ) as base:
+                    for text in texts[:20]:  # warm-up: model sessions, pools, caches
+                        httpx.post(
+                            f"{base}/v1/search",
+                            json={"query": text},
+                            headers={"Authorization": f"Bearer {key}"},
+                            timeout=30,
+                        )
+                    print(
+                        f"/v1/search on tenant {tenant} ({chunks} chunks), {label}, {args.workers} API "
+                        f"worker(s), query cache {'off' if args.no_query_cache else 'on'}, "
+                        f"wrk {args.seconds} s per level, loopback; API RSS "
+                        f"{api_rss_mib(pids[0]):.0f} MiB"
+                    )
+                    for connections in (int(c) for c in args.levels.split(",")):
+                        cpu_before = server_cpu(pids[0], settings)
+                        result = run_wrk(base, connections, args.seconds, script, queries_file, key)
+                        cpu_after = server_cpu(pids[0], settings)
+                        print(
+                            f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
+                            f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
+                            f"of {result['requests']}  (503 {result['refused_503']})  "
+                            f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
+                        )
+                        print("    " + cpu_line(cpu_before, cpu_after, result, embedding_ms))
+                if env[REPLICA_ENV] and standby is not None:
+                    served = replica_transactions(standby) - served_before
+                    print(f"  transactions the replica served: {served}")
+            if standby is not None:
+                vector_leg_interleaved(settings, endpoints, standby, tenant, texts)
+        finally:
+            if standby is not None:
+                standby.destroy()
+            platform.close()
     return 0
 
 
