@@ -135,6 +135,7 @@ class Platform:
     #: not an init field: a copy made with dataclasses.replace (other settings)
     #: starts with no views, never serving views of the platform it was copied from
     _views: dict[str, Platform] = field(default_factory=dict, init=False)
+    _approval: bytes | None = field(default=None, init=False)
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
@@ -193,8 +194,15 @@ class Platform:
         return sniff_path(path, filename)
 
     def approval_secret(self) -> bytes:
-        # derived from the signing key, so an approval token can never pass as a file reference
-        return hmac.new(signing_secret(self.settings), b"artifact-approval", "sha256").digest()
+        """Derived from the signing key, so an approval token can never pass as a
+        file reference. Read once per platform: every search seals a turn with
+        it, and reading the key file each time was 2% of the API's CPU under
+        load (py-spy); a rotated key takes effect at restart, as any secret."""
+        if self._approval is None:
+            self._approval = hmac.new(
+                signing_secret(self.settings), b"artifact-approval", "sha256"
+            ).digest()
+        return self._approval
 
     def search_engines(self, model_key: str) -> SearchEngines:
         return SearchEngines(

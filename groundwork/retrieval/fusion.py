@@ -25,14 +25,18 @@ def reciprocal_rank_fusion(
     single rank, then the id, so the order is deterministic."""
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
+    best: dict[str, int] = {}
     for leg, ids in legs.items():
-        seen: set[str] = set()
+        weight = 1.0 if weights is None else weights.get(leg, 1.0)
         for rank, chunk_id in enumerate(ids, start=1):
-            if chunk_id in seen:
-                continue
-            seen.add(chunk_id)
-            weight = 1.0 if weights is None else weights.get(leg, 1.0)
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
-            ranks.setdefault(chunk_id, {})[leg] = rank
-    ordered = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), c))
+            seen = ranks.get(chunk_id)
+            if seen is None:
+                ranks[chunk_id] = {leg: rank}
+                scores[chunk_id] = weight / (k + rank)
+                best[chunk_id] = rank
+            elif leg not in seen:  # a leg's repeat of an id counts once, at its first rank
+                seen[leg] = rank
+                scores[chunk_id] += weight / (k + rank)
+                best[chunk_id] = min(best[chunk_id], rank)
+    ordered = sorted(scores, key=lambda c: (-scores[c], best[c], c))
     return [FusedCandidate(c, scores[c], ranks[c]) for c in ordered]
