@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -165,6 +166,35 @@ def _leg_pool() -> ThreadPoolExecutor:
         return _LEG_POOL
 
 
+class _InFlight:
+    """Hybrid searches running in this process now."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> int:
+        with self._lock:
+            self.count += 1
+            return self.count
+
+    def leave(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+_IN_FLIGHT = _InFlight()
+
+
+def overlap_limit() -> int:
+    """Searches in flight up to which the legs overlap: the cores this process
+    may run on. Beyond it every core is busy with other searches, so running
+    the keyword leg on its own thread saves no time and its hand-off costs CPU
+    (0.4 of the API's 3.4 ms per search at 8 clients, bench/search_profile.py)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
 def hybrid_search(
     scope: AccessScope,
     request: SearchRequest,
@@ -174,11 +204,25 @@ def hybrid_search(
     request = request.validated()
     if not scope.subjects:
         return NothingAccessible()
+    try:
+        overlap = _IN_FLIGHT.enter() <= overlap_limit()
+        return _hybrid_search(scope, request, engines, now, overlap)
+    finally:
+        _IN_FLIGHT.leave()
+
+
+def _hybrid_search(
+    scope: AccessScope,
+    request: SearchRequest,
+    engines: SearchEngines,
+    now: Callable[[], datetime],
+    overlap: bool,
+) -> RetrievalOutcome:
     interpreted = interpret(request.query)
     legs: dict[str, list[str]] = {}
     vector_count = 0
     keyword_leg: Future[list[ScoredChunk]] | None = None
-    if request.mode == SearchMode.HYBRID:
+    if request.mode == SearchMode.HYBRID and overlap:
         # the keyword leg waits on OpenSearch while this thread embeds the query
         # and waits on pgvector: the legs overlap (5 ms less per search, measured)
         keyword_leg = _leg_pool().submit(
@@ -196,20 +240,25 @@ def hybrid_search(
         vector_count = len(vector_hits)
         legs["vector"] = vector_leg(vector_hits, engines.vectors.model.semantic_floor)
     missing: tuple[str, ...] = ()
-    if keyword_leg is not None:
+    if request.mode != SearchMode.VECTOR:
         try:
-            legs["keyword"] = [h.chunk_id for h in keyword_leg.result()]
+            # overlapped, or (keyword mode, or every core busy) run here, in turn;
+            # stopwords come off the keyword query (never off the index)
+            keyword_hits = (
+                keyword_leg.result()
+                if keyword_leg is not None
+                else engines.keywords.search(
+                    scope, interpreted.keyword_text, request.candidates, request.filters
+                )
+            )
+            legs["keyword"] = [h.chunk_id for h in keyword_hits]
         except (EngineUnavailable, StoreError):
+            if request.mode == SearchMode.KEYWORD:
+                raise
             # One engine's trouble (a keyword node down, its circuit breaker
             # refusing under load) is not the whole search's: the vector leg
             # answers and the outcome says which leg is missing.
             missing = ("keyword",)
-    elif request.mode == SearchMode.KEYWORD:
-        # stopwords come off the keyword query (never off the index)
-        keyword_hits = engines.keywords.search(
-            scope, interpreted.keyword_text, request.candidates, request.filters
-        )
-        legs["keyword"] = [h.chunk_id for h in keyword_hits]
 
     if not any(legs.values()):
         if vector_count:
