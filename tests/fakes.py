@@ -56,7 +56,7 @@ from groundwork.ports import (
 )
 from groundwork.retrieval.kernel import FusionConstants
 from groundwork.retrieval.outcome import ChunkView
-from groundwork.retrieval.query import keyword_query
+from groundwork.retrieval.query import code_pattern, keyword_query
 
 FAKE_MODEL = EmbeddingModelRef(
     key="fake_hashing",
@@ -304,6 +304,10 @@ class InMemoryVectorIndex(_RowStore):
         }
 
 
+#: a code found as written, above any BM25 sum of a short query's words
+CODE_MATCH_SCORE = 10.0
+
+
 class InMemoryKeywordIndex(_RowStore):
     """BM25-style scoring over hyphen-aware terms (whole identifiers and their parts)."""
 
@@ -332,6 +336,8 @@ class InMemoryKeywordIndex(_RowStore):
         documents = {c.chunk_id: _terms(c.content) for c in visible}
         n = len(documents) or 1
         df = {t: sum(1 for words in documents.values() if t in words) for t in terms}
+        # a code as written ranks on top of its words, and matches on its own
+        codes = [re.compile(code_pattern(code), re.I) for code in parsed.codes]
         hits: list[ScoredChunk] = []
         for chunk in visible:
             words = documents[chunk.chunk_id]
@@ -341,6 +347,7 @@ class InMemoryKeywordIndex(_RowStore):
                 if tf:
                     idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
                     score += idf * tf * 2.2 / (tf + 1.2)
+            score += CODE_MATCH_SCORE * sum(1 for code in codes if code.search(chunk.content))
             if score > 0:
                 hits.append(ScoredChunk(chunk.chunk_id, chunk.source_id, chunk.version_id, score))
         hits.sort(key=lambda h: (-h.score, h.chunk_id))

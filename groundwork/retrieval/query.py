@@ -166,6 +166,17 @@ def is_code(term: str) -> bool:
     return len(term) <= MAX_CODE_CHARS and term[:1].isalpha() and any(c.isdigit() for c in term)
 
 
+def code_pattern(code: str) -> str:
+    """A code as written in text, as a regular expression that Python's `re`
+    and PostgreSQL's (ARE) read alike; matching is case-insensitive (the
+    caller's flag). Not preceded by a word character or a hyphen, and followed
+    by anything but an ASCII letter, digit, _ or -: Kir5.1 and the deletion
+    pat1Δ name Kir5 and pat1, while pat12 and ERR-4021-B are other codes. The
+    reranker's lift and the keyword adapters without an identifier analysis
+    read this one rule."""
+    return rf"(?<![\w-]){re.escape(code)}(?![A-Za-z0-9_-])"
+
+
 #: a query with a code and at most this many other content words is a lookup
 #: of that code ("IL-6 findings", "which paper mentions METTL3"); a longer one
 #: (a claim, a question) merely contains it

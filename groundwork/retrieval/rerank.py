@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from groundwork.retrieval.query import InterpretedQuery
+from groundwork.retrieval.query import InterpretedQuery, code_pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,7 @@ class IdentifierReranker:
         strong = query.codes
         if not strong:
             return [c.chunk_id for c in candidates]
-        patterns = [
-            # followed by anything but an ASCII letter, digit, _ or -: Kir5.1 and
-            # the deletion pat1Δ name Kir5 and pat1; ERR-4021-B is another code
-            (term.lower(), re.compile(rf"(?<![\w-]){re.escape(term)}(?![A-Za-z0-9_-])", re.I))
-            for term in strong
-        ]
+        patterns = [(term.lower(), re.compile(code_pattern(term), re.I)) for term in strong]
 
         def score(position: int, candidate: RerankCandidate) -> float:
             # a substring test first: most candidates lack the term, and the

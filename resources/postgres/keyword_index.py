@@ -13,12 +13,19 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
-from groundwork.retrieval.query import keyword_query
+from groundwork.retrieval.query import code_pattern, keyword_query
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import document_refusals, translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
 _TERM = re.compile(r"[\w][\w\-./]*[\w]|[\w]", re.UNICODE)
+
+
+#: rank added for each of a query's codes found as written, over ts_rank_cd's
+#: (which is mostly below 1 for a chunk): "which paper mentions METTL3" ranked
+#: the chunks saying "paper" and "mentions" first, and the text parser splits
+#: eat-2 and reads Kir5.1 as one token, so the code alone never matched them
+CODE_MATCH_RANK = 1.0
 
 
 def _or_query(text: str) -> str:
@@ -89,8 +96,19 @@ class PostgresKeywordIndex(ChunkRowTable):
         if not scope.subjects or limit <= 0 or not terms:
             return []
         extra, extra_params = filter_conditions(filters)
+        # a code as written (code_pattern) ranks on top of its words and, as
+        # OpenSearch's exact clause, matches on its own: Kir5 finds Kir5.1
+        code_rank = sql.SQL(" + ").join(
+            [
+                sql.SQL("ts_rank_cd(tsv, q)"),
+                *(sql.SQL("CASE WHEN content ~* %s THEN %s ELSE 0 END") for _ in parsed.codes),
+            ]
+        )
+        code_params: list[object] = [
+            value for code in parsed.codes for value in (code_pattern(code), CODE_MATCH_RANK)
+        ]
         # quoted phrases must appear as written (phraseto_tsquery: words in
-        # order, adjacent); otherwise any word matches; every word ranks
+        # order, adjacent); otherwise any word, or any code, matches; all rank
         matched = (
             sql.SQL("tsv @@ ({})").format(
                 sql.SQL(" && ").join(
@@ -98,7 +116,9 @@ class PostgresKeywordIndex(ChunkRowTable):
                 )
             )
             if parsed.phrases
-            else sql.SQL("tsv @@ q")
+            else sql.SQL("(tsv @@ q{})").format(
+                sql.SQL("").join(sql.SQL(" OR content ~* %s") for _ in parsed.codes)
+            )
         )
         conditions = [
             sql.SQL("tenant_id = %s"),
@@ -108,17 +128,18 @@ class PostgresKeywordIndex(ChunkRowTable):
             *extra,
         ]
         params: list[object] = [
+            *code_params,
             terms,
             scope.tenant_id,
             list(scope.subjects),
-            *parsed.phrases,
+            *(parsed.phrases or [code_pattern(code) for code in parsed.codes]),
             *extra_params,
         ]
         statement = sql.SQL(
-            "SELECT chunk_id, source_id, version_id, ts_rank_cd(tsv, q) AS rank "
+            "SELECT chunk_id, source_id, version_id, {} AS rank "
             "FROM keyword_chunks, websearch_to_tsquery('simple', %s) q WHERE {} "
             "ORDER BY rank DESC, chunk_id LIMIT %s"
-        ).format(sql.SQL(" AND ").join(conditions))
+        ).format(code_rank, sql.SQL(" AND ").join(conditions))
         with translated_errors("searching keywords"), self.pool.connection() as conn:
             rows = conn.execute(statement, [*params, limit]).fetchall()
         return [ScoredChunk(r[0], r[1], r[2], float(r[3])) for r in rows]
