@@ -21,7 +21,8 @@ on one thread) and wall time (which also covers waiting on an engine):
 
 The query cache is on, as served: the 1-client level embeds each query the
 first time, and the 8-client level, which repeats them, is served from the
-cache. Engine CPU is read from /proc for the PostgreSQL and OpenSearch
+cache. `--no-query-cache` embeds every query, as for a service whose queries
+never repeat. Engine CPU is read from /proc for the PostgreSQL and OpenSearch
 processes before and after, divided by the request count. The last lines are
 the service's own share: (request CPU - embedding) / (request CPU + engine
 CPU), the issue's "service's own CPU per request" (target <= 30%).
@@ -216,9 +217,16 @@ def main() -> int:
         "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
     )
     parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+    parser.add_argument(
+        "--no-query-cache",
+        action="store_true",
+        help="embed every query (no cache), as a service whose queries never repeat",
+    )
     args = parser.parse_args()
     os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
     os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
+    if args.no_query_cache:
+        os.environ["GROUNDWORK_QUERY_CACHE_ENTRIES"] = "0"
     settings = GroundworkSettings.from_env()
     platform = connect(
         settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
@@ -257,7 +265,8 @@ def main() -> int:
             for clients in (1, 8)
         }
     print(
-        f"/v1/search CPU by layer, ms per request (wrk {args.seconds} s per level, tenant {tenant})"
+        f"/v1/search CPU by layer, ms per request (wrk {args.seconds} s per level, tenant "
+        f"{tenant}, query cache {'off' if args.no_query_cache else 'on'})"
     )
     print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))
     names = [
