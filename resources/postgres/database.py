@@ -42,6 +42,20 @@ def document_refusals(action: str) -> Iterator[None]:
         raise DocumentRefused(f"PostgreSQL refused {action}: {str(exc)[:300]}") from exc
 
 
+@contextlib.contextmanager
+def outside_a_transaction(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """One read on an owner's pooled connection, without BEGIN and COMMIT (two
+    round trips of the three a single read took). Never on a walled connection:
+    its wall lives in the checkout's transaction (owner-only)."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raise RuntimeError("outside_a_transaction needs an idle connection")
+    conn.autocommit = True  # owner-only
+    try:
+        yield conn
+    finally:
+        conn.autocommit = False
+
+
 def with_database(url: str, database: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, f"/{database}", parts.query, parts.fragment))
