@@ -163,6 +163,7 @@ class _RowStore:
                 c.tenant_id == tenant_id
                 and c.source_id == source_id
                 and version_id in (None, c.version_id)
+                and row.live != live
             ):
                 row.live = live
                 n += 1
@@ -171,7 +172,11 @@ class _RowStore:
     def set_versions_live(self, tenant_id: str, version_ids: Sequence[str], live: bool) -> int:
         n = 0
         for row in self.rows.values():
-            if row.chunk.tenant_id == tenant_id and row.chunk.version_id in version_ids:
+            if (
+                row.chunk.tenant_id == tenant_id
+                and row.chunk.version_id in version_ids
+                and row.live != live
+            ):
                 row.live = live
                 n += 1
         return n

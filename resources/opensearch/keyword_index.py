@@ -255,6 +255,16 @@ def _code_clause(code: str) -> dict[str, Any]:
     }
 
 
+def _changing(live: bool) -> dict[str, Any]:
+    """Documents whose liveness is not `live` yet: only they are rewritten. Every
+    rewrite leaves a deleted copy that counts in the tenant's ranking statistics
+    (document frequencies) until a merge purges it, so a second model publishing
+    the same versions, or a run finishing a crashed publication, rewrote the
+    tenant's whole index and moved its scores (measured: 11,756 deleted beside
+    15,206 live documents in a SciFact eval tenant)."""
+    return {"bool": {"must_not": {"term": {"live": live}}}}
+
+
 class OpenSearchKeywordIndex:
     def __init__(
         self, client: OpenSearch, index_prefix: str = "groundwork", replicas: int | None = None
@@ -473,7 +483,7 @@ class OpenSearchKeywordIndex:
         return int(response.get("updated", 0))
 
     def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        filters: list[dict[str, Any]] = [{"term": {"source_id": source_id}}]
+        filters: list[dict[str, Any]] = [{"term": {"source_id": source_id}}, _changing(live)]
         if version_id is not None:
             filters.append({"term": {"version_id": version_id}})
         script = {
@@ -494,7 +504,9 @@ class OpenSearchKeywordIndex:
         total = 0
         for start in range(0, len(version_ids), 1000):
             part = list(version_ids[start : start + 1000])
-            total += self._update_where(tenant_id, [{"terms": {"version_id": part}}], script)
+            total += self._update_where(
+                tenant_id, [{"terms": {"version_id": part}}, _changing(live)], script
+            )
         return total
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:

@@ -87,10 +87,12 @@ class ChunkRowTable:
         raise_search_generations(conn, tenants)
 
     def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        query = sql.SQL("UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s").format(
-            self.table
-        )
-        params: list[object] = [live, tenant_id, source_id]
+        # only rows that change: an UPDATE of an unchanged row still writes a new
+        # row version and new index entries (the tenant graph's included)
+        query = sql.SQL(
+            "UPDATE {} SET live = %s WHERE tenant_id = %s AND source_id = %s AND live <> %s"
+        ).format(self.table)
+        params: list[object] = [live, tenant_id, source_id, live]
         if version_id is not None:
             query += sql.SQL(" AND version_id = %s")
             params.append(version_id)
@@ -100,10 +102,10 @@ class ChunkRowTable:
         if not version_ids:
             return 0
         query = sql.SQL(
-            "UPDATE {} SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s)"
+            "UPDATE {} SET live = %s WHERE tenant_id = %s AND version_id = ANY(%s) AND live <> %s"
         ).format(self.table)
         return self._execute(
-            "changing liveness", query, [live, tenant_id, list(version_ids)], tenant_id
+            "changing liveness", query, [live, tenant_id, list(version_ids), live], tenant_id
         )
 
     def set_subjects(self, tenant_id: str, source_id: str, subjects: Sequence[str]) -> int:

@@ -108,6 +108,22 @@ class KeywordIndexContract:
         index.set_live(tenant, doc.source_id, None, False)
         assert index.search(scope, "snapshot", 5) == []
 
+    def test_making_live_versions_live_again_rewrites_nothing(self, index: KeywordIndex) -> None:
+        """A version made live twice (a run finishing a publication that crashed
+        before the pointer moved; a second model publishing the same versions,
+        whose keyword documents are shared) changes no document the second time.
+        OpenSearch rewrites a document to change it, and every rewrite leaves a
+        deleted copy that counts in the tenant's ranking statistics until a merge."""
+        tenant = new_tenant()
+        docs = [chunk(tenant, f"replica lag alert {n}", source_id=f"s{n}") for n in range(3)]
+        index.upsert(docs)
+        versions = sorted({d.version_id for d in docs})
+        assert index.set_versions_live(tenant, versions, True) == 3
+        assert index.set_versions_live(tenant, versions, True) == 0
+        assert index.set_live(tenant, "s1", None, True) == 0
+        assert len(index.search(AccessScope(tenant, SCOPE_SUBJECTS), "replica", 5)) == 3
+        assert index.set_versions_live(tenant, versions, False) == 3
+
     def test_limit_is_respected(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
         self._publish(index, [chunk(tenant, f"invoice number {i} paid") for i in range(12)])

@@ -88,6 +88,19 @@ class VectorIndexContract:
         index.set_live(tenant, "src-1", None, False)
         assert index.search(scope, records[0].vector, 10) == []
 
+    def test_making_live_versions_live_again_rewrites_nothing(self, index: VectorIndex) -> None:
+        """A version made live twice (a run finishing a crashed publication) changes
+        no row the second time: an UPDATE of an unchanged row still writes a new
+        row version and new index entries, graph ones included."""
+        tenant = new_tenant()
+        records = self._records(tenant, 3)
+        index.upsert(records)
+        versions = sorted({r.chunk.version_id for r in records})
+        assert index.set_versions_live(tenant, versions, True) == 3
+        assert index.set_versions_live(tenant, versions, True) == 0
+        assert index.set_live(tenant, "src-1", None, True) == 0
+        assert len(index.search(AccessScope(tenant, ("team:a",)), records[0].vector, 10)) == 3
+
     def test_limit_is_respected(self, index: VectorIndex) -> None:
         tenant = new_tenant()
         records = self._records(tenant, 12)
