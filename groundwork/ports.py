@@ -9,13 +9,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from groundwork.models import EmbeddingModelRef
 from groundwork.retrieval.outcome import ChunkView
-
-if TYPE_CHECKING:
-    from groundwork.catalog import Tenant
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +256,6 @@ class Principal:
     key_id: str = ""
     extra: dict[str, str] = field(default_factory=dict)
     scopes: tuple[str, ...] = DEFAULT_KEY_SCOPES
-    #: the tenant (serving model, fusion constants) as read with the key, in the
-    #: same statement: a search need not read it again; None when not read so
-    tenant: Tenant | None = None
 
     @property
     def scope(self) -> AccessScope:

@@ -121,8 +121,7 @@ def is_browse(query: str) -> bool:
 def run_search(
     ports: PlatformPorts, who: Principal, query: SearchQuery
 ) -> tuple[str, RetrievalOutcome]:
-    # its model and its constants: as read with the key, else one read now
-    tenant = who.tenant if who.tenant is not None else ports.catalog.get_tenant(who.tenant_id)
+    tenant = ports.catalog.get_tenant(who.tenant_id)  # one read: its model and its constants
     model_key = tenant.active_model if tenant else ports.serving_model(who.tenant_id)
     engines = ports.search_engines(model_key)
     depth = DEFAULT_DEPTH

@@ -13,6 +13,7 @@ import pytest
 
 from groundwork.pipeline import register_file
 from resources.platform import Platform
+from resources.postgres.database import outside_a_transaction
 from resources.postgres.tenant_wall import TenantWalledPool
 
 
@@ -135,3 +136,17 @@ def test_tenant_graphs_are_never_built_through_a_wall(platform: Platform) -> Non
     index = PgVectorIndex(walled, platform.vector_index(platform.settings.default_model_key).model)
     with pytest.raises(ValueError, match="owner"):
         index.refresh_tenant_graphs()
+
+
+def test_a_read_outside_a_transaction_is_refused_behind_a_wall(platform: Platform) -> None:
+    """The key lookup reads outside a transaction (no BEGIN or COMMIT); on a
+    walled connection that would take the wall down with the transaction, so it
+    is refused there, and an owner's connection goes back to the pool as it was."""
+    walled = TenantWalledPool(platform.pool, _tenant_with_a_file(platform))  # type: ignore[arg-type]
+    with walled.connection() as conn, pytest.raises(RuntimeError):
+        with outside_a_transaction(conn):
+            pass
+    with platform.pool.connection() as conn:  # type: ignore[attr-defined]
+        with outside_a_transaction(conn) as read:
+            assert read.execute("SELECT 1").fetchone() == (1,)
+        assert not conn.autocommit

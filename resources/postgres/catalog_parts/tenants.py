@@ -108,30 +108,25 @@ class TenantsAndKeys(StoreBase):
         return key_id, secret
 
     def principal_for_key(self, secret: str) -> Principal | None:
-        """The key's caller with its tenant, read in one statement outside a
-        transaction: every search needs both (the tenant's serving model and
-        fusion constants), and reading the tenant apart, walled, took four
-        more round trips (tests/e2e/test_principal_tenant.py)."""
+        """Read outside a transaction: every request looks its key up, and BEGIN
+        and COMMIT were two of the lookup's three round trips. The tenant's
+        settings are read apart, when a search needs them: a principal may be
+        held longer than one request (a test, a script), and settings carried on
+        it would serve that caller stale fusion constants."""
         with (
             translated_errors("authenticating"),
             self.pool.connection() as pooled,
             outside_a_transaction(pooled) as conn,
         ):
             row = conn.execute(
-                "SELECT k.key_id, k.tenant_id, k.subjects, k.scopes, "
-                "t.tenant_id, t.display_name, t.active_model, t.fusion "
-                "FROM api_keys k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id "
-                "WHERE k.key_hash = %s AND k.revoked_at IS NULL",
+                "SELECT key_id, tenant_id, subjects, scopes FROM api_keys "
+                "WHERE key_hash = %s AND revoked_at IS NULL",
                 (hash_secret(secret),),
             ).fetchone()
         if row is None:
             return None
         return Principal(
-            tenant_id=row[1],
-            subjects=tuple(row[2]),
-            key_id=row[0],
-            scopes=tuple(row[3]),
-            tenant=_tenant(row[4:]) if row[4] is not None else None,
+            tenant_id=row[1], subjects=tuple(row[2]), key_id=row[0], scopes=tuple(row[3])
         )
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]:
