@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from groundwork.citations import Citation
 from groundwork.documents import Location
 from groundwork.pipeline import Registration, register_file
+from groundwork.ports import Principal
 from resources.platform import Platform
 
 
@@ -29,9 +30,8 @@ def _citation(source_id: str, version_id: str, chunk_id: str, at: datetime) -> C
     )
 
 
-def test_a_chunk_cited_again_and_again_stores_its_text_once(
-    platform: Platform, tenant_id: str
-) -> None:
+def _handbook_and_key(platform: Platform, tenant_id: str) -> tuple[Registration, str, Principal]:
+    """The handbook registered for `tenant_id`, and a key of that tenant's staff."""
     registered = register_file(
         platform.catalog,
         platform.blobs,
@@ -46,6 +46,13 @@ def test_a_chunk_cited_again_and_again_stores_its_text_once(
     key_id, secret = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "cite")
     principal = platform.catalog.principal_for_key(secret)
     assert principal is not None
+    return registered, key_id, principal
+
+
+def test_a_chunk_cited_again_and_again_stores_its_text_once(
+    platform: Platform, tenant_id: str
+) -> None:
+    registered, key_id, principal = _handbook_and_key(platform, tenant_id)
     walled = platform.for_tenant(tenant_id)
     chunk_id = f"ch_{uuid.uuid4().hex}"
     first = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -82,20 +89,7 @@ def test_a_chunk_cited_again_and_again_stores_its_text_once(
 
     other = f"t-{uuid.uuid4().hex[:10]}"  # another tenant's identical text is its own row
     platform.catalog.ensure_tenant(other, other, platform.settings.default_model_key)
-    theirs = register_file(
-        platform.catalog,
-        platform.blobs,
-        tenant_id=other,
-        origin="api:handbook.md",
-        filename="handbook.md",
-        data=b"# Guide\n\n## Vacation\n\nEmployees receive 25 vacation days per year.\n",
-        subjects=[f"tenant:{other}"],
-        media_type="text/markdown",
-    )
-    assert isinstance(theirs, Registration)
-    other_key, other_secret = platform.catalog.create_api_key(other, [f"tenant:{other}"], "c")
-    other_principal = platform.catalog.principal_for_key(other_secret)
-    assert other_principal is not None
+    theirs, other_key, other_principal = _handbook_and_key(platform, other)
     platform.for_tenant(other).catalog.record_citations(
         other_principal.scope,
         other_key,
