@@ -104,8 +104,9 @@ class PostgresKeywordIndex(ChunkRowTable):
                 *(sql.SQL("CASE WHEN content ~* %s THEN %s ELSE 0 END") for _ in parsed.codes),
             ]
         )
+        patterns = [code_pattern(code) for code in parsed.codes]
         code_params: list[object] = [
-            value for code in parsed.codes for value in (code_pattern(code), CODE_MATCH_RANK)
+            value for pattern in patterns for value in (pattern, CODE_MATCH_RANK)
         ]
         # quoted phrases must appear as written (phraseto_tsquery: words in
         # order, adjacent); otherwise any word, or any code, matches; all rank
@@ -132,7 +133,7 @@ class PostgresKeywordIndex(ChunkRowTable):
             terms,
             scope.tenant_id,
             list(scope.subjects),
-            *(parsed.phrases or [code_pattern(code) for code in parsed.codes]),
+            *(parsed.phrases or patterns),
             *extra_params,
         ]
         statement = sql.SQL(

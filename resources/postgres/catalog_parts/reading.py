@@ -73,10 +73,15 @@ RECHECK_LIST_SQL = _RECHECK.format(ids="%s::text[]")
 #: Upserted in sorted id order: concurrent searches with one key hand out
 #: overlapping ids in different rank orders, and two upserts that lock the same
 #: rows in different orders deadlock. One order for every caller cannot.
-_UPSERT_ISSUED = (
+_UPSERT_ISSUED_FROM = (
     "INSERT INTO issued_chunks (key_id, chunk_id) "
-    "SELECT %s, u.chunk_id FROM unnest(%s::text[]) AS u(chunk_id) ORDER BY u.chunk_id "
+    "SELECT {key}, u.chunk_id FROM {ids} AS u(chunk_id) ORDER BY u.chunk_id "
     "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()"
+)
+_UPSERT_ISSUED = _UPSERT_ISSUED_FROM.format(key="%s", ids="unnest(%s::text[])")
+#: the same, reading the ids from record_citations' JSON document
+_ISSUED_FROM_DOCUMENT = _UPSERT_ISSUED_FROM.format(
+    key="%(key)s", ids="jsonb_array_elements_text(%(doc)s::jsonb -> 'issued')"
 )
 
 
@@ -261,10 +266,7 @@ class Reading(StoreBase):
         )
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
-                "WITH issued AS (INSERT INTO issued_chunks (key_id, chunk_id) "
-                "SELECT %(key)s, i.chunk_id FROM jsonb_array_elements_text(%(doc)s::jsonb -> 'issued') "
-                "AS i(chunk_id) ORDER BY i.chunk_id "
-                "ON CONFLICT (key_id, chunk_id) DO UPDATE SET issued_at = now()), "
+                f"WITH issued AS ({_ISSUED_FROM_DOCUMENT}), "
                 # the tenant's sources only, joined once: their scope goes on each citation
                 "c AS (SELECT u.*, s.subjects, encode(sha256(convert_to(%(tenant)s || "
                 "(u.snapshot - 'retrieved_at')::text, 'UTF8')), 'hex') AS snapshot_id "
@@ -313,7 +315,7 @@ class Reading(StoreBase):
         return dict(row) if row else None
 
     def record_issued(self, key_id: str, chunk_ids: Sequence[str]) -> None:
-        """Record chunk ids as handed to this key (see _UPSERT_ISSUED for the order)."""
+        """Record chunk ids as handed to this key (see _UPSERT_ISSUED_FROM for the order)."""
         if not chunk_ids or not key_id:
             return
         with translated_errors("recording issued ids"), self.pool.connection() as conn:
