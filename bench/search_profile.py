@@ -218,6 +218,13 @@ def main() -> int:
     )
     parser.add_argument("--tenant", help="default: the bench database's largest tenant")
     parser.add_argument(
+        "--clients",
+        type=int,
+        nargs="+",
+        default=[1, 8],
+        help="the levels to run (repeat a level to see the run-to-run spread)",
+    )
+    parser.add_argument(
         "--no-query-cache",
         action="store_true",
         help="embed every query (no cache), as a service whose queries never repeat",
@@ -261,8 +268,10 @@ def main() -> int:
         run_level(base, key, files, 3, 1, meter, settings)  # warm-up: sessions, pools
         rechecked.ids = rechecked.calls = 0
         rows = {
-            clients: run_level(base, key, files, args.seconds, clients, meter, settings)
-            for clients in (1, 8)
+            f"{clients}#{i}" if args.clients.count(clients) > 1 else str(clients): run_level(
+                base, key, files, args.seconds, clients, meter, settings
+            )
+            for i, clients in enumerate(args.clients)
         }
     print(
         f"/v1/search CPU by layer, ms per request (wrk {args.seconds} s per level, tenant "

@@ -42,6 +42,7 @@ from groundwork.errors import CapacityExhausted, DocumentRefused, EngineUnavaila
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, search_layer
 from groundwork.retrieval.query import keyword_query
 from groundwork.services.health import KeywordClusterState
+from resources.opensearch.wire import FastJSONSerializer
 
 #: `replicas` when none is configured: one replica as soon as the cluster has a
 #: second data node (a lost node then loses no document and a search finds the
@@ -212,6 +213,7 @@ def client_for(url: str) -> OpenSearch:
         retry_on_status=(502, 503, 504),
         dead_timeout=30,
         pool_maxsize=CONNECTIONS_PER_NODE,
+        serializer=FastJSONSerializer(),
     )
 
 
