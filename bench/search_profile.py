@@ -19,6 +19,11 @@ on one thread) and wall time (which also covers waiting on an engine):
   fusion, response building, JSON, threads) = this process's CPU over the
   run minus the layers above
 
+The garbage collector is tuned as the served process tunes it
+(retrieval_api.collector; `--default-gc` leaves CPython's defaults): each
+level prints the collector's CPU per request and its longest collection, a
+pause every thread waits out.
+
 The query cache is on, as served: the 1-client level embeds each query the
 first time, and the 8-client level, which repeats them, is served from the
 cache. `--no-query-cache` embeds every query, as for a service whose queries
@@ -31,6 +36,7 @@ CPU), the issue's "service's own CPU per request" (target <= 30%).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -59,6 +65,7 @@ from resources.postgres.catalog_parts.reading import PublishedChunkReader  # noq
 from resources.postgres.vector_index import PgVectorIndex  # noqa: E402
 from resources.settings import GroundworkSettings  # noqa: E402
 from retrieval_api.app import create_app  # noqa: E402
+from retrieval_api.collector import tune_for_serving  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"
@@ -93,6 +100,27 @@ class Meter:
                 with self._lock:
                     self.cpu[name] += clock() - cpu
                     self.wall[name] += time.perf_counter() - wall
+
+
+class CollectorClock:
+    """The garbage collector's CPU (the collecting thread's) and longest pause."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.longest = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._observe)
+
+    def _observe(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+            return
+        spent = time.thread_time() - self._started
+        self.cpu += spent
+        self.longest = max(self.longest, spent)
+
+    def reset(self) -> None:
+        self.cpu = self.longest = 0.0
 
 
 def wrap(cls: type, method: str, meter: Meter, name: str) -> None:
@@ -165,11 +193,13 @@ def run_level(
     clients: int,
     meter: Meter,
     settings: GroundworkSettings,
+    collector: CollectorClock,
 ) -> dict[str, float]:
     pids = engine_pids(settings)
     before = engine_cpu_seconds(pids)
     meter.cpu.clear()
     meter.wall.clear()
+    collector.reset()
     process_started = time.process_time()
     script, queries_file = files
     result = run_wrk(base, clients, seconds, script, queries_file, key)
@@ -184,6 +214,9 @@ def run_level(
     figures["service cpu"] = figures["request cpu"] - sum(meter.cpu[n] * per for n in LAYERS)
     figures["postgres cpu"] = (after["postgres"] - before["postgres"]) * per
     figures["opensearch cpu"] = (after["opensearch"] - before["opensearch"]) * per
+    figures["gc cpu"] = collector.cpu * per
+    figures["longest gc ms"] = collector.longest * 1000
+    figures["p99 ms"] = result["p99_ms"]
     figures["req/s"] = result["rps"]
     figures["requests"] = result["requests"]
     return figures
@@ -225,6 +258,11 @@ def main() -> int:
         help="the levels to run (repeat a level to see the run-to-run spread)",
     )
     parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="CPython's collector settings, not the served process's",
+    )
+    parser.add_argument(
         "--no-query-cache",
         action="store_true",
         help="embed every query (no cache), as a service whose queries never repeat",
@@ -264,18 +302,22 @@ def main() -> int:
     rechecked.wrap(PublishedChunkReader, "load_chunks")
     wrap(PostgresCatalog, "record_citations", meter, "citations")
     app = create_app(lambda: platform)
+    collector = CollectorClock()
+    if not args.default_gc:
+        tune_for_serving()
     with served(app, args.port) as base, wrk_files(queries[:1000]) as files:
-        run_level(base, key, files, 3, 1, meter, settings)  # warm-up: sessions, pools
+        run_level(base, key, files, 3, 1, meter, settings, collector)  # warm-up: sessions, pools
         rechecked.ids = rechecked.calls = 0
         rows = {
             f"{clients}#{i}" if args.clients.count(clients) > 1 else str(clients): run_level(
-                base, key, files, args.seconds, clients, meter, settings
+                base, key, files, args.seconds, clients, meter, settings, collector
             )
             for i, clients in enumerate(args.clients)
         }
     print(
         f"/v1/search CPU by layer, ms per request (wrk {args.seconds} s per level, tenant "
-        f"{tenant}, query cache {'off' if args.no_query_cache else 'on'})"
+        f"{tenant}, query cache {'off' if args.no_query_cache else 'on'}, "
+        f"collector {'default' if args.default_gc else 'as served'})"
     )
     print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))
     names = [
@@ -284,6 +326,9 @@ def main() -> int:
         "request cpu",
         "postgres cpu",
         "opensearch cpu",
+        "gc cpu",
+        "longest gc ms",
+        "p99 ms",
     ]
     for name in names:
         print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))

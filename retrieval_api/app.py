@@ -8,6 +8,7 @@ so its size cap stops the client instead of buffering past it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
@@ -31,9 +32,16 @@ from retrieval_api.routes import (
 from retrieval_api.schemas import ErrorOut
 from retrieval_api.scopes import enforce_route_scope
 
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
-def create_app(platform_factory: Callable[[], Platform]) -> FastAPI:
+
+def create_app(
+    platform_factory: Callable[[], Platform], lifespan: Lifespan | None = None
+) -> FastAPI:
+    """`lifespan`: what the serving process does around serving (retrieval_api.main);
+    an app made for a test leaves the process as it is."""
     app = FastAPI(
+        lifespan=lifespan,
         title="Groundwork retrieval API",
         version="0.1.0",
         description="Hybrid (vector + keyword) search with citations, scoped by API key.",

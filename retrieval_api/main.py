@@ -4,10 +4,15 @@ on first request, not at import."""
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
 
 from resources.platform import Platform, connect
 from resources.settings import GroundworkSettings
 from retrieval_api.app import create_app
+from retrieval_api.collector import tune_for_serving
 
 _platform: Platform | None = None
 _lock = threading.Lock()
@@ -21,4 +26,10 @@ def _platform_factory() -> Platform:
         return _platform
 
 
-app = create_app(_platform_factory)
+@asynccontextmanager
+async def _serving(_: FastAPI) -> AsyncIterator[None]:
+    tune_for_serving()
+    yield
+
+
+app = create_app(_platform_factory, lifespan=_serving)
