@@ -28,6 +28,16 @@ class Tenant:
     fusion: FusionConstants | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Authenticated:
+    """A key's principal and its tenant, read together for one request. The
+    tenant's serving settings (model, fusion constants) are not carried on the
+    principal: a principal held longer than a request would serve stale ones."""
+
+    principal: Principal
+    tenant: Tenant
+
+
 #: A tenant id is also an inbox folder name and a Dagster partition key.
 TENANT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -144,6 +154,12 @@ class TenantDirectory(Protocol):
 
     def principal_for_key(self, secret: str) -> Principal | None:
         """The key's principal; None for an unknown or revoked key."""
+        ...
+
+    def authenticate(self, secret: str) -> Authenticated | None:
+        """The key's principal with its tenant as it is now, in one read (a
+        search needs both: the tenant names the model and the fusion
+        constants); None for an unknown or revoked key."""
         ...
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]: ...

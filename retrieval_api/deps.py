@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from fastapi.concurrency import run_in_threadpool
 
+from groundwork.catalog import Tenant
 from groundwork.ports import Principal
 from groundwork.services.tool_dispatch import ToolDispatcher
 from resources.platform import Platform
@@ -36,11 +37,12 @@ def principal_from_request(request: Request) -> Principal:
         secret = authorization[7:].strip()
     if not secret:
         raise Unauthorized("send an API key as 'Authorization: Bearer <key>' or 'X-API-Key'")
-    found = get_platform(request).catalog.principal_for_key(secret)
+    found = get_platform(request).catalog.authenticate(secret)
     if found is None:
         raise Unauthorized("the API key is not valid or has been revoked")
-    request.state.principal = found
-    return found
+    request.state.principal = found.principal
+    request.state.tenant = found.tenant
+    return found.principal
 
 
 async def get_principal(
@@ -59,6 +61,16 @@ async def get_principal(
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+async def get_caller_tenant(request: Request, who: PrincipalDep) -> Tenant | None:
+    """The caller's tenant as its key's read found it, this request (its model
+    and fusion constants for a search); None where the key was not read here."""
+    tenant: Tenant | None = getattr(request.state, "tenant", None)
+    return tenant if tenant is not None and tenant.tenant_id == who.tenant_id else None
+
+
+CallerTenantDep = Annotated[Tenant | None, Depends(get_caller_tenant)]
 
 
 async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:

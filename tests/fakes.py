@@ -24,7 +24,14 @@ from groundwork.artifacts import (
     NewFile,
     StaleGenerationError,
 )
-from groundwork.catalog import ApiKeyInfo, NeedsApproval, PendingVersion, Tenant, Unchanged
+from groundwork.catalog import (
+    ApiKeyInfo,
+    Authenticated,
+    NeedsApproval,
+    PendingVersion,
+    Tenant,
+    Unchanged,
+)
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure
 from groundwork.errors import (
@@ -904,10 +911,18 @@ class InMemoryTenantDirectory:
         return key_id, secret
 
     def principal_for_key(self, secret: str) -> Principal | None:
+        found = self.authenticate(secret)
+        return found.principal if found is not None else None
+
+    def authenticate(self, secret: str) -> Authenticated | None:
         wanted = self._hash(secret)
         for info, hashed in self._keys.values():
-            if hashed == wanted and info.revoked_at is None:
-                return Principal(info.tenant_id, info.subjects, info.key_id, scopes=info.scopes)
+            tenant = self._tenants.get(info.tenant_id)
+            if hashed == wanted and info.revoked_at is None and tenant is not None:
+                principal = Principal(
+                    info.tenant_id, info.subjects, info.key_id, scopes=info.scopes
+                )
+                return Authenticated(principal, tenant)
         return None
 
     def list_api_keys(self, tenant_id: str) -> list[ApiKeyInfo]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
+from groundwork.catalog import Tenant
 from groundwork.citations import Citation
 from groundwork.documents import Location
 from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound
@@ -119,9 +120,15 @@ def is_browse(query: str) -> bool:
 
 
 def run_search(
-    ports: PlatformPorts, who: Principal, query: SearchQuery
+    ports: PlatformPorts, who: Principal, query: SearchQuery, tenant: Tenant | None = None
 ) -> tuple[str, RetrievalOutcome]:
-    tenant = ports.catalog.get_tenant(who.tenant_id)  # one read: its model and its constants
+    """`tenant`: the caller's tenant as its authentication read it, this request
+    (`TenantDirectory.authenticate`); read here, once, when not given. It names
+    the model and the fusion constants."""
+    if tenant is None:
+        tenant = ports.catalog.get_tenant(who.tenant_id)
+    elif tenant.tenant_id != who.tenant_id:
+        raise ValueError("the tenant given is not the caller's")
     model_key = tenant.active_model if tenant else ports.serving_model(who.tenant_id)
     engines = ports.search_engines(model_key)
     depth = DEFAULT_DEPTH
@@ -150,7 +157,9 @@ def issue(
     return ports.catalog.record_citations(who.scope, who.key_id, citations, chunk_ids)
 
 
-def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchResult:
+def search(
+    ports: PlatformPorts, who: Principal, query: SearchQuery, tenant: Tenant | None = None
+) -> SearchResult:
     if is_browse(query.query):
         media_type = (
             query.filters.media_types[0] if query.filters and query.filters.media_types else None
@@ -162,7 +171,7 @@ def search(ports: PlatformPorts, who: Principal, query: SearchQuery) -> SearchRe
             browse=browse(ports, who, media_type, query.cursor, query.limit),
             turn_id=issue_turn(ports.approval_secret(), who.key_id),
         )
-    model_key, outcome = run_search(ports, who, query)
+    model_key, outcome = run_search(ports, who, query, tenant)
     hits: tuple[IssuedHit, ...] = ()
     if isinstance(outcome, Found):
         compiled = _summaries_of(ports, who, outcome.hits)
@@ -228,6 +237,7 @@ def context(
     budget_tokens: int,
     per_source_cap: int,
     expand_sections: bool,
+    tenant: Tenant | None = None,
 ) -> ContextResult:
     model_key, outcome = run_search(
         ports,
@@ -240,6 +250,7 @@ def context(
             query.filters,
             layer=query.layer,
         ),
+        tenant,
     )
     if not isinstance(outcome, Found):
         return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)

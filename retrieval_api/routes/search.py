@@ -11,7 +11,7 @@ from groundwork.reading import fence_untrusted
 from groundwork.retrieval.context import render_context_entry
 from groundwork.services import retrieval
 from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
-from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.deps import CallerTenantDep, PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     BrowseOut,
     ContextBody,
@@ -90,7 +90,9 @@ def browse_out(page: BrowsePage) -> BrowseOut:
 
 
 @router.post("/v1/search", response_model=SearchResponse)
-def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Response:
+def search(
+    body: SearchBody, who: PrincipalDep, platform: PlatformDep, tenant: CallerTenantDep
+) -> Response:
     result = retrieval.search(
         platform,
         who,
@@ -104,6 +106,7 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Respon
             cursor=body.cursor,
             layer=body.layer,
         ),
+        tenant,
     )
     return model_response(
         SearchResponse(
@@ -119,7 +122,9 @@ def search(body: SearchBody, who: PrincipalDep, platform: PlatformDep) -> Respon
 
 
 @router.post("/v1/context", response_model=ContextOut)
-def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Response:
+def context(
+    body: ContextBody, who: PrincipalDep, platform: PlatformDep, tenant: CallerTenantDep
+) -> Response:
     """Budgeted, citation-ready context for a model, fenced as untrusted data."""
     result = retrieval.context(
         platform,
@@ -134,6 +139,7 @@ def context(body: ContextBody, who: PrincipalDep, platform: PlatformDep) -> Resp
         budget_tokens=body.budget_tokens,
         per_source_cap=body.per_source_cap,
         expand_sections=body.expand_sections,
+        tenant=tenant,
     )
     selection = result.selection
     parts: list[str] = []

@@ -121,6 +121,26 @@ class TenantDirectoryContract:
         ]
         assert secret not in repr(listed)
 
+    def test_authentication_reads_the_key_and_its_tenant_together(
+        self, directory: TenantDirectory
+    ) -> None:
+        """One read for a request: the principal, and its tenant's serving
+        settings as they are now (a change shows at the next authentication)."""
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, "Reader's", "model_a")
+        key_id, secret = directory.create_api_key(tenant, ["team:a"], "k", ["files:read"])
+        found = directory.authenticate(secret)
+        assert found is not None
+        assert found.principal == directory.principal_for_key(secret)
+        assert found.tenant == directory.get_tenant(tenant)
+        tuned = FusionConstants(rrf_k=3, keyword_weight=0.75, depth=50, model_key="model_a")
+        directory.set_fusion(tenant, tuned)
+        again = directory.authenticate(secret)
+        assert again is not None and again.tenant.fusion == tuned
+        assert directory.authenticate(secret + "x") is None
+        directory.revoke_api_key(tenant, key_id)
+        assert directory.authenticate(secret) is None
+
     def test_revocation_holds_from_the_next_authentication(
         self, directory: TenantDirectory
     ) -> None:

@@ -201,3 +201,57 @@ def test_search_and_context_answer_exactly_their_documented_models(
         body = response.json()
         assert body["outcome"] == "found"
         assert model.model_validate(body).model_dump(mode="json") == body
+
+
+def test_a_search_reads_its_tenant_with_its_key(
+    client: TestClient,
+    tenant_with_keys: dict[str, str],
+    platform: Platform,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tenant's serving settings come in the key's own read (four round
+    trips fewer than a walled read of their own), and as they are at this
+    request: constants set between two searches shape the second."""
+    from groundwork.catalog import TenantDirectory
+    from groundwork.retrieval.kernel import FusionConstants, RetrievalPolicy
+    from resources.postgres.catalog import PostgresCatalog
+
+    tenant = tenant_with_keys["tenant"]
+    reads: list[str] = []
+    read = PostgresCatalog.get_tenant
+
+    def counted(self: TenantDirectory, tenant_id: str):  # type: ignore[no-untyped-def]
+        reads.append(tenant_id)
+        return read(self, tenant_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PostgresCatalog, "get_tenant", counted)
+
+    def top(path: str = "/v1/search") -> dict:
+        response = client.post(
+            path,
+            json={"query": "how many vacation days", "mode": "hybrid"},
+            headers={"Authorization": f"Bearer {tenant_with_keys['staff']}"},
+        )
+        assert response.status_code == 200, response.text
+        body = response.json()
+        return body["hits"][0] if path == "/v1/search" else body["items"][0]
+
+    def expected(hit: dict, k: int, keyword_weight: float) -> float:
+        weights = {"vector": 1.0, "keyword": keyword_weight}
+        return sum(weights[leg] / (k + rank) for leg, rank in hit["leg_ranks"].items())
+
+    defaults = RetrievalPolicy()
+    hit = top()
+    assert hit["score"] == pytest.approx(
+        expected(hit, defaults.rrf_k, dict(defaults.leg_weights)["keyword"])
+    )
+    serving = read(platform.catalog, tenant).active_model  # type: ignore[arg-type,union-attr]
+    tuned = FusionConstants(2, 1.5, depth=50, model_key=serving)
+    assert platform.catalog.set_fusion(tenant, tuned)
+    try:
+        hit = top()
+        assert hit["score"] == pytest.approx(expected(hit, 2, 1.5))
+        assert top("/v1/context")["citation_id"]
+    finally:
+        platform.catalog.set_fusion(tenant, None)
+    assert reads == [], "the search read its tenant apart from its key"
