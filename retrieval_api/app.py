@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from groundwork.services.health import platform_health
@@ -33,6 +33,16 @@ from retrieval_api.schemas import ErrorOut
 from retrieval_api.scopes import enforce_route_scope
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+ROUTERS: tuple[APIRouter, ...] = (
+    search.router,
+    sources.router,
+    chunks.router,
+    uploads.router,
+    files.router,
+    artifacts.router,
+    documents.router,
+    tools.router,
+)
 
 
 def create_app(
@@ -82,14 +92,8 @@ def create_app(
             headers={"Retry-After": "5"},
         )
 
-    app.include_router(search.router)
-    app.include_router(sources.router)
-    app.include_router(chunks.router)
-    app.include_router(uploads.router)
-    app.include_router(files.router)
-    app.include_router(artifacts.router)
-    app.include_router(documents.router)
-    app.include_router(tools.router)
+    for router in ROUTERS:
+        app.include_router(router)
     app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
     # outermost: an overloaded server refuses before parsing anything
     app.add_middleware(AdmissionControl)  # type: ignore[arg-type]

@@ -63,14 +63,11 @@ async def get_principal(
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-async def get_caller_tenant(request: Request, who: PrincipalDep) -> Tenant | None:
+def caller_tenant(request: Request, who: Principal) -> Tenant | None:
     """The caller's tenant as its key's read found it, this request (its model
     and fusion constants for a search); None where the key was not read here."""
     tenant: Tenant | None = getattr(request.state, "tenant", None)
     return tenant if tenant is not None and tenant.tenant_id == who.tenant_id else None
-
-
-CallerTenantDep = Annotated[Tenant | None, Depends(get_caller_tenant)]
 
 
 async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:

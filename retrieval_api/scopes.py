@@ -5,9 +5,14 @@ groundwork.services.scopes; a route missing from this table is refused
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
 
 from groundwork.errors import Forbidden
+from groundwork.ports import Principal
 from groundwork.services.scopes import require
 from retrieval_api.deps import principal_from_request
 
@@ -62,9 +67,31 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
 }
 
 
-def enforce_route_scope(request: Request) -> None:
-    """App-wide dependency: authenticate and check the route's scope before the
-    handler runs (the principal is cached on the request for the handler)."""
+#: set on an endpoint that authorizes in its own worker thread (retrieval_api.threads)
+_IN_ITS_THREAD = "_groundwork_authorizes_in_its_thread"
+
+E = TypeVar("E", bound=Callable[..., Any])
+
+
+def authorize_in_handler_thread(endpoint: E) -> E:
+    """Marks an endpoint that calls `retrieval_api.threads.in_one_thread`: the key
+    is looked up and the scope checked in the thread that then does the work, so
+    the request hops to a worker thread once, not twice (one route-scope hop, one
+    handler hop). Its body is validated first, as the request hygiene's checks
+    are; nothing else runs before the refusal (tests/e2e/test_scopes.py)."""
+    setattr(endpoint, _IN_ITS_THREAD, True)
+    return endpoint
+
+
+def authorizes_in_its_thread(route: object) -> bool:
+    return bool(getattr(getattr(route, "endpoint", None), _IN_ITS_THREAD, False))
+
+
+async def enforce_route_scope(request: Request) -> None:
+    """App-wide dependency: the route's operation (default deny), then the key
+    and the operation's scope in a worker thread, before the handler runs (the
+    principal is cached on the request for the handler); a route that
+    authorizes in its own thread does it there."""
     route = request.scope.get("route")
     key = (request.method, getattr(route, "path", ""))
     if key not in ROUTE_OPERATIONS:
@@ -72,9 +99,19 @@ def enforce_route_scope(request: Request) -> None:
             f"{key[0]} {key[1]} is not assigned an operation",
             "report this: every route must be listed in retrieval_api/scopes.py",
         )
-    operation = ROUTE_OPERATIONS[key]
-    if operation is None:
+    request.state.operation = ROUTE_OPERATIONS[key]
+    if request.state.operation is None or authorizes_in_its_thread(route):
         return
+    await run_in_threadpool(authorize, request)
+
+
+def authorize(request: Request) -> Principal:
+    """The caller's principal, its key checked and the route's scope required
+    (blocking: a key lookup). Only for a route whose operation needs a key."""
+    operation = getattr(request.state, "operation", None)
+    if operation is None:
+        raise RuntimeError("authorize() is for a route whose operation needs a key")
     who = principal_from_request(request)
     if operation != TOOL_CALL:
         require(who, operation)
+    return who

@@ -3,7 +3,7 @@ groundwork.services.retrieval)."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from groundwork.ports import SearchFilters
@@ -11,7 +11,7 @@ from groundwork.reading import fence_untrusted
 from groundwork.retrieval.context import render_context_entry
 from groundwork.services import retrieval
 from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
-from retrieval_api.deps import CallerTenantDep, PlatformDep, PrincipalDep
+from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     BrowseOut,
     ContextBody,
@@ -26,6 +26,8 @@ from retrieval_api.schemas import (
     SummaryOut,
     citation_out,
 )
+from retrieval_api.scopes import authorize_in_handler_thread
+from retrieval_api.threads import Caller, in_one_thread
 
 router = APIRouter()
 
@@ -90,12 +92,15 @@ def browse_out(page: BrowsePage) -> BrowseOut:
 
 
 @router.post("/v1/search", response_model=SearchResponse)
-def search(
-    body: SearchBody, who: PrincipalDep, platform: PlatformDep, tenant: CallerTenantDep
-) -> Response:
+@authorize_in_handler_thread
+async def search(body: SearchBody, request: Request) -> Response:
+    return await in_one_thread(request, lambda caller: _search(body, caller))
+
+
+def _search(body: SearchBody, caller: Caller) -> Response:
     result = retrieval.search(
-        platform,
-        who,
+        caller.platform,
+        caller.who,
         SearchQuery(
             query=body.query,
             limit=body.limit,
@@ -106,7 +111,7 @@ def search(
             cursor=body.cursor,
             layer=body.layer,
         ),
-        tenant,
+        caller.tenant,
     )
     return model_response(
         SearchResponse(
@@ -122,13 +127,16 @@ def search(
 
 
 @router.post("/v1/context", response_model=ContextOut)
-def context(
-    body: ContextBody, who: PrincipalDep, platform: PlatformDep, tenant: CallerTenantDep
-) -> Response:
+@authorize_in_handler_thread
+async def context(body: ContextBody, request: Request) -> Response:
     """Budgeted, citation-ready context for a model, fenced as untrusted data."""
+    return await in_one_thread(request, lambda caller: _context(body, caller))
+
+
+def _context(body: ContextBody, caller: Caller) -> Response:
     result = retrieval.context(
-        platform,
-        who,
+        caller.platform,
+        caller.who,
         SearchQuery(
             body.query,
             mode=body.mode,
@@ -139,7 +147,7 @@ def context(
         budget_tokens=body.budget_tokens,
         per_source_cap=body.per_source_cap,
         expand_sections=body.expand_sections,
-        tenant=tenant,
+        tenant=caller.tenant,
     )
     selection = result.selection
     parts: list[str] = []
