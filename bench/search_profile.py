@@ -339,7 +339,7 @@ def main() -> int:
         own = row["request cpu"] - row["embedding cpu"]
         print(
             f"{c} client(s): {row['req/s']:.1f} req/s; total CPU {total:.1f} ms/request; "
-            f"API process minus embedding {own:.1f} ms = {100 * own / total:.0f}% of it"
+            f"API process minus embedding {own:.2f} ms = {100 * own / total:.1f}% of it"
         )
     searches = sum(row["requests"] for row in rows.values())
     print(
