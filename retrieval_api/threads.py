@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import threading
+import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,16 +46,11 @@ class Caller:
     tenant: Tenant | None
 
 
-_workers: ThreadPoolExecutor | None = None
-_workers_lock = threading.Lock()
-
-
+@functools.cache
 def _request_threads() -> ThreadPoolExecutor:
-    global _workers
-    with _workers_lock:
-        if _workers is None:
-            _workers = ThreadPoolExecutor(MAX_ACTIVE, thread_name_prefix="groundwork-request")
-        return _workers
+    """Made on first use, never at import (an executor starts no thread before
+    its first task, so one made twice in a race costs nothing)."""
+    return ThreadPoolExecutor(MAX_ACTIVE, thread_name_prefix="groundwork-request")
 
 
 async def in_one_thread(request: Request, work: Callable[[Caller], R]) -> R:
