@@ -48,8 +48,8 @@ class Caller:
 
 @functools.cache
 def _request_threads() -> ThreadPoolExecutor:
-    """Made on first use, never at import (an executor starts no thread before
-    its first task, so one made twice in a race costs nothing)."""
+    """Made on first use, never at import; asked for on the event loop's thread
+    only, so made once."""
     return ThreadPoolExecutor(MAX_ACTIVE, thread_name_prefix="groundwork-request")
 
 
