@@ -64,6 +64,7 @@ from groundwork.ports import (
 from groundwork.retrieval.kernel import FusionConstants
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.retrieval.query import code_pattern, keyword_query
+from groundwork.services.scopes import ALL_SCOPES
 
 FAKE_MODEL = EmbeddingModelRef(
     key="fake_hashing",
@@ -902,6 +903,9 @@ class InMemoryTenantDirectory:
         label: str,
         scopes: Sequence[str] = DEFAULT_KEY_SCOPES,
     ) -> tuple[str, str]:
+        unknown = sorted(set(scopes) - set(ALL_SCOPES))
+        if unknown:  # as PostgreSQL's api_keys_scopes_check refuses them
+            raise StoreError(f"refused creating an API key: unknown scopes {unknown}")
         key_id, secret = f"key_{uuid.uuid4().hex[:16]}", f"gw_{uuid.uuid4().hex}"
         info = ApiKeyInfo(
             key_id, tenant_id, label, tuple(subjects), tuple(scopes), datetime.now(UTC), None

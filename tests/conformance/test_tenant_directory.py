@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from groundwork.catalog import TenantDirectory
-from groundwork.errors import InvalidRequest
+from groundwork.errors import InvalidRequest, StoreError
 from groundwork.retrieval.kernel import FusionConstants
 from resources.platform import Platform
 from tests.fakes import InMemoryTenantDirectory
@@ -140,6 +140,17 @@ class TenantDirectoryContract:
         assert directory.authenticate(secret + "x") is None
         directory.revoke_api_key(tenant, key_id)
         assert directory.authenticate(secret) is None
+
+    def test_a_scope_outside_the_catalogue_is_never_stored(
+        self, directory: TenantDirectory
+    ) -> None:
+        """The service refuses it first (InvalidRequest); the store refuses it
+        too, so no path can grant it (PostgreSQL: api_keys_scopes_check)."""
+        tenant = self._tenant()
+        directory.ensure_tenant(tenant, tenant, "model_a")
+        with pytest.raises(StoreError):
+            directory.create_api_key(tenant, ["team:a"], "k", ["files:read", "search"])
+        assert directory.list_api_keys(tenant) == []
 
     def test_revocation_holds_from_the_next_authentication(
         self, directory: TenantDirectory
