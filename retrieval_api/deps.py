@@ -63,11 +63,12 @@ async def get_principal(
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def caller_tenant(request: Request, who: Principal) -> Tenant | None:
+def caller_tenant(request: Request) -> Tenant | None:
     """The caller's tenant as its key's read found it, this request (its model
-    and fusion constants for a search); None where the key was not read here."""
+    and fusion constants for a search); stored beside the principal by
+    `principal_from_request`. None where the key was not read here."""
     tenant: Tenant | None = getattr(request.state, "tenant", None)
-    return tenant if tenant is not None and tenant.tenant_id == who.tenant_id else None
+    return tenant
 
 
 async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:

@@ -65,4 +65,4 @@ async def in_one_thread(request: Request, work: Callable[[Caller], R]) -> R:
 def _authorized(request: Request, work: Callable[[Caller], R]) -> R:
     who = authorize(request)
     platform = get_platform(request).for_tenant(who.tenant_id)
-    return work(Caller(who, platform, caller_tenant(request, who)))
+    return work(Caller(who, platform, caller_tenant(request)))
