@@ -305,8 +305,7 @@ def rank_candidates(
     """Fusion, low-confidence demotion and the relative floor over the legs' ids
     whose chunks the re-check returned (`views`), best first. The evaluation's
     cross-validation runs this same function over recorded legs."""
-    fused = reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
-    return _floored(fused, views, policy)
+    return _floored(_fused(legs, policy), views, policy)
 
 
 def recheck_and_rank(
@@ -327,7 +326,7 @@ def recheck_and_rank(
     publication's grace window a previous version's chunk may be answered where
     a current chunk of that source is a candidate below the bar; each answer is
     still one version per source."""
-    fused = reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
+    fused = _fused(legs, policy)
     if not fused:
         return []
     bar = fused[0].score * policy.relative_floor
@@ -343,6 +342,10 @@ def recheck_and_rank(
         bar = scored[0][0] * policy.relative_floor
         if fused[end].score < bar:
             return scored  # nothing unread can reach the floor
+
+
+def _fused(legs: Mapping[str, Sequence[str]], policy: RetrievalPolicy) -> list[FusedCandidate]:
+    return reciprocal_rank_fusion(legs, k=policy.rrf_k, weights=dict(policy.leg_weights))
 
 
 def _floored(
