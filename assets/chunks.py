@@ -6,14 +6,14 @@ from assets.extraction import extracted_documents
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.chunking import ChunkingPolicy
-from groundwork.pipeline import chunk_pending
-from resources.dagster_resources import GroundworkResource
+from groundwork.stages.chunks import chunk_pending
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 
 @dg.asset(
     partitions_def=tenant_partitions,
     deps=[extracted_documents],
-    group_name="chunk",
+    group_name="chunks",
     kinds={"python", "postgres"},
     retry_policy=INFRA_RETRY,
     description="Chunks extracted versions by structure (heading path prepended, tables whole), "
@@ -35,3 +35,7 @@ def chunks(
             "token_model": embedder.model.key,
         }
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[chunks])

@@ -7,15 +7,15 @@ import dagster as dg
 from assets.partitions import by_tenant, tenant_and_model, tenant_model_partitions
 from assets.policies import INFRA_RETRY
 from assets.summary_layer import summary_layer
-from groundwork.pipeline import embed_pending
-from resources.dagster_resources import GroundworkResource
-from resources.platform import Platform
+from groundwork.stages.embeddings import embed_pending
+from resources.composition.platform import Platform
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 
 @dg.asset(
     partitions_def=tenant_model_partitions,
     deps=[dg.AssetDep(summary_layer, partition_mapping=by_tenant)],
-    group_name="index",
+    group_name="embeddings",
     kinds={"postgres", "pgvector", "onnx"},
     pool="embedding",
     retry_policy=INFRA_RETRY,
@@ -40,3 +40,7 @@ def embedding_metadata(platform: Platform, tenant_id: str, model_key: str) -> di
     if report.seconds > 0 and report.items:
         metadata["chunks_per_second"] = round((report.items - report.reused) / report.seconds, 1)
     return {**metadata, "dimension": platform.model(model_key).dimension}
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[embeddings])

@@ -25,8 +25,8 @@ from evals.per_query import write_per_query
 from evals.publication_gate import eval_gate_reasons
 from evals.report import render_report
 from evals.suite import run_suite, suite_missing
-from resources.dagster_resources import GroundworkResource
-from resources.llm import configured_answerer
+from resources.dagster_glue.platform_resource import GroundworkResource
+from resources.models.llm import configured_answerer
 from resources.postgres.eval_runs import PostgresEvalRuns, new_run_id
 
 RELEVANCE_GATE = "relevance_gate"
@@ -54,7 +54,7 @@ def _skipped(context: dg.AssetExecutionContext, why: str) -> dg.MaterializeResul
 @dg.asset(
     partitions_def=tenant_model_partitions,
     deps=[published_index],
-    group_name="evaluate",
+    group_name="evals",
     kinds={"python", "parquet"},
     check_specs=[
         dg.AssetCheckSpec(
@@ -195,3 +195,7 @@ def retrieval_quality(
             ),
         ],
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[retrieval_quality])

@@ -7,8 +7,8 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from assets.registration import source_registrations
-from groundwork.pipeline import extract_pending
-from resources.dagster_resources import ExtractionWorkerResource, GroundworkResource
+from groundwork.stages.extraction import extract_pending
+from resources.dagster_glue.platform_resource import ExtractionWorkerResource, GroundworkResource
 
 with warnings.catch_warnings():
     # `resource_defs` is beta in Dagster 1.13: the asset's own resource, so a
@@ -18,7 +18,7 @@ with warnings.catch_warnings():
         name="extracted_documents",
         partitions_def=tenant_partitions,
         deps=[source_registrations],
-        group_name="extract",
+        group_name="extraction",
         kinds={"python", "postgres"},
         pool="extraction",
         retry_policy=INFRA_RETRY,
@@ -48,3 +48,6 @@ def _extract(
 
 
 extracted_documents = _asset(_extract)
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[extracted_documents])

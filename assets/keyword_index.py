@@ -5,14 +5,14 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from assets.summary_layer import summary_layer
-from groundwork.pipeline import keyword_index_pending
-from resources.dagster_resources import GroundworkResource
+from groundwork.stages.keyword_index import keyword_index_pending
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 
 @dg.asset(
     partitions_def=tenant_partitions,
     deps=[summary_layer],
-    group_name="index",
+    group_name="keyword_index",
     kinds={"opensearch"},
     retry_policy=INFRA_RETRY,
     description="Writes summarized versions (both layers) to the keyword index, not yet live; "
@@ -24,3 +24,7 @@ def keyword_index(
     platform = groundwork.platform()
     report = keyword_index_pending(platform.catalog, platform.keywords, context.partition_key)
     return dg.MaterializeResult(metadata=report.as_metadata())
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[keyword_index])

@@ -5,8 +5,8 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.lifecycle import prove_tombstones, purge_deleted
-from groundwork.models_serving import retire_models
-from resources.dagster_resources import GroundworkResource
+from groundwork.model_cutover import retire_models
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 NO_TOMBSTONED_CHUNKS = "no_tombstoned_chunks_remain"
 #: how long a tenant can roll back to the model it switched away from
@@ -57,3 +57,7 @@ def deletion_sweep(
             )
         ],
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[deletion_sweep])

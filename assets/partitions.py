@@ -7,7 +7,7 @@ import warnings
 
 import dagster as dg
 
-from groundwork.models import KNOWN_MODELS
+from groundwork.embedding_models import KNOWN_MODELS
 
 tenant_partitions = dg.DynamicPartitionsDefinition(name="tenant")
 model_partitions = dg.StaticPartitionsDefinition(sorted(KNOWN_MODELS))

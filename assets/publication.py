@@ -19,9 +19,9 @@ from assets.partitions import (
 )
 from assets.policies import INFRA_RETRY
 from assets.summary_layer import summary_layer
-from groundwork.pipeline import publish_ready, store_agreement
-from resources.dagster_resources import GroundworkResource
-from resources.platform import Platform
+from groundwork.stages.publication import publish_ready, store_agreement
+from resources.composition.platform import Platform
+from resources.dagster_glue.platform_resource import GroundworkResource
 from resources.postgres.vector_index import PgVectorIndex
 
 STORES_AGREE = "stores_agree"
@@ -124,7 +124,7 @@ def publish_and_check(
 @dg.asset(
     partitions_def=tenant_model_partitions,
     deps=[embeddings, dg.AssetDep(keyword_index, partition_mapping=by_tenant)],
-    group_name="publish",
+    group_name="publication",
     kinds={"postgres", "opensearch"},
     retry_policy=INFRA_RETRY,
     check_specs=_check_specs("published_index"),
@@ -143,7 +143,7 @@ def published_index(
 @dg.asset(
     partitions_def=tenant_partitions,
     deps=[summary_layer, keyword_index],
-    group_name="publish",
+    group_name="publication",
     kinds={"postgres", "pgvector", "opensearch", "onnx"},
     pool="embedding",
     retry_policy=INFRA_RETRY,
@@ -178,3 +178,7 @@ def serving_index(
         metadata={"model": model_key, **published, "embedded": embedded.get("items", 0)},
         check_results=checks,
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[published_index, serving_index])

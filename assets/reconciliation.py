@@ -4,13 +4,13 @@ import dagster as dg
 
 from assets.policies import INFRA_RETRY
 from groundwork.reconciliation import reconcile
-from resources.dagster_resources import GroundworkResource
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 STORED_HAVE_BYTES = "stored_versions_have_bytes"
 
 
 @dg.asset(
-    group_name="lifecycle",
+    group_name="reconciliation",
     kinds={"postgres", "filesystem"},
     retry_policy=INFRA_RETRY,
     check_specs=[
@@ -51,3 +51,7 @@ def reconciliation(groundwork: GroundworkResource) -> dg.MaterializeResult:
             )
         ],
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[reconciliation])

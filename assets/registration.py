@@ -6,14 +6,14 @@ import dagster as dg
 
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
-from groundwork.folder_sync import sync_inbox
-from resources.dagster_resources import GroundworkResource
-from resources.sniffing import sniff_media_type
+from groundwork.connectors.folder_sync import sync_inbox
+from resources.dagster_glue.platform_resource import GroundworkResource
+from resources.inspection.sniffing import sniff_media_type
 
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    group_name="ingest",
+    group_name="registration",
     kinds={"postgres", "filesystem"},
     retry_policy=INFRA_RETRY,
     description="Registers the tenant's inbox files: new files become sources, changed bytes "
@@ -60,3 +60,7 @@ def source_registrations(
             "seconds": round(time.monotonic() - started, 3),
         }
     )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[source_registrations])

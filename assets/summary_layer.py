@@ -9,8 +9,8 @@ import dagster as dg
 from assets.chunks import chunks
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
-from groundwork.pipeline import summarize_pending, summary_drift
-from resources.dagster_resources import GroundworkResource
+from groundwork.stages.summary_layer import summarize_pending, summary_drift
+from resources.dagster_glue.platform_resource import GroundworkResource
 
 SUMMARY_DRIFT = "summary_drift"
 
@@ -18,7 +18,7 @@ SUMMARY_DRIFT = "summary_drift"
 @dg.asset(
     partitions_def=tenant_partitions,
     deps=[chunks],
-    group_name="summarize",
+    group_name="summary_layer",
     kinds={"python", "postgres"},
     retry_policy=INFRA_RETRY,
     description="Compiles each chunked version's summary page (extractive: title and lead "
@@ -84,3 +84,7 @@ with warnings.catch_warnings():
                 ),
             },
         )
+
+
+#: what this stage's module defines; `pipelines.definitions` merges every module's
+defs = dg.Definitions(assets=[summary_layer], asset_checks=[summary_drift_check])

@@ -38,9 +38,8 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 
 FINAL_STATES = {"extracted", "failed"}
 

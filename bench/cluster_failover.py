@@ -18,7 +18,7 @@ after the restart, and per-tenant document counts before and after. With
 keeps its sockets open, so a client sees silence, not a refusal; the slowest
 search while it hangs and the searches slower than 2 s are printed too.
 
-The scenario itself is tests/cluster_failover.py, shared with the e2e test.
+The scenario itself is testbed/cluster_failover.py, shared with the e2e test.
 """
 
 from __future__ import annotations
@@ -27,14 +27,11 @@ import argparse
 import shutil
 import sys
 import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
 from resources.engines.opensearch import EmbeddedOpenSearchCluster  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for  # noqa: E402
-from resources.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
-from tests.cluster_failover import FailoverOutcome, index_tenants, lose_a_node  # noqa: E402
+from testbed.cluster_failover import FailoverOutcome, index_tenants, lose_a_node  # noqa: E402
 
 
 def report(outcome: FailoverOutcome, hang: bool = False) -> None:

@@ -35,14 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import dagster as dg  # noqa: E402
 
-from groundwork.models import KNOWN_MODELS  # noqa: E402
-from resources.dagster_instance import write_instance_config  # noqa: E402
-from resources.platform import ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from groundwork.embedding_models import KNOWN_MODELS  # noqa: E402
+from resources.composition.platform import ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.dagster_glue.instance import write_instance_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATABASE = "dagster_uibench"

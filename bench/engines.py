@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from resources.composition.platform import EngineEndpoints, embedded_opensearch, ensure_engines
+from resources.composition.settings import GroundworkSettings
 from resources.engines.postgres import EmbeddedPostgres
-from resources.platform import EngineEndpoints, embedded_opensearch, ensure_engines
-from resources.settings import GroundworkSettings
 
 
 @dataclass(frozen=True, slots=True)

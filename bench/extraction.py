@@ -13,7 +13,7 @@ OCR. Ground truth is docling's own reviewed output (see its SOURCE.txt): a
 regression reference, not gold. --legacy-scoring gives the scoring before
 issue 15's changes to it, for before/after figures under both.
 
-Then the same cell scoring on PDFs drawn from known rows (bench/table_pdfs.py:
+Then the same cell scoring on PDFs drawn from known rows (testbed/table_pdfs.py:
 ruled and borderless tables, wrapped cells, a spanning header, the Senate
 expenditure report) and the borderless detector's false tables per 100
 table-free pages (prose, two-column prose, lists, forms, letters). The same
@@ -31,17 +31,15 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import pypdfium2 as pdfium  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from bench.table_pdfs import generated_corpus  # noqa: E402
 from groundwork.documents import BlockKind, ExtractedDocument  # noqa: E402
 from groundwork.extract import extract  # noqa: E402
-from groundwork.rendering import to_markdown  # noqa: E402
-from resources.ocr_tesseract import TesseractOcr  # noqa: E402
-from resources.sniffing import sniff_media_type  # noqa: E402
+from groundwork.render.markdown import to_markdown  # noqa: E402
+from resources.inspection.sniffing import sniff_media_type  # noqa: E402
+from resources.models.ocr_tesseract import TesseractOcr  # noqa: E402
+from testbed.table_pdfs import generated_corpus  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "documents"
 _MARKUP = re.compile(r"[#*_`|>\[\]()!\-=:]+")
@@ -224,7 +222,7 @@ def _timed(data: bytes, media_type: str, name: str, ocr: TesseractOcr) -> float:
 def generated_tables(repeat: int) -> None:
     """Cells recall/precision on PDFs drawn from known rows; false tables on
     the pages that have none."""
-    print("\ngenerated PDFs (bench/table_pdfs.py)")
+    print("\ngenerated PDFs (testbed/table_pdfs.py)")
     recalls: list[float] = []
     precisions: list[float] = []
     false_tables = free_pages = pages = 0

@@ -19,8 +19,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from bench.tenants import bench_tenant  # noqa: E402
 from evals.evidence import beir_golden  # noqa: E402
 from evals.fusion_cv import (  # noqa: E402
@@ -32,8 +30,8 @@ from evals.fusion_cv import (  # noqa: E402
     record_legs,
 )
 from evals.identifiers import identifier_golden  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"

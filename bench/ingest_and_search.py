@@ -27,12 +27,9 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import dagster as dg  # noqa: E402
 import httpx  # noqa: E402
 
-from bench.api_server import serve_api  # noqa: E402
 from bench.engines import BenchEngines  # noqa: E402
 from evals.beir import load_corpus, load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k, recall_at_k  # noqa: E402
@@ -42,10 +39,11 @@ from groundwork.render.pdf import render_pdf  # noqa: E402
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from pipelines.definitions import ALL_ASSETS  # noqa: E402
-from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.machine import available_cores  # noqa: E402
-from resources.platform import connect  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.machine import available_cores  # noqa: E402
+from resources.composition.platform import connect  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
+from testbed.api_server import serve_api  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"

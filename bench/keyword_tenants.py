@@ -30,10 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from groundwork.errors import GroundworkError  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
 from resources.engines.opensearch import (  # noqa: E402
     G1_GC,
     SERIAL_GC,
@@ -41,8 +40,7 @@ from resources.engines.opensearch import (  # noqa: E402
     shard_limit_for_heap,
 )
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for  # noqa: E402
-from resources.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
-from tests.conformance.fixtures import chunk  # noqa: E402
+from testbed.index_records import chunk  # noqa: E402
 
 PREFIX = "gwtenants"
 CHECKPOINTS = (200, 500, 1000, 1500, 2000)

@@ -16,24 +16,21 @@ import statistics
 import sys
 import time
 import uuid
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dagster as dg  # noqa: E402
 
 from assets.partitions import tenant_model_key  # noqa: E402
 from groundwork.chunking import ChunkingPolicy, chunk_blocks  # noqa: E402
+from groundwork.embedding_models import KNOWN_MODELS  # noqa: E402
 from groundwork.extract import extract  # noqa: E402
-from groundwork.models import KNOWN_MODELS  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from pipelines.definitions import ALL_ASSETS  # noqa: E402
-from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
-from tests.fixtures.documents import report_pdf  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
+from testbed.documents import report_pdf  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"

@@ -35,8 +35,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BEIR = ROOT.parent / "shared/data/scifact"
 DEFAULT_MODELS = "bge_small_en_v15_q,bge_small_en_v15,e5_small_v2_q,minilm_l6_v2_int8"
@@ -55,9 +53,9 @@ def _rss_mb() -> tuple[float, float]:
 def speed_one(model_key: str, beir: Path, passages: int, queries: int) -> dict[str, Any]:
     """Run inside the subprocess: one model's speed and size."""
     from evals.beir import load_corpus
-    from groundwork.models import model_by_key
-    from resources.embeddings import MODEL_JARS, load_embedding_provider, model_jar_path
-    from resources.settings import GroundworkSettings
+    from groundwork.embedding_models import model_by_key
+    from resources.composition.settings import GroundworkSettings
+    from resources.models.embeddings import MODEL_JARS, load_embedding_provider, model_jar_path
 
     settings = GroundworkSettings.from_env()
     model = model_by_key(model_key)
@@ -141,9 +139,9 @@ def run_evals(models: list[str], beir: Path, squad: Path | None, limit: int | No
 def quality(models: list[str], corpus: Path, limit: int | None) -> list[dict[str, Any]]:
     """The latest stored eval run per model partition of corpus's eval tenant."""
     from evals.retrieval import eval_tenant_id
-    from resources.platform import connect, ensure_engines
+    from resources.composition.platform import connect, ensure_engines
+    from resources.composition.settings import GroundworkSettings
     from resources.postgres.eval_runs import PostgresEvalRuns
-    from resources.settings import GroundworkSettings
 
     settings = GroundworkSettings.from_env()
     tenant = eval_tenant_id(corpus, limit)

@@ -44,17 +44,15 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import dagster as dg  # noqa: E402
 
 from bench.engines import BenchEngines  # noqa: E402
 from evals.beir import BeirDocument, load_corpus  # noqa: E402
 from pipelines.definitions import build_definitions  # noqa: E402
-from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.machine import available_cores  # noqa: E402
-from resources.platform import connect  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.machine import available_cores  # noqa: E402
+from resources.composition.platform import connect  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
 
 #: its own database: a tier tenant left in groundwork_bench (24k chunks at 20,000
 #: documents) became the largest there, and the search benches, which take the
@@ -62,7 +60,7 @@ from resources.settings import GroundworkSettings  # noqa: E402
 DATABASE = "groundwork_tier"
 PREFIX = "gwtier"
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/data/scifact"
-#: the same batch the embedding stage feeds the model (groundwork.pipeline.embed_pending)
+#: the same batch the embedding stage feeds the model (groundwork.stages.embeddings.embed_pending)
 EMBED_BATCH = 32
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pypdf import PdfReader  # noqa: E402
 

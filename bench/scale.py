@@ -45,13 +45,13 @@ In vector-only mode the keyword index is not loaded (the Postgres keyword
 backend, no OpenSearch) and nothing is searchable through the API.
 
 `--full` loads the same Zipf sizes as Markdown sources of 20 chunks each
-(bench/scale_corpus.py: 1M chunks are 50k documents) tenant by tenant, largest
+(testbed/scale_corpus.py: 1M chunks are 50k documents) tenant by tenant, largest
 first, through register_file -> extract_pending (one extraction worker per
 core) -> chunk_pending -> keyword_index_pending (one OpenSearch index per
 tenant) -> the serving-model step (embedding_metadata, publish_and_check:
 atomic publication, the stores-agree check, the tenant's own graph), printing
 progress and per-stage throughput. Chunk vectors come from
-bench/topic_mix_embedder.py (the mix of the real vectors of the SciFact
+testbed/topic_mix_embedder.py (the mix of the real vectors of the SciFact
 documents a chunk quotes; injected into the load's copy of the platform
 only); the API embeds queries with the real model. Then, per size class: the
 vector leg's recall@10 as above, hybrid /v1/search p50/p95/p99 at 1 and 8
@@ -77,19 +77,16 @@ import json
 import random
 import re
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 from psycopg import sql  # noqa: E402
 
 from groundwork.ports import AccessScope, IndexedChunk, VectorRecord  # noqa: E402
-from resources.platform import Platform, connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import Platform, connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_scale"
 PREFIX = "gwscale"

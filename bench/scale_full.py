@@ -14,7 +14,7 @@ pgvector therefore hold what production would hold, and `/v1/search` serves
 it.
 
 The one substitution: the load's platform is a copy whose embedder is
-`TopicMixEmbedder` (bench/topic_mix_embedder.py), which gives each chunk the
+`TopicMixEmbedder` (testbed/topic_mix_embedder.py), which gives each chunk the
 mix of the real model vectors of the SciFact documents its sentences quote;
 queries are embedded by the real model, in the API.
 
@@ -50,7 +50,6 @@ from psycopg import sql
 
 from assets.embeddings import embedding_metadata
 from assets.publication import STORES_AGREE, publish_and_check
-from bench.api_server import peak_rss_mib, serve_api
 from bench.scale import (
     CLASSES,
     CORPUS,
@@ -62,25 +61,24 @@ from bench.scale import (
     sizes_report,
     tenant_sizes,
 )
-from bench.scale_corpus import CHUNKS_PER_SOURCE, TopicDocuments, documents_for
-from bench.scale_corpus import load_topic_documents as load_topics
 from bench.search_load import LUA, api_rss_mib
 from bench.search_profile import engine_pids
-from bench.topic_mix_embedder import TopicMixEmbedder
 from evals.beir import load_queries
 from groundwork.chunking import ChunkingPolicy
-from groundwork.pipeline import (
-    chunk_pending,
-    extract_pending,
-    keyword_index_pending,
-    register_file,
-    summarize_pending,
-)
-from resources.extraction_worker import ExtractionWorker
-from resources.machine import available_cores
+from groundwork.stages.chunks import chunk_pending
+from groundwork.stages.extraction import extract_pending
+from groundwork.stages.keyword_index import keyword_index_pending
+from groundwork.stages.registration import register_file
+from groundwork.stages.summary_layer import summarize_pending
+from resources.composition.machine import available_cores
+from resources.composition.platform import Platform, connect, ensure_engines
+from resources.composition.settings import GroundworkSettings
+from resources.engines.extraction_worker import ExtractionWorker
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex
-from resources.platform import Platform, connect, ensure_engines
-from resources.settings import GroundworkSettings
+from testbed.api_server import peak_rss_mib, serve_api
+from testbed.scale_corpus import CHUNKS_PER_SOURCE, TopicDocuments, documents_for
+from testbed.scale_corpus import load_topic_documents as load_topics
+from testbed.topic_mix_embedder import TopicMixEmbedder
 
 DATABASE = "groundwork_scale_full"
 STAGES = ("register", "extract", "chunk", "summarize", "keyword", "embed", "publish")

@@ -36,22 +36,20 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import httpx  # noqa: E402
 import psycopg  # noqa: E402
 
-from bench.api_server import serve_api  # noqa: E402
 from bench.search_profile import engine_pids  # noqa: E402
 from bench.tenants import bench_tenant  # noqa: E402
 from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
-from groundwork.models import model_by_key  # noqa: E402
+from groundwork.embedding_models import model_by_key  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.services.retrieval import DEFAULT_DEPTH  # noqa: E402
+from resources.composition.platform import EngineEndpoints, connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 from resources.engines.postgres_standby import EmbeddedStandby  # noqa: E402
-from resources.platform import EngineEndpoints, connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from testbed.api_server import serve_api  # noqa: E402
 
 DATABASE = "groundwork_bench"
 REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
@@ -126,7 +124,7 @@ def cpu_line(
 def embedding_cpu_ms(settings: GroundworkSettings, model_key: str, texts: list[str]) -> float:
     """CPU per query embedding of the serving provider (one thread, as the API
     runs it), measured in this process on the bench's own queries."""
-    from resources.embeddings import load_embedding_provider
+    from resources.models.embeddings import load_embedding_provider
 
     provider = load_embedding_provider(model_by_key(model_key), settings.models_dir, serving=True)
     for text in texts[:10]:

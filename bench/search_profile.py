@@ -49,21 +49,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import psutil  # noqa: E402
 import uvicorn  # noqa: E402
 
 from bench.tenants import bench_tenant  # noqa: E402
 from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
-from resources.embeddings import OnnxEmbeddingProvider  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.models.embeddings import OnnxEmbeddingProvider  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
 from resources.postgres.catalog import PostgresCatalog  # noqa: E402
 from resources.postgres.catalog_parts.reading import PublishedChunkReader  # noqa: E402
 from resources.postgres.vector_index import PgVectorIndex  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
 from retrieval_api.app import create_app  # noqa: E402
 from retrieval_api.collector import tune_for_serving  # noqa: E402
 

@@ -19,14 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from bench.tenants import bench_tenant  # noqa: E402
 from evals.beir import load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k  # noqa: E402
 from groundwork.services import retrieval  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"

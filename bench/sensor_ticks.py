@@ -20,24 +20,21 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dagster as dg  # noqa: E402
 
 from groundwork.chunking import ChunkingPolicy, chunk_blocks  # noqa: E402
 from groundwork.documents import ExtractedDocument  # noqa: E402
 from groundwork.extract.markdown import markdown_blocks  # noqa: E402
-from groundwork.pipeline import register_file  # noqa: E402
+from groundwork.stages.registration import register_file
 from pipelines.sensors import (  # noqa: E402
     deletion_sensor,
     pending_work_sensor,
     tenant_partitions_sensor,
 )
-from resources.dagster_resources import GroundworkResource  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
 
 DATABASE = "groundwork_ticks"
 PREFIX = "gwticks"

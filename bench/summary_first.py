@@ -17,9 +17,6 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evals.metrics import mrr_at_k, ndcg_at_k, recall_at_k  # noqa: E402
 from evals.retrieval import ranked_sources  # noqa: E402
@@ -28,9 +25,9 @@ from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.retrieval.kernel import SearchRequest  # noqa: E402
 from groundwork.retrieval.layers import layered_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
 from resources.postgres.eval_runs import PostgresEvalRuns  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
 
 
 def main() -> int:

@@ -1,5 +1,5 @@
 """Table finders side by side, on the shared corpus's PDFs and on the generated
-tables (bench/table_pdfs.py): cells recall/precision (the scoring of
+tables (testbed/table_pdfs.py): cells recall/precision (the scoring of
 bench/extraction.py), false tables per 100 table-free pages, and pages/s.
 
     uv run python bench/table_candidates.py [--data ../shared/data/documents] [--only NAME,...]
@@ -24,12 +24,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import pypdfium2 as pdfium  # noqa: E402
 
 from bench.extraction import DEFAULT_DATA, ground_truth_for, table_cells  # noqa: E402
-from bench.table_pdfs import generated_corpus  # noqa: E402
+from testbed.table_pdfs import generated_corpus  # noqa: E402
 
 Found = list[tuple[int, list[list[str]]]]  # (page, rows) per table
 Finder = Callable[[bytes, Path], Found]

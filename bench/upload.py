@@ -12,20 +12,17 @@ hashing and storing), plus the server's resident memory before and its peak
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import httpx  # noqa: E402
 
-from bench.api_server import peak_rss_mib, rss_mib, serve_api  # noqa: E402
-from resources.platform import connect, ensure_engines  # noqa: E402
-from resources.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import connect, ensure_engines  # noqa: E402
+from resources.composition.settings import GroundworkSettings  # noqa: E402
+from testbed.api_server import peak_rss_mib, rss_mib, serve_api  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"

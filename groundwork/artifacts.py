@@ -30,9 +30,14 @@ from groundwork.artifact_edits import (
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.pipeline import IncomingFile, Registration, blob_key_for, register_incoming
 from groundwork.ports import AccessScope, BlobStore
 from groundwork.render.html import render_html
+from groundwork.stages.registration import (
+    IncomingFile,
+    Registration,
+    blob_key_for,
+    register_incoming,
+)
 
 MAX_MARKDOWN_CHARS = 200_000
 ROLES = ("primary", "preview", "source", "export")

@@ -1,5 +1,5 @@
 """The catalog port: sources, immutable versions, extraction results, chunks
-and per-model progress. Stage functions in `groundwork.pipeline` derive their
+and per-model progress. Stage functions in `groundwork.stages` derive their
 work from it ("what is stored says what needs doing"), so every stage is
 incremental and a rerun finds nothing to do.
 """

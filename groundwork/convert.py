@@ -18,8 +18,8 @@ from groundwork.extract import extract
 from groundwork.render import MEDIA_TYPES, ExportFormat
 from groundwork.render.docx import render_docx
 from groundwork.render.html import render_html
+from groundwork.render.markdown import to_markdown
 from groundwork.render.pdf import FIXED_CREATION_DATE, render_pdf
-from groundwork.rendering import to_markdown
 
 CSV = "text/csv"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

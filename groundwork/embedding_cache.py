@@ -18,7 +18,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from groundwork.models import EmbeddingModelRef
+from groundwork.embedding_models import EmbeddingModelRef
 from groundwork.ports import EmbeddingProvider
 
 #: entries kept per model (about 7 MB at 384 dimensions)

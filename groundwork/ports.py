@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from groundwork.models import EmbeddingModelRef
+from groundwork.embedding_models import EmbeddingModelRef
 from groundwork.retrieval.outcome import ChunkView
 
 

@@ -21,7 +21,7 @@ from groundwork.documents import (
     Location,
     Table,
 )
-from groundwork.rendering import block_markdown
+from groundwork.render.markdown import block_markdown
 
 MAX_WINDOW_BLOCKS = 50
 MAX_WINDOW_CHARS = 24_000

@@ -24,7 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from groundwork.catalog import TENANT_ID
-from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
 from groundwork.ports import IngestNotRequested, IngestTrigger
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from groundwork.ports import DEFAULT_KEY_SCOPES
 from groundwork.services.scopes import ALL_SCOPES
-from resources.settings import PROJECT_ROOT, GroundworkSettings
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 
 console = Console()
 SAMPLES = PROJECT_ROOT / "samples"
@@ -41,7 +41,7 @@ DEMO_QUERIES = [
 def _demo_keys(settings: GroundworkSettings) -> dict[str, str]:
     """Create (once) and return demo API keys; kept in the local data dir only."""
     from groundwork.services.tenants import create_tenant, issue_key
-    from resources.platform import connect
+    from resources.composition.platform import connect
 
     path = settings.home / "demo-keys.json"
     keys: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
@@ -171,8 +171,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_engines(args: argparse.Namespace) -> int:
+    from resources.composition.platform import embedded_opensearch, ensure_engines
     from resources.engines.postgres import EmbeddedPostgres
-    from resources.platform import embedded_opensearch, ensure_engines
 
     settings = GroundworkSettings.from_env()
     if args.action == "start":
@@ -194,7 +194,7 @@ def cmd_tenant(args: argparse.Namespace) -> int:
     from groundwork.errors import Refused
     from groundwork.lifecycle import erase_tenant
     from groundwork.services.tenants import create_tenant
-    from resources.platform import connect
+    from resources.composition.platform import connect
 
     settings = GroundworkSettings.from_env()
     platform = connect(settings)
@@ -235,7 +235,7 @@ def cmd_key(args: argparse.Namespace) -> int:
     The rules are the tenants service's; this maps arguments and prints."""
     from groundwork.errors import Refused
     from groundwork.services import tenants as keys
-    from resources.platform import connect
+    from resources.composition.platform import connect
 
     if args.action in ("revoke", "rotate") and not args.key_id:
         console.print(f"[red]give the key id: groundwork key {args.action} TENANT KEY_ID[/]")
@@ -369,8 +369,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_model(args: argparse.Namespace) -> int:
     """Switch a tenant's serving model (gated) or roll back to the previous one."""
     from evals.publication_gate import eval_gate_reasons
-    from groundwork.models_serving import SwitchRefused, rollback_model, switch_model
-    from resources.platform import connect
+    from groundwork.model_cutover import SwitchRefused, rollback_model, switch_model
+    from resources.composition.platform import connect
     from resources.postgres.eval_runs import PostgresEvalRuns
 
     platform = connect(GroundworkSettings.from_env())
@@ -501,7 +501,7 @@ def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> Non
 
     from evals.golden import load_golden
     from groundwork_cli.ingest import evaluate_partition
-    from resources.platform import connect
+    from resources.composition.platform import connect
     from resources.postgres.eval_runs import PostgresEvalRuns
 
     platform = connect(settings)
@@ -556,8 +556,8 @@ def _eval_golden(args: argparse.Namespace, settings: GroundworkSettings) -> int:
 
     from evals.golden import GoldenSetError, load_golden
     from groundwork_cli.ingest import evaluate_partition
-    from resources.dagster_instance import write_instance_config
-    from resources.platform import connect, ensure_engines
+    from resources.composition.platform import connect, ensure_engines
+    from resources.dagster_glue.instance import write_instance_config
     from resources.postgres.eval_runs import PostgresEvalRuns
 
     if not args.tenant:
@@ -615,8 +615,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from evals.retrieval import eval_tenant_id, write_corpus
     from evals.suite import EvalSuite
     from groundwork_cli.ingest import evaluate_partition, ingest_tenants
-    from resources.dagster_instance import write_instance_config
-    from resources.platform import connect, ensure_engines
+    from resources.composition.platform import connect, ensure_engines
+    from resources.dagster_glue.instance import write_instance_config
     from resources.postgres.eval_runs import PostgresEvalRuns
 
     settings = GroundworkSettings.from_env()
@@ -679,8 +679,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import os
 
     from agent_tools.mcp_server import http_app, run_stdio
-    from groundwork.services.tool_dispatch import ToolDispatcher
-    from resources.platform import connect
+    from groundwork.tools.dispatch import ToolDispatcher
+    from resources.composition.platform import connect
 
     settings = GroundworkSettings.from_env()
     platform = connect(settings, serving=True)

@@ -19,9 +19,9 @@ from typing import Any
 
 from rich.console import Console
 
-from resources.dagster_instance import write_instance_config
-from resources.platform import EngineEndpoints, ensure_engines
-from resources.settings import PROJECT_ROOT, GroundworkSettings
+from resources.composition.platform import EngineEndpoints, ensure_engines
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.dagster_glue.instance import write_instance_config
 
 console = Console()
 
@@ -198,7 +198,7 @@ class Supervisor:
         """Inbox changes ask Dagster for their run at once (the sensor's 5 s
         loop was half of inbox -> searchable); the sensor stays the guarantee."""
         from groundwork_cli.inbox_watch import InboxWatcher
-        from resources.ingest_trigger import DagsterIngestTrigger
+        from resources.orchestration.ingest_trigger import DagsterIngestTrigger
 
         url = self.environment()["GROUNDWORK_DAGSTER_URL"]
         self.inbox_watcher = InboxWatcher(self.settings.inbox_dir, DagsterIngestTrigger(url))

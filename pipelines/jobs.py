@@ -54,3 +54,7 @@ eval_job = dg.define_asset_job(
     selection=[retrieval_quality],
     description="Score one tenant x model on its eval suite; store, report, gate.",
 )
+
+defs = dg.Definitions(
+    jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job, reconciliation_job, eval_job]
+)

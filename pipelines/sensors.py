@@ -18,7 +18,7 @@ import dagster as dg
 
 from assets.partitions import tenant_model_key
 from groundwork.catalog import TENANT_ID
-from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
+from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
 from pipelines.jobs import (
     deletion_sweep_job,
     eval_job,
@@ -26,8 +26,8 @@ from pipelines.jobs import (
     reconciliation_job,
     tenant_ingest_job,
 )
-from resources.dagster_resources import EnginesNotRunning, GroundworkResource
-from resources.platform import Platform
+from resources.composition.platform import Platform
+from resources.dagster_glue.platform_resource import EnginesNotRunning, GroundworkResource
 
 TENANT_STAGES = ("extract", "chunk", "summarize", "keyword_index")
 ACTIVE_RUN_STATUSES = [
@@ -301,3 +301,15 @@ def tenant_partitions_sensor(
     if known - wanted:
         requests.append(dg.DeleteDynamicPartitionsRequest("tenant", sorted(known - wanted)))
     return dg.SensorResult(dynamic_partitions_requests=requests)
+
+
+defs = dg.Definitions(
+    sensors=[
+        inbox_sensor,
+        pending_work_sensor,
+        deletion_sensor,
+        evaluate_after_publish,
+        tenant_partitions_sensor,
+    ],
+    schedules=[inbox_rescan_schedule, reconciliation_schedule],
+)

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from groundwork.services.health import platform_health
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import WholePlatformDep
 from retrieval_api.errors import install_error_handlers

@@ -11,8 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 
 from groundwork.catalog import Tenant
 from groundwork.ports import Principal
-from groundwork.services.tool_dispatch import ToolDispatcher
-from resources.platform import Platform
+from groundwork.tools.dispatch import ToolDispatcher
+from resources.composition.platform import Platform
 
 
 class Unauthorized(Exception):

@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from resources.platform import Platform, connect
-from resources.settings import GroundworkSettings
+from resources.composition.platform import Platform, connect
+from resources.composition.settings import GroundworkSettings
 from retrieval_api.app import create_app
 from retrieval_api.collector import tune_for_serving
 

@@ -28,7 +28,7 @@ from fastapi import Request
 
 from groundwork.catalog import Tenant
 from groundwork.ports import Principal
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.admission import MAX_ACTIVE
 from retrieval_api.deps import caller_tenant, get_platform
 from retrieval_api.scopes import authorize

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from resources.composition.platform import EngineEndpoints, Platform, connect, ensure_engines
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.clamd import EmbeddedClamd
-from resources.platform import EngineEndpoints, Platform, connect, ensure_engines
-from resources.settings import PROJECT_ROOT, GroundworkSettings
 
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 TEST_DATABASE = "groundwork_test"

@@ -34,6 +34,7 @@ from groundwork.catalog import (
 )
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure
+from groundwork.embedding_models import EmbeddingModelRef, Pooling
 from groundwork.errors import (
     DimensionMismatch,
     EngineUnavailable,
@@ -43,8 +44,6 @@ from groundwork.errors import (
 )
 from groundwork.files import MAX_PAGE as FILES_MAX_PAGE
 from groundwork.files import FilePage, FileVersionInfo, decode_cursor, encode_cursor
-from groundwork.models import EmbeddingModelRef, Pooling
-from groundwork.pipeline import RETIRE_GRACE_SECONDS, blob_key_for
 from groundwork.ports import (
     DEFAULT_KEY_SCOPES,
     AccessScope,
@@ -65,6 +64,8 @@ from groundwork.retrieval.kernel import FusionConstants
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.retrieval.query import code_pattern, keyword_query
 from groundwork.services.scopes import ALL_SCOPES
+from groundwork.stages.publication import RETIRE_GRACE_SECONDS
+from groundwork.stages.registration import blob_key_for
 
 FAKE_MODEL = EmbeddingModelRef(
     key="fake_hashing",

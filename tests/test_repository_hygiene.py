@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 MAX_TRACKED_BYTES = 5 * 1024 * 1024
 # folder names that only a run creates: engine data, Dagster storage, logs, state homes
-RUN_FOLDERS = {"pgdata", "opensearch-data", "blobs", "compute_logs", "storage", "logs"}
+RUN_FOLDERS = {"pgdata", "compute_logs", "eval-reports", "nodes"}  # nodes: OpenSearch data
 RUN_SUFFIXES = {".pid", ".lock", ".pgpass"}
 LOCK_FILES = {"uv.lock"}  # the dependency lock is source, not a process lock
 
@@ -35,7 +35,8 @@ def test_no_run_artifact_is_tracked() -> None:
     offenders = [
         str(p)
         for p in _tracked()
-        if (p.suffix in RUN_SUFFIXES and p.name not in LOCK_FILES) or RUN_FOLDERS.intersection(p.parts[:-1])
+        if (p.suffix in RUN_SUFFIXES and p.name not in LOCK_FILES)
+        or RUN_FOLDERS.intersection(p.parts[:-1])
     ]
     assert offenders[:5] == [], f"{len(offenders)} tracked files look like a run's state"
 

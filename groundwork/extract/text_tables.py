@@ -16,7 +16,7 @@ candidate, a fixed-width report's dash underlines define its columns, a
 header whose labels sit closer than the body's gaps is cut at the body's
 gaps, and running prose in an edge column is left out.
 
-The thresholds were chosen on bench/table_pdfs.py's generated tables and
+The thresholds were chosen on testbed/table_pdfs.py's generated tables and
 table-free pages and checked on the shared corpus (bench/table_candidates.py):
 a column gap of 0.8 line heights is about three spaces, wider than justified
 prose stretches a space and narrower than the tightest generated table's gap.

@@ -1,6 +1,6 @@
 """What the application layer needs from the platform: ports only.
 
-The composition root (`resources.platform.Platform`) satisfies this Protocol
+The composition root (`resources.composition.platform.Platform`) satisfies this Protocol
 structurally (mypy checks it where the transports hand it over), so services
 and the tool dispatcher never import an adapter.
 """

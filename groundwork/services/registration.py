@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import Refused
-from groundwork.pipeline import IncomingFile, register_incoming
 from groundwork.ports import Principal
 from groundwork.services.platform import PlatformPorts
-from groundwork.uploads import UploadRefused, accepted_summary, check_content, check_declared
+from groundwork.stages.registration import IncomingFile, register_incoming
+from groundwork.upload_policy import UploadRefused, accepted_summary, check_content, check_declared
 
 #: one-shot bodies are buffered; anything larger goes through upload sessions
 MAX_DIRECT_BYTES = 32 * 1024 * 1024

@@ -15,7 +15,6 @@ from typing import Any, Protocol
 
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound, Refused
-from groundwork.pipeline import IncomingFile, register_path
 from groundwork.ports import AccessScope, Principal
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.registration import (
@@ -26,7 +25,8 @@ from groundwork.services.registration import (
     sharing_subjects,
 )
 from groundwork.services.scopes import Scope
-from groundwork.uploads import MAX_UPLOAD_BYTES, check_content
+from groundwork.stages.registration import IncomingFile, register_path
+from groundwork.upload_policy import MAX_UPLOAD_BYTES, check_content
 
 
 class UploadSessions(Protocol):

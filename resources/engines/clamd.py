@@ -15,7 +15,7 @@ from pathlib import Path
 
 from groundwork.errors import EngineUnavailable
 from resources.engines.process import stop_by_pid_file
-from resources.malware_clamd import ClamdScanner
+from resources.inspection.malware_clamd import ClamdScanner
 
 #: clamd refuses streams over StreamMaxLength; the upload limit bounds files anyway.
 STREAM_MAX = "300M"

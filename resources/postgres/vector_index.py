@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from psycopg import sql
 
+from groundwork.embedding_models import EmbeddingModelRef
 from groundwork.errors import DimensionMismatch, EngineUnavailable, StoreError
-from groundwork.models import EmbeddingModelRef
 from groundwork.ports import AccessScope, ScoredChunk, SearchFilters, VectorRecord
 from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
 from resources.postgres.database import document_refusals, translated_errors

@@ -28,7 +28,7 @@ from groundwork.ports import Principal
 from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
 from groundwork.services.registration import sharing_subjects
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
 from retrieval_api.schemas import (

@@ -9,7 +9,7 @@ from groundwork.ports import Principal
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.services.retrieval import check_citation, drill_down
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep, tool_dispatcher
 from retrieval_api.schemas import (
     ChunkOut,

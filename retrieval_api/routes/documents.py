@@ -10,7 +10,7 @@ from groundwork.files import stored_version
 from groundwork.pdf_compose import merge, split, watermark
 from groundwork.ports import Principal
 from groundwork.services.registration import register_bytes
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     ConvertRequest,

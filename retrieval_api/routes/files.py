@@ -12,7 +12,7 @@ from groundwork.errors import NotFound
 from groundwork.files import MAX_PAGE, stored_version
 from groundwork.services.hygiene import content_disposition
 from groundwork.signing import MAX_LIFETIME, Refused, sign, verify
-from resources.signing_key import signing_secret
+from resources.composition.signing_key import signing_secret
 from retrieval_api.deps import PlatformDep, PrincipalDep, WholePlatformDep
 from retrieval_api.errors import error_response
 from retrieval_api.schemas import FileOut, FilePageOut, ReferenceOut

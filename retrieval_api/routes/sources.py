@@ -27,7 +27,7 @@ from groundwork.services.registration import (
     register_bytes,
     sharing_subjects,
 )
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     BlockOut,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 
-from groundwork.services.tool_dispatch import ToolDispatcher
+from groundwork.tools.dispatch import ToolDispatcher
 from retrieval_api.deps import PrincipalDep, tool_dispatcher
 from retrieval_api.errors import REFUSAL_STATUS
 

@@ -9,8 +9,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from groundwork.services.uploads import complete_session, open_session, owned_session
-from resources.platform import Platform
-from resources.upload_staging import UploadStaging
+from resources.blobs.upload_staging import UploadStaging
+from resources.composition.platform import Platform
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.errors import error_response
 from retrieval_api.schemas import UploadComplete, UploadCreate, UploadOut

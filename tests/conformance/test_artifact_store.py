@@ -22,9 +22,9 @@ import pytest
 from groundwork.artifact_exports import ExportStore
 from groundwork.artifacts import ArtifactStore, NewFile, StaleGenerationError
 from groundwork.errors import StoreError
-from groundwork.pipeline import register_file
 from groundwork.ports import AccessScope
-from resources.platform import Platform
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from tests.fakes import FakeSource, InMemoryArtifacts
 
 

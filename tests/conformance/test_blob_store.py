@@ -62,7 +62,7 @@ class BlobStoreContract:
 class TestFilesystemBlobStore(BlobStoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> BlobStore:
-        from resources.blobstore import FilesystemBlobStore
+        from resources.blobs.filesystem import FilesystemBlobStore
 
         return FilesystemBlobStore(tmp_path / "blobs")
 

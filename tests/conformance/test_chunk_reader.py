@@ -18,9 +18,11 @@ import pytest
 
 from groundwork.chunking import chunk_blocks
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.pipeline import chunk_pending, extract_pending, register_file
 from groundwork.ports import AccessScope, ChunkReader
-from resources.platform import Platform
+from groundwork.stages.chunks import chunk_pending
+from groundwork.stages.extraction import extract_pending
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from tests.fakes import InMemoryChunkReader
 
 DOC_V1 = "# Guide\n\n## Travel\n\nBook trains.\n\nKeep receipts.\n\n## Food\n\nMeals are paid.\n"

@@ -8,23 +8,23 @@ from dataclasses import replace
 import pytest
 
 from groundwork.embedding_cache import QueryEmbeddingCache
-from groundwork.errors import CapabilityUnavailable
-from groundwork.models import (
+from groundwork.embedding_models import (
     BGE_SMALL_EN_V15,
     BGE_SMALL_EN_V15_Q,
     E5_SMALL_V2_Q,
     MINILM_L6_V2_INT8,
     EmbeddingModelRef,
 )
+from groundwork.errors import CapabilityUnavailable
 from groundwork.ports import EmbeddingProvider
-from resources.embeddings import (
+from resources.composition.settings import GroundworkSettings
+from resources.models.embeddings import (
     MODEL_JARS,
     OnnxEmbeddingProvider,
     _jar_files,
     load_embedding_provider,
     model_jar_path,
 )
-from resources.settings import GroundworkSettings
 
 _LOADED: dict[str, EmbeddingProvider] = {}
 
@@ -189,7 +189,7 @@ class TestHashingFake(EmbeddingProviderContract):
 
 
 class TestTopicMixEmbedder(EmbeddingProviderContract):
-    """The scale bench's stand-in (bench/topic_mix_embedder.py) passes the same
+    """The scale bench's stand-in (testbed/topic_mix_embedder.py) passes the same
     contract: texts quoting no known sentence go to the real model."""
 
     model = BGE_SMALL_EN_V15_Q
@@ -198,8 +198,8 @@ class TestTopicMixEmbedder(EmbeddingProviderContract):
     def provider(self, settings: GroundworkSettings) -> EmbeddingProvider:  # type: ignore[override]
         import numpy as np
 
-        from bench.scale_corpus import topic_documents_from
-        from bench.topic_mix_embedder import TopicMixEmbedder
+        from testbed.scale_corpus import topic_documents_from
+        from testbed.topic_mix_embedder import TopicMixEmbedder
 
         real = _loaded(self.model, settings)
         topics = topic_documents_from(

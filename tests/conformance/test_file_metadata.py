@@ -19,9 +19,9 @@ from typing import Protocol
 import pytest
 
 from groundwork.files import MAX_PAGE, FileMetadataStore
-from groundwork.pipeline import register_file
 from groundwork.ports import AccessScope
-from resources.platform import Platform
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from tests.fakes import InMemoryFileMetadata
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from groundwork.ports import AccessScope, IndexedChunk, KeywordIndex, SearchFilters
-from resources.platform import Platform
-from tests.conformance.fixtures import chunk, new_tenant
+from resources.composition.platform import Platform
+from testbed.index_records import chunk, new_tenant
 
 SCOPE_SUBJECTS = ("team:a",)
 

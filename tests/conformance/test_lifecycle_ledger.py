@@ -21,8 +21,8 @@ import pytest
 
 from groundwork.catalog import LifecycleLedger, TenantCounts
 from groundwork.errors import InvalidRequest
-from groundwork.pipeline import blob_key_for
-from resources.platform import Platform
+from groundwork.stages.registration import blob_key_for
+from resources.composition.platform import Platform
 from tests.conformance.pipeline_steps import (
     MODEL_A,
     MODEL_B,

@@ -15,8 +15,8 @@ import pytest
 from PIL import Image, PngImagePlugin
 
 from groundwork.ports import OcrProvider, OcrResult
+from testbed import documents as make
 from tests.fakes import ScriptedOcr
-from tests.fixtures import documents as make
 
 LINES = ["QUARTERLY SALES REVIEW", "North region grew 12 percent"]
 
@@ -68,7 +68,7 @@ class OcrProviderContract:
 class TestTesseractOcr(OcrProviderContract):
     @pytest.fixture
     def ocr(self) -> OcrProvider:
-        from resources.ocr_tesseract import TesseractOcr
+        from resources.models.ocr_tesseract import TesseractOcr
 
         return TesseractOcr()
 

@@ -20,8 +20,8 @@ import pytest
 
 from groundwork.catalog import NeedsApproval, PendingVersion, RegistrationLedger, Unchanged
 from groundwork.errors import InvalidRequest
-from groundwork.pipeline import blob_key_for
-from resources.platform import Platform
+from groundwork.stages.registration import blob_key_for
+from resources.composition.platform import Platform
 from tests.fakes import InMemoryRegistrationLedger
 from tests.fakes_catalog import InMemoryPipelineCatalog
 

@@ -19,9 +19,9 @@ import pytest
 from groundwork.catalog import SourceReading
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.extract import extract
-from groundwork.pipeline import register_file
 from groundwork.ports import AccessScope
-from resources.platform import Platform
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from tests.fakes import InMemorySourceReading, _FakeVersion
 
 

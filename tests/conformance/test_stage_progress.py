@@ -28,8 +28,8 @@ import pytest
 
 from groundwork.catalog import ChunkBatch, RegistrationLedger, StageProgress, TenantCounts
 from groundwork.documents import ExtractionFailure, FailureReason
-from groundwork.pipeline import blob_key_for
-from resources.platform import Platform
+from groundwork.stages.registration import blob_key_for
+from resources.composition.platform import Platform
 from tests.conformance.pipeline_steps import (
     MODEL_A,
     MODEL_B,

@@ -22,7 +22,7 @@ from groundwork.catalog import SummaryLedger, VersionRecord
 from groundwork.chunking import Chunk
 from groundwork.ports import AccessScope
 from groundwork.summaries import CompiledSummary, SummaryTarget, compile_summary, raw_digest
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.conformance.pipeline_steps import (
     MODEL_A,
     PipelineLedger,

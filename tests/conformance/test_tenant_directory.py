@@ -21,7 +21,7 @@ import pytest
 from groundwork.catalog import TenantDirectory
 from groundwork.errors import InvalidRequest, StoreError
 from groundwork.retrieval.kernel import FusionConstants
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.fakes import InMemoryTenantDirectory
 from tests.fakes_catalog import InMemoryPipelineCatalog
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from groundwork.ports import TranscriptionProvider, TranscriptSegment
+from testbed import documents as make
 from tests.fakes import ScriptedTranscriber
-from tests.fixtures import documents as make
 
 SPOKEN = "The quarterly revenue rose eleven percent."
 
@@ -69,7 +69,7 @@ class TranscriptionContract:
 class TestWhisperTranscriber(TranscriptionContract):
     @pytest.fixture
     def transcriber(self, speech: bytes) -> TranscriptionProvider:
-        from resources.transcription_whisper import WhisperTranscriber
+        from resources.models.transcription_whisper import WhisperTranscriber
 
         return WhisperTranscriber()
 

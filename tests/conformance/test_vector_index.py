@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from groundwork.embedding_models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
 from groundwork.errors import DimensionMismatch
-from groundwork.models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
 from groundwork.ports import AccessScope, SearchFilters, VectorIndex, VectorRecord
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from resources.postgres.vector_index import PgVectorIndex, TenantGraphChanges
-from tests.conformance.fixtures import chunk, near, new_tenant, unit_vector
+from testbed.index_records import chunk, near, new_tenant, unit_vector
 
 
 class VectorIndexContract:

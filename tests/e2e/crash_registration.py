@@ -7,9 +7,9 @@ import os
 import signal
 import sys
 
-from groundwork.pipeline import register_file
-from resources.platform import connect
-from resources.settings import GroundworkSettings
+from groundwork.stages.registration import register_file
+from resources.composition.platform import connect
+from resources.composition.settings import GroundworkSettings
 
 
 class _DieAfter:

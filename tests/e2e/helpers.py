@@ -9,8 +9,8 @@ import dagster as dg
 
 from assets.partitions import tenant_model_key
 from pipelines.definitions import ALL_ASSETS
-from resources.dagster_resources import GroundworkResource
-from resources.platform import Platform
+from resources.composition.platform import Platform
+from resources.dagster_glue.platform_resource import GroundworkResource
 from tests.conftest import TEST_DATABASE
 
 TENANT_STAGES = [
@@ -56,14 +56,12 @@ def publish_registered(platform: Platform, tenant_id: str) -> None:
     """Take what is registered for the tenant through every later stage to
     publication on its default model, with the functions the assets call
     (in process, without Dagster: seconds faster per test)."""
-    from groundwork.pipeline import (
-        chunk_pending,
-        embed_pending,
-        extract_pending,
-        keyword_index_pending,
-        publish_ready,
-        summarize_pending,
-    )
+    from groundwork.stages.chunks import chunk_pending
+    from groundwork.stages.embeddings import embed_pending
+    from groundwork.stages.extraction import extract_pending
+    from groundwork.stages.keyword_index import keyword_index_pending
+    from groundwork.stages.publication import publish_ready
+    from groundwork.stages.summary_layer import summarize_pending
 
     model = platform.settings.default_model_key
     embedder = platform.embedder(model)
@@ -86,7 +84,7 @@ def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
 def tenant_with_notes(platform: Platform, prefix: str, count: int) -> str:
     """A new tenant with `count` short Markdown files registered (doc-0.md ...),
     waiting for extraction."""
-    from groundwork.pipeline import register_file
+    from groundwork.stages.registration import register_file
 
     tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 from fastapi.testclient import TestClient
 
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from retrieval_api.schemas import ContextOut, SearchResponse
 from tests.e2e.helpers import resource, run_pipeline, write_inbox

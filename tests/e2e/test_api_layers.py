@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 from fastapi.testclient import TestClient
 
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 

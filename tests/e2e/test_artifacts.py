@@ -21,9 +21,9 @@ from groundwork.documents import ExtractedDocument
 from groundwork.extract import extract
 from groundwork.render import ExportFormat
 from groundwork.render.pdf import FIXED_CREATION_DATE
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
-from tests.fixtures import documents as make
+from testbed import documents as make
 
 REPORT = """# Quarterly report
 

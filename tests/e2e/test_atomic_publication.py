@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assets.partitions import tenant_model_key
-from groundwork.pipeline import retire_superseded
+from groundwork.stages.publication import retire_superseded
 from pipelines.definitions import ALL_ASSETS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import MODEL_STAGES, TENANT_STAGES, resource, run_pipeline, write_inbox
 

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 from groundwork.citations import Citation
 from groundwork.documents import Location
-from groundwork.pipeline import Registration, register_file
 from groundwork.ports import Principal
-from resources.platform import Platform
+from groundwork.stages.registration import Registration, register_file
+from resources.composition.platform import Platform
 
 
 def _citation(source_id: str, version_id: str, chunk_id: str, at: datetime) -> Citation:

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 from groundwork.citations import Citation
 from groundwork.documents import Location
-from groundwork.pipeline import Registration, register_file
-from resources.platform import Platform
+from groundwork.stages.registration import Registration, register_file
+from resources.composition.platform import Platform
 
 
 def test_concurrent_record_issued_for_one_key_in_different_orders_never_deadlocks(

@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from groundwork.pipeline import blob_key_for
 from groundwork.reconciliation import reconcile
-from resources.platform import Platform
+from groundwork.stages.registration import blob_key_for
+from resources.composition.platform import Platform
 from tests.conftest import TEST_DATABASE
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.warm_launcher import WarmRunLauncher
-from resources.dagster_instance import write_instance_config
-from resources.settings import GroundworkSettings
+from resources.composition.settings import GroundworkSettings
+from resources.dagster_glue.instance import write_instance_config
 
 
 def test_the_generated_instance_config_loads(

@@ -6,10 +6,10 @@ import uuid
 
 import dagster as dg
 
-from groundwork.pipeline import register_file
+from groundwork.stages.registration import register_file
 from pipelines.definitions import defs
 from pipelines.sensors import inbox_sensor, pending_work_sensor
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, write_inbox
 
 
@@ -341,13 +341,13 @@ def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
     import psutil
 
     from pipelines.definitions import ALL_ASSETS
-    from resources.machine import available_cores
+    from resources.composition.machine import available_cores
 
     def workers() -> list[psutil.Process]:
         return [
             child
             for child in psutil.Process().children(recursive=True)
-            if "resources.extraction_worker" in " ".join(child.cmdline())
+            if "resources.engines.extraction_worker" in " ".join(child.cmdline())
         ]
 
     tenant = f"x-{uuid.uuid4().hex[:8]}"

@@ -12,10 +12,10 @@ import pytest
 
 from groundwork.ports import AccessScope
 from groundwork_cli.supervisor import AlreadyRunning, Supervisor
+from resources.composition.platform import EngineEndpoints, connect, ensure_engines
+from resources.composition.settings import GroundworkSettings
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
-from resources.platform import EngineEndpoints, connect, ensure_engines
-from resources.settings import GroundworkSettings
-from tests.conformance.fixtures import chunk
+from testbed.index_records import chunk
 from tests.conftest import TEST_DATABASE
 
 
@@ -99,7 +99,7 @@ def test_another_homes_opensearch_on_our_port_is_refused(
     settings: GroundworkSettings, engines: EngineEndpoints, tmp_path: Path
 ) -> None:
     from groundwork.errors import EngineUnavailable
-    from resources.platform import embedded_opensearch
+    from resources.composition.platform import embedded_opensearch
 
     if engines.opensearch is None:
         pytest.skip("an external OpenSearch is configured")

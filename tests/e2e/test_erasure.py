@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from psycopg import sql
 
 from groundwork.lifecycle import erase_tenant, purge_deleted
-from groundwork.pipeline import register_file
-from resources.platform import Platform
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import publish_registered
 

@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.chat_endpoint import ChatEndpoint, serving
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
@@ -265,7 +265,7 @@ def test_the_cli_exits_non_zero_when_the_relevance_gate_fails(
     never ingested for the tenant) fails the blocking gate: the scores are stored
     and printed, the command says the gate failed in a line (no traceback) and
     exits 1, so a script or CI stops."""
-    from groundwork.models import MINILM_L6_V2_INT8
+    from groundwork.embedding_models import MINILM_L6_V2_INT8
     from groundwork_cli.main import main
     from tests.conftest import TEST_DATABASE
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from evals.retrieval import MODES, evaluate, write_corpus
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, run_pipeline
 
 DOCS = {

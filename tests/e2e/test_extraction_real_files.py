@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from groundwork.documents import BlockKind, ExtractedDocument, ExtractionFailure, FailureReason
-from resources.extraction_worker import ExtractionWorker
-from resources.sniffing import sniff_media_type
+from resources.engines.extraction_worker import ExtractionWorker
+from resources.inspection.sniffing import sniff_media_type
 from tests.conftest import shared_data_or_skip
 
 

@@ -15,8 +15,8 @@ from groundwork.documents import (
     FailureReason,
 )
 from groundwork.extract import DOCX, PPTX, XLSX
-from resources.extraction_worker import ExtractionWorker
-from tests.fixtures import documents as make
+from resources.engines.extraction_worker import ExtractionWorker
+from testbed import documents as make
 
 
 @pytest.fixture(scope="module")

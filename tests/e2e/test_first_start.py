@@ -11,7 +11,7 @@ import uuid
 import psycopg
 from psycopg import sql
 
-from resources.platform import EngineEndpoints
+from resources.composition.platform import EngineEndpoints
 from resources.postgres.database import ensure_database, migrate
 
 

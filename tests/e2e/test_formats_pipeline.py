@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
+from testbed import documents as make
 from tests.e2e.helpers import resource, run_pipeline
-from tests.fixtures import documents as make
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from groundwork.documents import Location
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.summaries import summarize_sources
-from resources.llm import OpenAICompatibleSummarizer
+from resources.models.llm import OpenAICompatibleSummarizer
 from tests.chat_endpoint import ChatEndpoint, serving
 
 

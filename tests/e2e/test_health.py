@@ -7,8 +7,8 @@ import dataclasses
 
 from fastapi.testclient import TestClient
 
+from resources.composition.platform import Platform
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
-from resources.platform import Platform
 from retrieval_api.app import create_app
 
 

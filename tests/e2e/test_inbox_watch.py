@@ -14,11 +14,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from groundwork.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
 from groundwork.ports import IngestRequested, IngestTriggerOutcome
 from groundwork_cli.inbox_watch import InboxWatcher, tenant_of
 from pipelines.sensors import inbox_sensor
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, write_inbox
 
 

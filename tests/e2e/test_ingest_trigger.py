@@ -22,8 +22,8 @@ import yaml
 from fastapi.testclient import TestClient
 
 from groundwork.ports import IngestAlreadyQueued, IngestNotRequested, IngestRequested
-from resources.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
-from resources.platform import Platform
+from resources.composition.platform import Platform
+from resources.orchestration.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
 from retrieval_api.app import create_app
 from tests.conftest import PROJECT_ROOT
 

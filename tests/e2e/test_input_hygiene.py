@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwork.tools.registry import TOOLS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 
 HOSTILE = st.one_of(

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from groundwork_cli.main import main
-from resources.platform import Platform
+from resources.composition.platform import Platform
+from resources.composition.settings import GroundworkSettings
 from resources.postgres.catalog_parts.common import hash_secret
-from resources.settings import GroundworkSettings
 from tests.conftest import TEST_DATABASE
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from groundwork.errors import CapacityExhausted
 from groundwork.ports import AccessScope
+from resources.composition.platform import EngineEndpoints
+from resources.composition.settings import GroundworkSettings
 from resources.engines.opensearch import shard_limit_for_heap
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
-from resources.platform import EngineEndpoints
-from resources.settings import GroundworkSettings
-from tests.conformance.fixtures import chunk
+from testbed.index_records import chunk
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ import uuid
 from opensearchpy import helpers
 
 from groundwork.ports import AccessScope
+from resources.composition.platform import EngineEndpoints
 from resources.opensearch.keyword_index import (
     INDEX_SETTINGS,
     MAPPINGS,
     OpenSearchKeywordIndex,
     client_for,
 )
-from resources.platform import EngineEndpoints
 
 
 def test_a_shared_legacy_index_is_split_per_tenant(engines: EngineEndpoints) -> None:

@@ -15,7 +15,7 @@ from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 from pipelines.definitions import ALL_ASSETS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from groundwork.retrieval.kernel import RetrievalPolicy
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import resource, run_pipeline
 

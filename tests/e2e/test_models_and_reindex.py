@@ -9,15 +9,16 @@ import dagster as dg
 import pytest
 
 from assets.partitions import tenant_model_key
+from groundwork.embedding_models import MINILM_L6_V2_INT8
 from groundwork.errors import EngineUnavailable
-from groundwork.models import MINILM_L6_V2_INT8
-from groundwork.models_serving import Switched, SwitchRefused, rollback_model, switch_model
-from groundwork.pipeline import embed_pending, summarize_pending
+from groundwork.model_cutover import Switched, SwitchRefused, rollback_model, switch_model
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
+from groundwork.stages.embeddings import embed_pending
+from groundwork.stages.summary_layer import summarize_pending
 from pipelines.definitions import ALL_ASSETS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
 LONG = "# Handbook\n\n" + "\n\n".join(
@@ -99,9 +100,11 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
             {f"extra-{i}.md": f"# Extra {i}\n\nExtra document number {i}.\n"},
         )
     # register + extract + chunk the new files without embedding them
-    from groundwork.folder_sync import sync_inbox
-    from groundwork.pipeline import chunk_pending, extract_pending, keyword_index_pending
-    from resources.sniffing import sniff_media_type
+    from groundwork.connectors.folder_sync import sync_inbox
+    from groundwork.stages.chunks import chunk_pending
+    from groundwork.stages.extraction import extract_pending
+    from groundwork.stages.keyword_index import keyword_index_pending
+    from resources.inspection.sniffing import sniff_media_type
 
     synced = sync_inbox(
         platform.catalog,
@@ -152,7 +155,7 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
 def test_the_old_models_vectors_are_retired_only_after_the_grace_period(
     platform: Platform, tenant, index_prefix: str
 ) -> None:
-    from groundwork.models_serving import retire_models
+    from groundwork.model_cutover import retire_models
 
     tenant_id, instance = tenant
     default = platform.settings.default_model_key
@@ -184,7 +187,7 @@ def test_every_model_partition_has_a_vector_table_shaped_like_the_first(
     """A model added to KNOWN_MODELS needs its own table with every column,
     index and wall policy the migrations gave the first one (a table created
     from 0002 alone would lack tags, layer, the live-tenant index)."""
-    from groundwork.models import BGE_SMALL_EN_V15_Q, KNOWN_MODELS
+    from groundwork.embedding_models import BGE_SMALL_EN_V15_Q, KNOWN_MODELS
 
     def shape(model_key: str) -> tuple[object, ...]:
         table = f"embeddings_{model_key}"

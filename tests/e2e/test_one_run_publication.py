@@ -15,7 +15,7 @@ from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
 from pipelines.definitions import build_definitions
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, write_inbox
 
 

@@ -16,14 +16,14 @@ from collections.abc import Iterator
 import pytest
 
 from groundwork.services.health import KeywordClusterState
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.opensearch import EmbeddedOpenSearchCluster
 from resources.opensearch.keyword_index import (
     SEARCH_TIMEOUT_SECONDS,
     OpenSearchKeywordIndex,
     client_for,
 )
-from resources.settings import PROJECT_ROOT, GroundworkSettings
-from tests.cluster_failover import index_tenants, lose_a_node
+from testbed.cluster_failover import index_tenants, lose_a_node
 
 #: a search may fail only this long after the kill (measured: see the report)
 FAILOVER_BOUND_SECONDS = 10.0

@@ -16,7 +16,7 @@ from groundwork.documents import (
     FailureReason,
 )
 from groundwork.extract import extract
-from resources.extraction_worker import ExtractionWorker
+from resources.engines.extraction_worker import ExtractionWorker
 
 MB = 1024 * 1024
 WORKER_CEILING = 1024 * MB

@@ -19,7 +19,7 @@ from groundwork.retrieval.kernel import (
 from groundwork.retrieval.outcome import Found
 from groundwork.services import retrieval
 from groundwork.services.retrieval import SearchQuery
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from tests.e2e.helpers import resource, run_pipeline, tenant_with_notes, write_inbox
 
 RUNBOOK = """# Runbook
@@ -200,7 +200,8 @@ def test_runs_and_checks_are_recorded_per_partition(platform: Platform, two_tena
 
 
 def test_an_extraction_left_behind_by_a_dead_worker_is_picked_up(platform: Platform) -> None:
-    from groundwork.pipeline import extract_pending, register_file
+    from groundwork.stages.extraction import extract_pending
+    from groundwork.stages.registration import register_file
 
     tenant = f"d-{uuid.uuid4().hex[:8]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
@@ -234,7 +235,7 @@ def test_extraction_fans_out_over_every_worker_it_is_given(platform: Platform) -
     import threading
 
     from groundwork.extract import extract
-    from groundwork.pipeline import extract_pending
+    from groundwork.stages.extraction import extract_pending
 
     tenant = tenant_with_notes(platform, "f", 8)
     barrier = threading.Barrier(2, timeout=10)
@@ -269,7 +270,7 @@ def test_an_infrastructure_error_in_one_extraction_worker_fails_the_run(platform
     pending for the retry instead of being recorded as failed."""
     from groundwork.errors import CapabilityUnavailable
     from groundwork.extract import extract
-    from groundwork.pipeline import extract_pending
+    from groundwork.stages.extraction import extract_pending
 
     tenant = tenant_with_notes(platform, "i", 6)
 
@@ -284,7 +285,8 @@ def test_an_infrastructure_error_in_one_extraction_worker_fails_the_run(platform
 
 
 def test_a_version_whose_bytes_are_gone_fails_once_instead_of_forever(platform: Platform) -> None:
-    from groundwork.pipeline import extract_pending, register_file
+    from groundwork.stages.extraction import extract_pending
+    from groundwork.stages.registration import register_file
 
     tenant = f"g-{uuid.uuid4().hex[:8]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)

@@ -12,20 +12,18 @@ import dagster as dg
 
 from groundwork.chunking import Chunk, chunk_id_for
 from groundwork.documents import Location
-from groundwork.pipeline import (
-    chunk_pending,
-    embed_pending,
-    extract_pending,
-    keyword_index_pending,
-    publish_ready,
-    register_file,
-    summarize_pending,
-)
 from groundwork.ports import AccessScope, IndexedChunk
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found
+from groundwork.stages.chunks import chunk_pending
+from groundwork.stages.embeddings import embed_pending
+from groundwork.stages.extraction import extract_pending
+from groundwork.stages.keyword_index import keyword_index_pending
+from groundwork.stages.publication import publish_ready
+from groundwork.stages.registration import register_file
+from groundwork.stages.summary_layer import summarize_pending
+from resources.composition.platform import Platform
 from resources.opensearch.keyword_index import INDEX_SETTINGS, OpenSearchKeywordIndex
-from resources.platform import Platform
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
 POISON = "".join("abcdefghijklmnopqrstuvwxyz0123456789"[i % 36] for i in range(40_000))

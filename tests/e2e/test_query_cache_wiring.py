@@ -4,8 +4,8 @@ repeated search skips the model; ingest and eval processes do not."""
 from __future__ import annotations
 
 from groundwork.embedding_cache import QueryEmbeddingCache
-from resources.platform import EngineEndpoints, Platform, connect
-from resources.settings import GroundworkSettings
+from resources.composition.platform import EngineEndpoints, Platform, connect
+from resources.composition.settings import GroundworkSettings
 from tests.conftest import TEST_DATABASE
 
 

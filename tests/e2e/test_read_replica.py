@@ -21,15 +21,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from groundwork.lifecycle import purge_deleted
-from groundwork.pipeline import register_file
 from groundwork.ports import DEFAULT_KEY_SCOPES, AccessScope, IndexedChunk, VectorRecord
 from groundwork.services.scopes import Scope
+from groundwork.stages.registration import register_file
+from resources.composition.platform import EngineEndpoints, Platform, connect
+from resources.composition.settings import GroundworkSettings
 from resources.engines.postgres_standby import EmbeddedStandby
-from resources.platform import EngineEndpoints, Platform, connect
 from resources.postgres.read_replica import ReplicaUse
-from resources.settings import GroundworkSettings
 from retrieval_api.app import create_app
-from tests.conformance.fixtures import chunk, new_tenant, unit_vector
+from testbed.index_records import chunk, new_tenant, unit_vector
 from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered
 

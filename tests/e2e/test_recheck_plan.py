@@ -20,7 +20,7 @@ from __future__ import annotations
 import psycopg
 
 from groundwork.ports import AccessScope
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from resources.postgres.catalog import PostgresCatalog
 from resources.postgres.catalog_parts.reading import RECHECK_SQL, PublishedChunkReader
 from resources.postgres.database import open_pool

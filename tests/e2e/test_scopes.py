@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from groundwork.services.scopes import ALL_SCOPES, OPERATION_SCOPES
 from groundwork.tools.registry import TOOLS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import ROUTERS, create_app
 from retrieval_api.scopes import ROUTE_OPERATIONS, TOOL_CALL, authorizes_in_its_thread
 

@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assets.summary_layer import SUMMARY_DRIFT, summary_drift_check
-from groundwork.services.tool_dispatch import ToolDispatcher
+from groundwork.tools.dispatch import ToolDispatcher
 from pipelines.definitions import ALL_ASSETS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from tests.e2e.helpers import TENANT_STAGES, resource, run_pipeline, write_inbox
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from groundwork_cli.supervisor import Supervisor
-from resources.settings import GroundworkSettings
+from resources.composition.settings import GroundworkSettings
 
 
 def test_a_killed_child_is_restarted_and_the_crash_logged(tmp_path: Path) -> None:
@@ -45,8 +45,8 @@ def test_a_supervised_process_never_starts_an_engine(tmp_path: Path) -> None:
     import pytest
 
     from groundwork.errors import EngineUnavailable
+    from resources.composition.platform import ensure_engines
     from resources.engines.postgres import EmbeddedPostgres
-    from resources.platform import ensure_engines
 
     settings = dataclasses.replace(
         GroundworkSettings.from_env(), home=tmp_path, engines_managed=True

@@ -11,9 +11,9 @@ import dagster as dg
 import pytest
 from fastapi.testclient import TestClient
 
-from bench.table_pdfs import senate_expenditure_pdf
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
+from testbed.table_pdfs import senate_expenditure_pdf
 from tests.e2e.helpers import resource, run_pipeline
 from tests.unit.test_table_rows import _inventory_xlsx
 

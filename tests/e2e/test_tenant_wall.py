@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from groundwork.pipeline import register_file
-from resources.platform import Platform
+from groundwork.stages.registration import register_file
+from resources.composition.platform import Platform
 from resources.postgres.database import outside_a_transaction
 from resources.postgres.tenant_wall import TenantWalledPool
 

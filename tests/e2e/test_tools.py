@@ -19,12 +19,12 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from groundwork.tools.registry import TOOLS
-from resources.platform import Platform
-from resources.settings import PROJECT_ROOT
+from resources.composition.platform import Platform
+from resources.composition.settings import PROJECT_ROOT
 from retrieval_api.app import create_app
+from testbed import documents as make
 from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import resource, run_pipeline
-from tests.fixtures import documents as make
 
 # ~100 KiB of Markdown with multi-byte characters, so windows must not split them
 LONG = "# Handbook\n\n" + "".join(
@@ -293,7 +293,7 @@ def test_the_drilldown_cap_holds_across_processes(
 ) -> None:
     """The HTTP workers and the MCP server each have their own dispatcher; a
     turn's cap is one cap, not one per process (it was counted in memory)."""
-    from groundwork.services.tool_dispatch import ToolDispatcher
+    from groundwork.tools.dispatch import ToolDispatcher
 
     http_worker = ToolDispatcher(lambda: platform, drilldown_cap=2)
     mcp_server = ToolDispatcher(lambda: platform, drilldown_cap=2)
@@ -318,7 +318,7 @@ def test_drilldown_is_capped_per_server_issued_turn(
     the same cap."""
     from fastapi.testclient import TestClient
 
-    from groundwork.services.tool_dispatch import ToolDispatcher
+    from groundwork.tools.dispatch import ToolDispatcher
     from retrieval_api.app import create_app
 
     dispatcher = ToolDispatcher(lambda: platform, drilldown_cap=2)

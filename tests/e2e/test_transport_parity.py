@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from resources.platform import Platform
-from resources.settings import PROJECT_ROOT
+from resources.composition.platform import Platform
+from resources.composition.settings import PROJECT_ROOT
 from retrieval_api.app import create_app
 from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import resource, run_pipeline

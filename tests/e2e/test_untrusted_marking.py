@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from agent_tools.mcp_server import _as_text, carries_file_text
 from groundwork.tools.registry import TOOLS
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 
 #: names that, in a response, would carry a file's text unmarked

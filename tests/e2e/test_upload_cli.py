@@ -11,11 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.api_server import serve_api
 from groundwork_cli.main import main
-from resources.platform import Platform
+from resources.composition.platform import Platform
+from testbed import documents as make
+from testbed.api_server import serve_api
 from tests.conftest import TEST_DATABASE
-from tests.fixtures import documents as make
 
 
 @pytest.fixture(scope="module")

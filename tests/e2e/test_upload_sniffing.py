@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from fastapi.testclient import TestClient
 
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 
 

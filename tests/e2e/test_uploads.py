@@ -7,9 +7,9 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from resources.platform import Platform
+from resources.composition.platform import Platform
 from retrieval_api.app import create_app
-from tests.fixtures import documents as make
+from testbed import documents as make
 
 
 @pytest.fixture(scope="module")

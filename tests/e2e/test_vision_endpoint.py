@@ -15,8 +15,8 @@ from groundwork.documents import ExtractedDocument
 from groundwork.errors import CapabilityUnavailable, InvalidRequest
 from groundwork.extract.image import DESCRIPTION_LABEL
 from groundwork.ports import VisionProvider
-from resources.extraction_worker import ExtractionWorker
-from resources.vision import MAX_IMAGE_BYTES, OpenAICompatibleVision, configured_vision
+from resources.engines.extraction_worker import ExtractionWorker
+from resources.models.vision import MAX_IMAGE_BYTES, OpenAICompatibleVision, configured_vision
 from tests.chat_endpoint import ChatEndpoint, serving
 
 

@@ -16,7 +16,7 @@ from groundwork.documents import (
 )
 from groundwork.extract import DOCX, PPTX, XLSX, extract
 from groundwork.reading import extract_tables
-from tests.fixtures import documents as make
+from testbed import documents as make
 
 needs_tesseract = pytest.mark.skipif(
     shutil.which("tesseract") is None, reason="tesseract-ocr is not installed (./run installs it)"
@@ -70,7 +70,7 @@ def test_a_scan_without_ocr_is_no_text_layer() -> None:
 @needs_tesseract
 @pytest.mark.parametrize("rotation", [0, 90, 180, 270])
 def test_scans_are_ocred_upright_with_confidence(rotation: int) -> None:
-    from resources.ocr_tesseract import TesseractOcr
+    from resources.models.ocr_tesseract import TesseractOcr
 
     doc = _ok(
         extract(make.scanned_pdf(rotation), "application/pdf", "scan.pdf", ocr=TesseractOcr())
@@ -86,7 +86,7 @@ def test_scans_are_ocred_upright_with_confidence(rotation: int) -> None:
 def test_low_ocr_confidence_is_flagged_on_the_document() -> None:
     from PIL import ImageFilter
 
-    from resources.ocr_tesseract import TesseractOcr
+    from resources.models.ocr_tesseract import TesseractOcr
 
     blurred = (
         make.text_image(make.SCAN_LINES).resize((420, 220)).filter(ImageFilter.GaussianBlur(1.4))
@@ -202,7 +202,7 @@ def test_audio_is_transcribed_with_timestamps(tmp_path: Path) -> None:
     wav = make.speech_wav("The quarterly revenue rose eleven percent.", tmp_path)
     if wav is None:
         pytest.skip("espeak-ng is not installed (./run installs it)")
-    from resources.transcription_whisper import WhisperTranscriber
+    from resources.models.transcription_whisper import WhisperTranscriber
 
     doc = _ok(extract(wav, "audio/x-wav", "memo.wav", transcriber=WhisperTranscriber()))
     text = " ".join(b.text for b in doc.blocks).lower()
@@ -222,7 +222,7 @@ def test_garbage_text_layers_are_detected() -> None:
 
 def test_vision_without_a_model_says_unavailable_never_invents() -> None:
     from groundwork.errors import CapabilityUnavailable
-    from resources.vision import UnconfiguredVision
+    from resources.models.vision import UnconfiguredVision
 
     with pytest.raises(CapabilityUnavailable, match="no vision model endpoint"):
         UnconfiguredVision().describe(make.png(make.text_image(["hello"])))

@@ -13,8 +13,8 @@ from groundwork.errors import CapabilityUnavailable
 from groundwork.extract import extract
 from groundwork.extract.image import DESCRIPTION_LABEL
 from groundwork.ports import ImageDescription
+from testbed import documents as make
 from tests.fakes import ScriptedOcr
-from tests.fixtures import documents as make
 
 
 class _Vision:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from groundwork.inbox import inbox_fingerprint, inbox_tenants, scan_tenant_inbox
+from groundwork.connectors.inbox import inbox_fingerprint, inbox_tenants, scan_tenant_inbox
 
 
 def test_subjects_are_inherited_from_the_nearest_marker(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """PDF tables as they are on the page, and OCR only where a page has no text.
 
-Every PDF here is drawn by the test (bench/table_pdfs.py with fpdf2): the rows
+Every PDF here is drawn by the test (testbed/table_pdfs.py with fpdf2): the rows
 it was drawn from are the ground truth."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from collections import Counter
 import pytest
 from fpdf import FPDF
 
-from bench.table_pdfs import GeneratedPdf, generated_corpus, senate_expenditure_pdf
 from groundwork.chunking import ChunkingPolicy, chunk_blocks
 from groundwork.documents import BlockKind, ExtractedDocument
 from groundwork.extract import extract
 from groundwork.reading import extract_tables
+from testbed import documents as make
+from testbed.table_pdfs import GeneratedPdf, generated_corpus, senate_expenditure_pdf
 from tests.fakes import ScriptedOcr
-from tests.fixtures import documents as make
 
 CORPUS = {generated.name: generated for generated in generated_corpus()}
 
@@ -151,7 +151,7 @@ def test_a_pdf_of_text_and_scanned_pages_ocrs_only_the_scans() -> None:
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
 def test_the_scanned_pages_text_comes_from_tesseract_on_those_pages_only() -> None:
-    from resources.ocr_tesseract import TesseractOcr
+    from resources.models.ocr_tesseract import TesseractOcr
 
     class Counting(TesseractOcr):
         calls = 0
@@ -287,7 +287,7 @@ def test_a_wrapped_first_column_under_column_rules_stays_in_its_row() -> None:
 def test_two_tables_of_one_width_on_a_page_stay_two() -> None:
     """Completing the frame of a table ruled only inside must not join it to
     another table of the same width further down the page."""
-    from bench.table_pdfs import _ledger_rows, _new_pdf, _table
+    from testbed.table_pdfs import _ledger_rows, _new_pdf, _table
 
     rng = random.Random(7)
     first, second = _ledger_rows(rng, 6), _ledger_rows(rng, 4)

@@ -125,7 +125,7 @@ def test_characters_pdfium_counts_apart_do_not_shift_the_words_after_them(mark: 
     character indices count the first and count the second as two: read by
     index, every box after one belonged to another character, and the table
     below came out wrong."""
-    from bench.table_pdfs import _ledger_rows, _table
+    from testbed.table_pdfs import _ledger_rows, _table
 
     rows = _ledger_rows(random.Random(5), 8)
     pdf = FPDF(format="letter")
@@ -150,7 +150,7 @@ def test_a_table_drawn_after_the_text_below_it_is_read_in_its_place() -> None:
     """Reading order is the page's, not the drawing's: a table the content
     stream draws after the paragraph under it still comes before that
     paragraph (and not before a footer the stream draws first)."""
-    from bench.table_pdfs import _ledger_rows, _table
+    from testbed.table_pdfs import _ledger_rows, _table
 
     rows = _ledger_rows(random.Random(9), 6)
     pdf = FPDF(format="letter")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from groundwork.embedding_cache import QueryEmbeddingCache
-from groundwork.models import BGE_SMALL_EN_V15_Q, EmbeddingModelRef
+from groundwork.embedding_models import BGE_SMALL_EN_V15_Q, EmbeddingModelRef
 from groundwork.ports import EmbeddingProvider
 
 

@@ -1,5 +1,5 @@
-"""The scale bench's corpus and its stand-in embedder (bench/scale_corpus.py,
-bench/topic_mix_embedder.py): a document becomes exactly its planned chunks
+"""The scale bench's corpus and its stand-in embedder (testbed/scale_corpus.py,
+testbed/topic_mix_embedder.py): a document becomes exactly its planned chunks
 through the real extraction and chunking, and every chunk is recognised by
 the embedder, so a million-chunk load is neither miscounted nor silently
 embedded by the real model."""
@@ -11,7 +11,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from bench.scale_corpus import (
+from groundwork.chunking import ChunkingPolicy, chunk_blocks
+from groundwork.documents import ExtractedDocument
+from groundwork.embedding_models import BGE_SMALL_EN_V15_Q
+from groundwork.extract import extract
+from groundwork.ports import EmbeddingProvider
+from resources.composition.settings import GroundworkSettings
+from resources.models.embeddings import load_embedding_provider
+from testbed.scale_corpus import (
     CHUNKS_PER_SOURCE,
     MAX_SENTENCE_CHARS,
     MAX_SENTENCE_TOKENS,
@@ -19,14 +26,7 @@ from bench.scale_corpus import (
     documents_for,
     topic_documents_from,
 )
-from bench.topic_mix_embedder import TopicMixEmbedder
-from groundwork.chunking import ChunkingPolicy, chunk_blocks
-from groundwork.documents import ExtractedDocument
-from groundwork.extract import extract
-from groundwork.models import BGE_SMALL_EN_V15_Q
-from groundwork.ports import EmbeddingProvider
-from resources.embeddings import load_embedding_provider
-from resources.settings import GroundworkSettings
+from testbed.topic_mix_embedder import TopicMixEmbedder
 
 SUBJECTS = [
     ("Cardiac", "heart rhythm", "atrial fibrillation", "the left ventricle"),

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from groundwork.uploads import check_content
-from resources.sniffing import sniff_media_type
+from groundwork.upload_policy import check_content
+from resources.inspection.sniffing import sniff_media_type
 
 BINARY_TYPES = {
     "application/pdf",

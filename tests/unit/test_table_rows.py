@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 import openpyxl
 from fpdf import FPDF
 
-from bench.table_pdfs import senate_expenditure_pdf
 from groundwork.chunking import Chunk, ChunkingPolicy, chunk_blocks
 from groundwork.citation_check import CitationMiss, CitationVerified, verify_citation
 from groundwork.citations import Citation, excerpt
 from groundwork.documents import Block, BlockKind, ExtractedDocument, Location, Table
 from groundwork.extract import extract
 from groundwork.reading import extract_tables
+from testbed.table_pdfs import senate_expenditure_pdf
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 POLICY = ChunkingPolicy(max_tokens=200)

@@ -14,9 +14,9 @@ from psycopg.rows import dict_row
 
 from groundwork.citations import Citation
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason, Location
-from groundwork.pipeline import RETIRE_GRACE_SECONDS
 from groundwork.ports import AccessScope
 from groundwork.retrieval.outcome import ChunkView
+from groundwork.stages.publication import RETIRE_GRACE_SECONDS
 from resources.postgres.catalog_parts.common import StoreBase
 from resources.postgres.database import translated_errors
 

@@ -11,7 +11,7 @@ from groundwork.catalog import (
     Unchanged,
 )
 from groundwork.errors import InvalidRequest
-from groundwork.pipeline import blob_key_for
+from groundwork.stages.registration import blob_key_for
 from resources.postgres.catalog_parts.common import StoreBase
 from resources.postgres.database import translated_errors
 

@@ -22,8 +22,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from groundwork.errors import CapabilityUnavailable
-from groundwork.models import (
+from groundwork.embedding_models import (
     BGE_SMALL_EN_V15,
     BGE_SMALL_EN_V15_Q,
     E5_SMALL_V2_Q,
@@ -31,7 +30,8 @@ from groundwork.models import (
     EmbeddingModelRef,
     Pooling,
 )
-from resources.machine import available_cores
+from groundwork.errors import CapabilityUnavailable
+from resources.composition.machine import available_cores
 
 
 @dataclass(frozen=True, slots=True)

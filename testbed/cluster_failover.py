@@ -20,7 +20,7 @@ from groundwork.errors import GroundworkError
 from groundwork.ports import AccessScope
 from resources.engines.opensearch import EmbeddedOpenSearchCluster
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex
-from tests.conformance.fixtures import chunk
+from testbed.index_records import chunk
 
 SUBJECTS = ("team:a",)
 QUERY = "replica failover"

@@ -2,7 +2,7 @@
 
 Two cores embed bge-small at a few dozen chunks a second, so a 1M-chunk
 corpus cannot be embedded for real. This provider gives a chunk whose text
-quotes sentences of known SciFact documents (`bench/scale_corpus.py`) the
+quotes sentences of known SciFact documents (`testbed/scale_corpus.py`) the
 normalised mix of those documents' real model vectors: the document most of
 its sentences come from at weight 1, any other at `SECOND_WEIGHT`, plus
 Gaussian noise seeded by the text's hash (so the same text always gets the
@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bench.scale_corpus import sentence_key
-from groundwork.models import EmbeddingModelRef
+from groundwork.embedding_models import EmbeddingModelRef
 from groundwork.ports import EmbeddingProvider
+from testbed.scale_corpus import sentence_key
 
 SECOND_WEIGHT = 0.35
 

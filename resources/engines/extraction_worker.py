@@ -2,7 +2,7 @@
 
 Parsers run on attacker-controlled bytes: pdfminer took 18 s on one page here,
 and a decompression bomb can eat all memory. The child (a plain
-`python -m resources.extraction_worker` subprocess, so nothing depends on how
+`python -m resources.engines.extraction_worker` subprocess, so nothing depends on how
 the parent was started) has an address-space ceiling (RLIMIT_AS); the parent
 enforces the timeout from outside by killing it, and the next document gets a
 fresh child. Document problems come back as failure values; infrastructure
@@ -88,7 +88,7 @@ class ExtractionWorker:
                 [
                     sys.executable,
                     "-m",
-                    "resources.extraction_worker",
+                    "resources.engines.extraction_worker",
                     str(self.memory_limit),
                     str(int(self.with_ocr)),
                 ],
@@ -195,13 +195,13 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
     ocr = None
     if with_ocr:
         try:
-            from resources.ocr_tesseract import TesseractOcr
+            from resources.models.ocr_tesseract import TesseractOcr
 
             ocr = TesseractOcr()
         except GroundworkError:
             ocr = None
     transcriber = _LazyTranscriber()
-    from resources.vision import OpenAICompatibleVision, configured_vision
+    from resources.models.vision import OpenAICompatibleVision, configured_vision
 
     configured = configured_vision()  # off unless GROUNDWORK_VISION_URL is set
     vision = configured if isinstance(configured, OpenAICompatibleVision) else None
@@ -243,13 +243,13 @@ class _LazyTranscriber:
 
     def _get(self) -> TranscriptionProvider:
         if self._inner is None:
-            from resources.transcription_whisper import WhisperTranscriber
+            from resources.models.transcription_whisper import WhisperTranscriber
 
             self._inner = WhisperTranscriber()
         return self._inner
 
     def duration_seconds(self, media: bytes) -> float:
-        from resources.transcription_whisper import media_duration_seconds
+        from resources.models.transcription_whisper import media_duration_seconds
 
         return media_duration_seconds(media)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.catalog import Catalog
-from groundwork.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
+from groundwork.connectors.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
 from groundwork.lifecycle import Indexes, change_subjects, request_deletion
-from groundwork.pipeline import register_file
 from groundwork.ports import BlobStore, MalwareScanner
+from groundwork.stages.registration import register_file
 
 Sniffer = Callable[[bytes, str], str]
 

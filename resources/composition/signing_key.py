@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from resources.settings import GroundworkSettings
+from resources.composition.settings import GroundworkSettings
 
 
 def signing_secret(settings: GroundworkSettings) -> bytes:

@@ -17,8 +17,8 @@ from groundwork.ports import Principal
 from groundwork.services.hygiene import check_value
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.scopes import require_scope
-from groundwork.services.tool_handlers import HANDLERS, Handler, get_chunks
 from groundwork.services.turns import TurnLedger
+from groundwork.tools.handlers import HANDLERS, Handler, get_chunks
 from groundwork.tools.registry import DEFAULT_DRILLDOWN_CAP, TOOLS
 from groundwork.tools.spec import ToolRefusal, ToolSpec
 

@@ -16,7 +16,7 @@ import httpx
 
 from groundwork.errors import CapabilityUnavailable, InvalidRequest
 from groundwork.ports import ImageDescription
-from resources.llm import OpenAICompatibleChat
+from resources.models.llm import OpenAICompatibleChat
 
 #: what one request may carry (as base64 it grows by a third)
 MAX_IMAGE_BYTES = 8 * 1024 * 1024

@@ -12,10 +12,10 @@ import threading
 import dagster as dg
 from pydantic import PrivateAttr
 
-from resources.extraction_worker import DEFAULT_MEMORY_LIMIT, ExtractionWorker
-from resources.machine import available_cores
-from resources.platform import Platform, connect, ensure_engines
-from resources.settings import GroundworkSettings
+from resources.composition.machine import available_cores
+from resources.composition.platform import Platform, connect, ensure_engines
+from resources.composition.settings import GroundworkSettings
+from resources.engines.extraction_worker import DEFAULT_MEMORY_LIMIT, ExtractionWorker
 
 _PLATFORMS: dict[tuple[str, str, str], Platform] = {}
 _LOCK = threading.Lock()
@@ -46,8 +46,8 @@ class EnginesNotRunning(Exception):
 
 def engines_running(settings: GroundworkSettings) -> str | None:
     """None when every engine this process needs is up; else which one is not."""
+    from resources.composition.platform import embedded_opensearch
     from resources.engines.postgres import EmbeddedPostgres
-    from resources.platform import embedded_opensearch
 
     if not settings.database_url and not EmbeddedPostgres(settings.pgdata).is_running():
         return "PostgreSQL"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from groundwork.catalog import Catalog
 from groundwork.errors import StaleGeneration
-from groundwork.pipeline import store_agreement
 from groundwork.ports import KeywordIndex, VectorIndex
+from groundwork.stages.publication import store_agreement
 
 
 @dataclass(frozen=True, slots=True)

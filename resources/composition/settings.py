@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundwork.models import DEFAULT_MODEL_KEY, model_by_key
+from groundwork.embedding_models import DEFAULT_MODEL_KEY, model_by_key
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True, slots=True)

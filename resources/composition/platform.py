@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundwork.embedding_cache import QueryEmbeddingCache
+from groundwork.embedding_models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.errors import EngineUnavailable
 from groundwork.lifecycle import Indexes
-from groundwork.models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.ports import (
     AccessScope,
     EmbeddingProvider,
@@ -34,16 +34,20 @@ from groundwork.summaries import Summarizer
 if TYPE_CHECKING:
     from groundwork.services.health import HealthProbes
     from groundwork.services.platform import PlatformPorts
-    from groundwork.services.tool_dispatch import WalledPlatform
-from resources.blobstore import FilesystemBlobStore
-from resources.embeddings import load_embedding_provider
+    from groundwork.tools.dispatch import WalledPlatform
+from resources.blobs.filesystem import FilesystemBlobStore
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.composition.signing_key import signing_secret
 from resources.engines.clamd import EmbeddedClamd
 from resources.engines.opensearch import EmbeddedOpenSearch, shard_limit_for_heap
 from resources.engines.postgres import EmbeddedPostgres
-from resources.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
-from resources.llm import configured_summarizer
-from resources.malware_clamd import ClamdScanner
+from resources.inspection.malware_clamd import ClamdScanner
+from resources.inspection.sniffing import sniff_media_type, sniff_path
+from resources.models.embeddings import load_embedding_provider
+from resources.models.llm import configured_summarizer
+from resources.models.vision import configured_vision
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for
+from resources.orchestration.ingest_trigger import DagsterIngestTrigger, NoIngestTrigger
 from resources.postgres.artifacts import PostgresArtifacts
 from resources.postgres.catalog import PostgresCatalog
 from resources.postgres.catalog_parts.reading import PublishedChunkReader
@@ -53,10 +57,6 @@ from resources.postgres.keyword_index import PostgresKeywordIndex
 from resources.postgres.read_replica import ReadReplica
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
-from resources.settings import PROJECT_ROOT, GroundworkSettings
-from resources.signing_key import signing_secret
-from resources.sniffing import sniff_media_type, sniff_path
-from resources.vision import configured_vision
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from groundwork.reading import (
     read_document,
 )
 from groundwork.render import ExportFormat
-from groundwork.rendering import to_markdown
+from groundwork.render.markdown import to_markdown
 from groundwork.services import artifacts as artifact_service
 from groundwork.services import retrieval, turns
 from groundwork.services.platform import PlatformPorts
