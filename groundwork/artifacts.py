@@ -27,6 +27,7 @@ from groundwork.artifact_edits import (
     apply_edits,
     proposal_digest,
 )
+from groundwork.artifact_staleness import CitationStates
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
@@ -161,13 +162,15 @@ class StaleGenerationError(Exception):
         self.current = current
 
 
-class ArtifactStore(Protocol):
+class ArtifactStore(CitationStates, Protocol):
     """Artifact rows in the catalog database.
 
     Contract: `commit_version` is the only way the generation moves; it checks
     `expected_generation` under a row lock, so of two concurrent writers
     exactly one wins and the other gets StaleGenerationError. Reads take a
-    scope and answer None for hidden and missing alike.
+    scope and answer None for hidden and missing alike. The store reports the
+    cited chunks' and sources' states (`CitationStates`); whether that makes a
+    version stale is groundwork.artifact_staleness's rule.
     """
 
     def commit_version(
@@ -190,10 +193,6 @@ class ArtifactStore(Protocol):
     def files(
         self, scope: AccessScope, artifact_id: str, generation: int
     ) -> list[ArtifactFile]: ...
-
-    def stale_reasons(
-        self, tenant_id: str, derived_from: Sequence[dict[str, str]]
-    ) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,11 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from groundwork.artifact_staleness import CitedChunk, CitedSource
 from groundwork.artifacts import (
     ArtifactFile,
     ArtifactRecord,
@@ -467,7 +468,8 @@ class InMemoryChunkReader:
 
 
 class InMemoryBlobStore:
-    """The BlobStore port in a dict (passes tests/conformance/test_blob_store.py)."""
+    """The BlobStore port in a dict (passes tests/conformance/test_blob_store.py).
+    Cannot sign URLs (presign_get is None), as the filesystem adapter."""
 
     def __init__(self) -> None:
         self._blobs: dict[str, bytes] = {}
@@ -479,13 +481,21 @@ class InMemoryBlobStore:
         if key not in self._blobs:
             self._blobs[key] = source.read_bytes()
 
+    def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
+        self._blobs[key] = b"".join(pieces)  # stored only once every piece is in
+
     def get(self, key: str) -> bytes:
         if key not in self._blobs:
             raise NotFound(f"blob {key} not found")
         return self._blobs[key]
 
-    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
+    def read_chunks(
+        self, key: str, chunk_size: int = 0, *, offset: int = 0, length: int | None = None
+    ) -> Iterator[bytes]:
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError("a range starts at 0 or later and has a length of 0 or more")
         data = self.get(key)
+        data = data[offset:] if length is None else data[offset : offset + length]
         size = chunk_size or 65536
         for start in range(0, len(data), size):
             yield data[start : start + size]
@@ -498,6 +508,11 @@ class InMemoryBlobStore:
 
     def list_keys(self) -> Iterator[str]:
         yield from sorted(self._blobs)
+
+    def presign_get(
+        self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
+    ) -> str | None:
+        return None
 
 
 class SignatureScanner:
@@ -662,15 +677,25 @@ class FakeSource:
     active: bool = True
 
 
+@dataclasses.dataclass(frozen=True)
+class FakeChunk:
+    tenant_id: str
+    source_id: str
+    content_hash: str
+
+
 class InMemoryArtifacts:
-    """The ArtifactStore and ExportStore ports in dicts, over a shared map of
-    sources (passes tests/conformance/test_artifact_store.py): the generation
+    """The ArtifactStore and ExportStore ports in dicts, over shared maps of
+    sources and chunks (passes tests/conformance/test_artifact_store.py): the generation
     moves only in commit_version, under one lock; reads answer None / [] for
     hidden and missing alike; one export row per (tenant, artifact,
     generation, format), a failed one reclaimed."""
 
-    def __init__(self, sources: dict[str, FakeSource]) -> None:
+    def __init__(
+        self, sources: dict[str, FakeSource], chunks: dict[str, FakeChunk] | None = None
+    ) -> None:
         self.sources = sources
+        self.chunks = chunks if chunks is not None else {}
         self._lock = threading.Lock()
         self._artifacts: dict[str, tuple[str, str, int, datetime]] = {}
         self._versions: dict[str, list[ArtifactVersion]] = {}
@@ -772,18 +797,22 @@ class InMemoryArtifacts:
             return None
         return found
 
-    def stale_reasons(self, tenant_id: str, derived_from: Sequence[dict[str, str]]) -> list[str]:
-        reasons: list[str] = []
-        refs = sorted(
-            {r["source_id"]: r["version_id"] for r in derived_from if "source_id" in r}.items()
-        )
-        for source_id, version_id in refs:
-            source = self.sources.get(source_id)
-            if source is None or source.tenant_id != tenant_id or not source.active:
-                reasons.append(f"source {source_id} was deleted")
-            elif source.current_version_id != version_id:
-                reasons.append(f"source {source_id} has a newer version than the one used")
-        return reasons
+    def cited_chunks(self, tenant_id: str, chunk_ids: Sequence[str]) -> dict[str, CitedChunk]:
+        found: dict[str, CitedChunk] = {}
+        for chunk_id in chunk_ids:
+            chunk = self.chunks.get(chunk_id)
+            if chunk is None or chunk.tenant_id != tenant_id:
+                continue
+            source = self.sources.get(chunk.source_id)
+            found[chunk_id] = CitedChunk(chunk.content_hash, bool(source and source.active))
+        return found
+
+    def cited_sources(self, tenant_id: str, source_ids: Sequence[str]) -> dict[str, CitedSource]:
+        return {
+            source_id: CitedSource(source.current_version_id, source.active)
+            for source_id in source_ids
+            if (source := self.sources.get(source_id)) is not None and source.tenant_id == tenant_id
+        }
 
     def claim_export(
         self, tenant_id: str, artifact_id: str, generation: int, fmt: str

@@ -12,6 +12,7 @@ from typing import Any
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from groundwork.artifact_staleness import CitedChunk, CitedSource
 from groundwork.artifacts import (
     ArtifactFile,
     ArtifactRecord,
@@ -191,40 +192,27 @@ class PostgresArtifacts:
             ).fetchone()
         return ArtifactFile(*row) if row else None
 
-    def stale_reasons(self, tenant_id: str, derived_from: Sequence[dict[str, str]]) -> list[str]:
-        chunk_refs = {r["chunk_id"]: r["content_hash"] for r in derived_from if "chunk_id" in r}
-        source_refs = {r["source_id"]: r["version_id"] for r in derived_from if "source_id" in r}
-        reasons: list[str] = []
-        with translated_errors("checking artifact staleness"), self.pool.connection() as conn:
-            if chunk_refs:
-                rows = conn.execute(
-                    "SELECT c.chunk_id, c.content_hash, s.state FROM chunks c JOIN sources s USING (source_id) "
-                    "WHERE c.tenant_id = %s AND c.chunk_id = ANY(%s)",
-                    (tenant_id, list(chunk_refs)),
-                ).fetchall()
-                found = {cid: (h, state) for cid, h, state in rows}
-                for chunk_id, recorded in sorted(chunk_refs.items()):
-                    if chunk_id not in found or found[chunk_id][1] != "active":
-                        reasons.append(
-                            f"cited chunk {chunk_id} was removed (its source was deleted)"
-                        )
-                    elif found[chunk_id][0] != recorded:
-                        reasons.append(
-                            f"cited chunk {chunk_id} changed since the artifact was written"
-                        )
-            if source_refs:
-                rows = conn.execute(
-                    "SELECT source_id, current_version_id, state FROM sources "
-                    "WHERE tenant_id = %s AND source_id = ANY(%s)",
-                    (tenant_id, list(source_refs)),
-                ).fetchall()
-                known = {sid: (cur, state) for sid, cur, state in rows}
-                for source_id, version_id in sorted(source_refs.items()):
-                    if source_id not in known or known[source_id][1] != "active":
-                        reasons.append(f"source {source_id} was deleted")
-                    elif known[source_id][0] != version_id:
-                        reasons.append(f"source {source_id} has a newer version than the one used")
-        return reasons
+    def cited_chunks(self, tenant_id: str, chunk_ids: Sequence[str]) -> dict[str, CitedChunk]:
+        if not chunk_ids:
+            return {}
+        with translated_errors("reading cited chunks"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.chunk_id, c.content_hash, s.state = 'active' FROM chunks c "
+                "JOIN sources s USING (source_id) WHERE c.tenant_id = %s AND c.chunk_id = ANY(%s)",
+                (tenant_id, list(chunk_ids)),
+            ).fetchall()
+        return {chunk_id: CitedChunk(digest, live) for chunk_id, digest, live in rows}
+
+    def cited_sources(self, tenant_id: str, source_ids: Sequence[str]) -> dict[str, CitedSource]:
+        if not source_ids:
+            return {}
+        with translated_errors("reading cited sources"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT source_id, current_version_id, state = 'active' FROM sources "
+                "WHERE tenant_id = %s AND source_id = ANY(%s)",
+                (tenant_id, list(source_ids)),
+            ).fetchall()
+        return {source_id: CitedSource(current, live) for source_id, current, live in rows}
 
     # exports ------------------------------------------------------------------------------
     def claim_export(

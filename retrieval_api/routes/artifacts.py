@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 
 from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifact_exports import export_version
+from groundwork.artifact_staleness import stale_reasons
 from groundwork.artifacts import (
     USER_READABLE_ROLES,
     ArtifactFile,
@@ -83,7 +84,7 @@ def artifact_out(
             record.filename,
         )
     )
-    reasons = store.stale_reasons(record.tenant_id, current.provenance.get("derived_from", []))
+    reasons = stale_reasons(store, record.tenant_id, current.provenance.get("derived_from", []))
     files = [
         _file_out(f)
         for f in store.files(who.scope, record.artifact_id, record.generation)

@@ -1,12 +1,14 @@
 """ArtifactStore and ExportStore conformance: the contracts in
-groundwork.artifacts and groundwork.artifact_exports, run against the
+groundwork.artifacts, groundwork.artifact_staleness and
+groundwork.artifact_exports, run against the
 PostgreSQL adapter and the in-memory fake.
 
 The contracts: `commit_version` is the only way a generation moves, checked
 under a lock so of concurrent writers exactly one wins and the others get
 StaleGenerationError with the current generation; reads take a scope and
 answer None / [] for hidden, deleted, foreign and missing alike; staleness
-names a source with a newer version or a deleted one. One export row per
+names a source with a newer version or a deleted one, and a cited chunk whose
+text changed or that was removed (its source deleted, or no such chunk). One export row per
 (tenant, artifact, generation, format): exactly one of concurrent claimers
 renders, the others wait for its outcome; a failed export is reclaimed."""
 
@@ -20,12 +22,16 @@ from typing import Protocol
 import pytest
 
 from groundwork.artifact_exports import ExportStore
+from groundwork.artifact_staleness import stale_reasons
 from groundwork.artifacts import ArtifactStore, NewFile, StaleGenerationError
+from groundwork.catalog import VersionRecord
+from groundwork.chunking import Chunk, chunk_id_for, content_hash
+from groundwork.documents import Location
 from groundwork.errors import StoreError
 from groundwork.ports import AccessScope
 from groundwork.stages.registration import register_file
 from resources.composition.platform import Platform
-from tests.fakes import FakeSource, InMemoryArtifacts
+from tests.fakes import FakeChunk, FakeSource, InMemoryArtifacts
 
 
 class Artifacts(ArtifactStore, ExportStore, Protocol):
@@ -33,7 +39,8 @@ class Artifacts(ArtifactStore, ExportStore, Protocol):
 
 
 class ArtifactsWorld(Protocol):
-    store: Artifacts
+    @property
+    def store(self) -> Artifacts: ...
 
     def add_source(self, tenant_id: str, subjects: tuple[str, ...]) -> tuple[str, str]:
         """A new active source; (source id, its version id)."""
@@ -43,12 +50,36 @@ class ArtifactsWorld(Protocol):
 
     def delete_source(self, tenant_id: str, source_id: str) -> None: ...
 
+    def add_chunk(self, tenant_id: str, source_id: str, version_id: str, text: str) -> str:
+        """A chunk of the version at the next position with this text; its id."""
+        ...
+
+    def rewrite_chunk(self, tenant_id: str, chunk_id: str, text: str) -> None:
+        """The same chunk id, now holding other text (a re-chunk of its version)."""
+        ...
+
+
+def _chunk(tenant_id: str, source_id: str, version_id: str, position: int, text: str) -> Chunk:
+    return Chunk(
+        chunk_id_for(tenant_id, version_id, position),
+        tenant_id,
+        source_id,
+        version_id,
+        position,
+        (),
+        text,
+        Location(line_start=position + 1),
+        "text",
+        len(text.split()),
+    )
+
 
 class PostgresWorld:
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.store = platform.artifacts
         self._origins: dict[str, str] = {}
+        self._chunks: dict[str, Chunk] = {}
 
     def _register(self, tenant_id: str, origin: str, subjects: tuple[str, ...]) -> tuple[str, str]:
         self.platform.catalog.ensure_tenant(
@@ -76,11 +107,39 @@ class PostgresWorld:
     def delete_source(self, tenant_id: str, source_id: str) -> None:
         assert self.platform.catalog.mark_source_deleting(tenant_id, source_id)
 
+    def _write(self, version_id: str) -> None:
+        """Every chunk of the version (replace_chunks drops the positions past
+        the list, as a re-chunk does; it reads only the record's version id)."""
+        chunks = sorted(
+            (c for c in self._chunks.values() if c.version_id == version_id),
+            key=lambda c: c.position,
+        )
+        first = chunks[0]
+        version = VersionRecord(
+            version_id, first.tenant_id, first.source_id, 1, "", "", "", 0, "", (), "", ""
+        )
+        self.platform.catalog.replace_chunks(version, chunks)
+
+    def add_chunk(self, tenant_id: str, source_id: str, version_id: str, text: str) -> str:
+        position = sum(1 for c in self._chunks.values() if c.version_id == version_id)
+        chunk = _chunk(tenant_id, source_id, version_id, position, text)
+        self._chunks[chunk.chunk_id] = chunk
+        self._write(version_id)
+        return chunk.chunk_id
+
+    def rewrite_chunk(self, tenant_id: str, chunk_id: str, text: str) -> None:
+        old = self._chunks[chunk_id]
+        self._chunks[chunk_id] = _chunk(
+            tenant_id, old.source_id, old.version_id, old.position, text
+        )
+        self._write(old.version_id)
+
 
 class FakeWorld:
     def __init__(self) -> None:
         self.sources: dict[str, FakeSource] = {}
-        self.store = InMemoryArtifacts(self.sources)
+        self.chunks: dict[str, FakeChunk] = {}
+        self.store = InMemoryArtifacts(self.sources, self.chunks)
 
     def add_source(self, tenant_id: str, subjects: tuple[str, ...]) -> tuple[str, str]:
         source_id, version_id = f"src_{uuid.uuid4().hex}", f"ver_{uuid.uuid4().hex}"
@@ -94,6 +153,15 @@ class FakeWorld:
 
     def delete_source(self, tenant_id: str, source_id: str) -> None:
         self.sources[source_id].active = False
+
+    def add_chunk(self, tenant_id: str, source_id: str, version_id: str, text: str) -> str:
+        chunk = _chunk(tenant_id, source_id, version_id, len(self.chunks), text)
+        self.chunks[chunk.chunk_id] = FakeChunk(tenant_id, source_id, chunk.content_hash)
+        return chunk.chunk_id
+
+    def rewrite_chunk(self, tenant_id: str, chunk_id: str, text: str) -> None:
+        old = self.chunks[chunk_id]
+        self.chunks[chunk_id] = FakeChunk(tenant_id, old.source_id, content_hash(text))
 
 
 def _provenance(source_id: str, version_id: str) -> dict[str, object]:
@@ -259,7 +327,8 @@ class ArtifactContract:
         gone, gone_version = world.add_source(tenant, ("team:a",))
         world.new_version(tenant, moved)
         world.delete_source(tenant, gone)
-        reasons = world.store.stale_reasons(
+        reasons = stale_reasons(
+            world.store,
             tenant,
             [
                 {"source_id": fresh, "version_id": fresh_version},
@@ -271,6 +340,55 @@ class ArtifactContract:
             [
                 f"source {moved} has a newer version than the one used",
                 f"source {gone} was deleted",
+            ]
+        )
+
+    def test_staleness_names_changed_and_removed_chunks(self, world: ArtifactsWorld) -> None:
+        tenant = self._tenant()
+        kept, kept_version = world.add_source(tenant, ("team:a",))
+        gone, gone_version = world.add_source(tenant, ("team:a",))
+        same = world.add_chunk(tenant, kept, kept_version, "the hotel limit is 180")
+        edited = world.add_chunk(tenant, kept, kept_version, "meals are 60 a day")
+        orphaned = world.add_chunk(tenant, gone, gone_version, "trains under 600 km")
+        world.rewrite_chunk(tenant, edited, "meals are 75 a day")
+        world.delete_source(tenant, gone)
+        never = chunk_id_for(tenant, kept_version, 999)
+        reasons = stale_reasons(
+            world.store,
+            tenant,
+            [
+                {"chunk_id": same, "content_hash": content_hash("the hotel limit is 180")},
+                {"chunk_id": edited, "content_hash": content_hash("meals are 60 a day")},
+                {"chunk_id": orphaned, "content_hash": content_hash("trains under 600 km")},
+                {"chunk_id": never, "content_hash": content_hash("anything")},
+            ],
+        )
+        assert sorted(reasons) == sorted(
+            [
+                f"cited chunk {edited} changed since the artifact was written",
+                f"cited chunk {orphaned} was removed (its source was deleted)",
+                f"cited chunk {never} was removed (its source was deleted)",
+            ]
+        )
+
+    def test_another_tenants_chunks_and_sources_are_not_seen(self, world: ArtifactsWorld) -> None:
+        """A reference to another tenant's live chunk or source reads as removed:
+        staleness never confirms that an id exists elsewhere."""
+        owner, other = self._tenant(), self._tenant()
+        source, version = world.add_source(owner, ("team:a",))
+        chunk = world.add_chunk(owner, source, version, "owned text")
+        reasons = stale_reasons(
+            world.store,
+            other,
+            [
+                {"chunk_id": chunk, "content_hash": content_hash("owned text")},
+                {"source_id": source, "version_id": version},
+            ],
+        )
+        assert sorted(reasons) == sorted(
+            [
+                f"cited chunk {chunk} was removed (its source was deleted)",
+                f"source {source} was deleted",
             ]
         )
 
