@@ -30,241 +30,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from opensearchpy import OpenSearch, helpers
-from opensearchpy.exceptions import ConnectionError as OSConnectionError
-from opensearchpy.exceptions import ConnectionTimeout, NotFoundError, TransportError
+from opensearchpy.exceptions import NotFoundError, TransportError
 
-from groundwork.errors import CapacityExhausted, DocumentRefused, EngineUnavailable, StoreError
-from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters, search_layer
-from groundwork.retrieval.query import keyword_query
+from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
 from groundwork.services.health import KeywordClusterState
-from resources.opensearch.wire import FastJSONSerializer
-
-#: `replicas` when none is configured: one replica as soon as the cluster has a
-#: second data node (a lost node then loses no document and a search finds the
-#: other copy), none on a single node, which could never place it and would
-#: stay yellow. OpenSearch adjusts it as nodes come and go.
-AUTO_REPLICAS = "0-1"
-
-INDEX_SETTINGS: dict[str, Any] = {
-    "number_of_shards": 1,
-    "analysis": {
-        "tokenizer": {
-            "identifier_tokenizer": {
-                "type": "pattern",
-                "pattern": "[\\s,;:!?()\\[\\]{}\"'<>|*#=+~`^]+",
-            }
-        },
-        "filter": {
-            "trim_identifier_edges": {
-                "type": "pattern_replace",
-                "pattern": "^[\\-_./]+|[\\-_./]+$",
-                "replacement": "",
-            },
-            "non_empty": {"type": "length", "min": 1},
-            "cap_term_length": {"type": "truncate", "length": 1000},
-        },
-        "analyzer": {
-            "groundwork_text": {
-                "type": "custom",
-                "tokenizer": "standard",
-                "filter": ["cap_term_length", "lowercase", "asciifolding", "porter_stem"],
-            },
-            "groundwork_identifier": {
-                "type": "custom",
-                "tokenizer": "identifier_tokenizer",
-                "filter": [
-                    "cap_term_length",
-                    "lowercase",
-                    "asciifolding",
-                    "trim_identifier_edges",
-                    "non_empty",
-                ],
-            },
-        },
-    },
-}
-
-MAPPINGS: dict[str, Any] = {
-    "dynamic": "strict",
-    "properties": {
-        "tenant_id": {"type": "keyword"},
-        "source_id": {"type": "keyword"},
-        "version_id": {"type": "keyword"},
-        "subjects": {"type": "keyword"},
-        "media_type": {"type": "keyword"},
-        "content_hash": {"type": "keyword"},
-        "live": {"type": "boolean"},
-        # "raw" | "summary"; documents written before the summary layer have none (raw)
-        "layer": {"type": "keyword"},
-        "tags": {"type": "keyword"},
-        "source_date": {"type": "date"},
-        "title": {"type": "text", "analyzer": "groundwork_text"},
-        "content": {
-            "type": "text",
-            "analyzer": "groundwork_text",
-            "fields": {"ident": {"type": "text", "analyzer": "groundwork_identifier"}},
-        },
-    },
-}
-
-
-@contextlib.contextmanager
-def _translated(action: str) -> Iterator[None]:
-    try:
-        yield
-    except (OSConnectionError, ConnectionTimeout) as exc:
-        raise EngineUnavailable(f"OpenSearch unavailable while {action}: {exc}") from exc
-    except TransportError as exc:
-        raise StoreError(f"OpenSearch refused {action}: {exc}") from exc
-    except helpers.BulkIndexError as exc:
-        raise _bulk_refusal(action, exc) from exc
-
-
-def _bulk_refusal(action: str, exc: helpers.BulkIndexError) -> StoreError:
-    """A bulk whose every failed item was refused for its content (4xx other
-    than 429: mapping, immense term) is the documents' problem; anything else
-    (overload, shard failures) is the engine's. The message names the error
-    types and ids, never the documents' text."""
-    refused: list[str] = []
-    reasons: list[str] = []
-    content_only = True
-    for item in exc.errors:
-        result: dict[str, Any] = next(iter(item.values()), {}) if isinstance(item, dict) else {}
-        status = int(result.get("status", 0) or 0)
-        error = result.get("error") or {}
-        if not (400 <= status < 500 and status != 429):
-            content_only = False
-        refused.append(str(result.get("_id", "")))
-        if len(reasons) < 3:
-            detail = error.get("reason", "") if isinstance(error, dict) else str(error)
-            kind = error.get("type", "") if isinstance(error, dict) else ""
-            reasons.append(f"{kind}: {str(detail)[:200]}")
-    message = f"OpenSearch refused {len(exc.errors)} document(s) while {action}: {reasons}"
-    if content_only and refused:
-        return DocumentRefused(message, tuple(refused))
-    return StoreError(message)
-
-
-#: how OpenSearch words the refusal of an index over cluster.max_shards_per_node
-SHARD_LIMIT = re.compile(r"currently has \[(\d+)\]/\[(\d+)\] maximum (?:normal )?shards open")
-
-
-def _cluster_full(tenant_id: str, refusal: re.Match[str]) -> CapacityExhausted:
-    open_shards, limit = int(refusal[1]), int(refusal[2])
-    return CapacityExhausted(
-        f"OpenSearch cannot take tenant {tenant_id}'s keyword index: the cluster holds "
-        f"{open_shards} of its {limit} shards (cluster.max_shards_per_node times the data "
-        "nodes; each tenant index is one shard, and one more per replica). Add a node, or "
-        "give the nodes more heap and a higher limit (for the embedded node "
-        "GROUNDWORK_OPENSEARCH_HEAP raises both)",
-        limit,
-    )
-
-
-def replica_settings(replicas: int | None) -> dict[str, Any]:
-    """`None`: auto-expanded 0-1 (see AUTO_REPLICAS); a number: exactly that many."""
-    if replicas is None:
-        return {"number_of_replicas": 0, "auto_expand_replicas": AUTO_REPLICAS}
-    if replicas < 0:
-        raise ValueError("replicas must be 0 or more")
-    return {"number_of_replicas": replicas, "auto_expand_replicas": False}
-
-
-#: a health probe answers within this or reports the cluster unavailable
-HEALTH_TIMEOUT_SECONDS = 5
-#: A search that has no answer within this is retried on the next node (the
-#: silent one is left out for `dead_timeout`). A node that hangs (SIGSTOP, a long
-#: GC pause) keeps its sockets open, so only a timeout notices it: with the
-#: client's 30 s, bench/cluster_failover.py --hang (3 nodes, 8 clients, a 20 s
-#: hang) had every client stuck on the hung node for the whole 20 s. A keyword
-#: search here answers in milliseconds; the bound leaves room for a loaded machine.
-SEARCH_TIMEOUT_SECONDS = 3
-#: HTTP connections kept open per node: as many as searches a process runs at
-#: once (the keyword legs' 16 threads). urllib3 keeps one by default, and
-#: every search beyond the first in flight opened a TCP connection and closed
-#: it on return: 1,150 in 20 s at 8 clients in bench/search_load.py.
-CONNECTIONS_PER_NODE = 16
-
-
-def client_for(url: str) -> OpenSearch:
-    """`url` may name several nodes of one cluster, comma-separated.
-
-    A request that cannot reach a node (refused, reset: a node killed), that
-    times out, or that a node answers 502/503/504 is retried at once on the
-    next node, up to once per node; the failing node is left out for
-    `dead_timeout` seconds (doubling while it keeps failing) and then tried
-    again, so a restarted node gets traffic back. Measured with
-    bench/cluster_failover.py: SIGKILL of a data node under 8 searching clients
-    costs 0 failed searches (2 nodes, the one not holding the cluster manager's
-    vote; 3 nodes, any one)."""
-    hosts = [u.strip() for u in url.split(",") if u.strip()]
-    if not hosts:
-        raise ValueError("no OpenSearch URL given")
-    return OpenSearch(
-        hosts=hosts,
-        timeout=30,
-        max_retries=max(2, len(hosts)),
-        retry_on_timeout=True,
-        retry_on_status=(502, 503, 504),
-        dead_timeout=30,
-        pool_maxsize=CONNECTIONS_PER_NODE,
-        serializer=FastJSONSerializer(),
-    )
-
-
-#: weight of a query's code found as written, on top of its ordinary match.
-#: Issue 20: "which paper mentions METTL3" ranked chunks saying "paper" and
-#: "mentions" above the one naming METTL3, and "eat-2" (two common words to the
-#: text analysis) fell to rank 10.
-CODE_BOOST = 1.0
-
-
-def _code_clause(code: str) -> dict[str, Any]:
-    """A code as written: a whole token of the identifier analysis (ERR-4021,
-    KK3410 in "KK3410,11"); that token with a suffix after a separator, the
-    forms a code takes in text (Kir5 as Kir5.1, UL111 as UL111.5A, pat1 as the
-    deletion pat1Δ); or, for a code of one run of letters and digits that the
-    identifier analysis keeps glued to its neighbours (METTL3/14, SCNS-P&C45),
-    the text analysis's token."""
-    lowered = code.lower()
-    return {
-        "dis_max": {
-            "queries": [
-                {"match": {"content.ident": {"query": code}}},
-                {
-                    "regexp": {
-                        "content.ident": {
-                            # the code, then anything but a letter, digit, _ or -
-                            # (ERR-4021 is not ERR-4021-B; the reranker agrees)
-                            "value": re.sub(r"([^a-z0-9])", r"\\\1", lowered) + "[^a-z0-9_\\-].*",
-                            "flags": "NONE",
-                            "rewrite": "top_terms_blended_freqs_10",
-                        }
-                    }
-                },
-                # a code of one run of letters and digits is one token of the text
-                # analysis too; a code with separators is not (eat-2 is "eat", "2",
-                # words any text about eating has), so only its exact forms count
-                *([{"match": {"content": {"query": code}}}] if code.isalnum() else []),
-            ],
-            "boost": CODE_BOOST,
-        }
-    }
-
-
-def _changing(live: bool) -> dict[str, Any]:
-    """Documents whose liveness is not `live` yet: only they are rewritten. Every
-    rewrite leaves a deleted copy that counts in the tenant's ranking statistics
-    (document frequencies) until a merge purges it, so a second model publishing
-    the same versions, or a run finishing a crashed publication, rewrote the
-    tenant's whole index and moved its scores (measured: 11,756 deleted beside
-    15,206 live documents in a SciFact eval tenant)."""
-    return {"bool": {"must_not": {"term": {"live": live}}}}
+from resources.opensearch.client import (
+    CONNECTIONS_PER_NODE,
+    HEALTH_TIMEOUT_SECONDS,
+    SEARCH_TIMEOUT_SECONDS,
+    SHARD_LIMIT,
+    client_for,
+    cluster_full,
+    translated,
+)
+from resources.opensearch.query_body import CODE_BOOST, changing, search_body
+from resources.opensearch.schema import AUTO_REPLICAS, INDEX_SETTINGS, MAPPINGS, replica_settings
 
 
 class OpenSearchKeywordIndex:
@@ -287,13 +71,13 @@ class OpenSearchKeywordIndex:
         index = self.index_for(tenant_id)
         if index in self._created:
             return index
-        with _translated("creating a tenant's keyword index"):
+        with translated("creating a tenant's keyword index"):
             if not self.client.indices.exists(index=index):
                 try:
                     self.client.indices.create(index=index)
                 except TransportError as exc:
                     if refusal := SHARD_LIMIT.search(str(exc)):
-                        raise _cluster_full(tenant_id, refusal) from exc
+                        raise cluster_full(tenant_id, refusal) from exc
                     if "resource_already_exists_exception" not in str(exc):
                         raise
                 self.client.cluster.health(index=index, wait_for_status="yellow")
@@ -304,7 +88,7 @@ class OpenSearchKeywordIndex:
         """The cluster's health as the first node that answers reports it (for
         /v1/health): a node lost shows as fewer nodes and yellow, a primary
         shard without a copy as red."""
-        with _translated("reading cluster health"):
+        with translated("reading cluster health"):
             health = self.client.cluster.health(request_timeout=HEALTH_TIMEOUT_SECONDS)
         return KeywordClusterState(
             status=str(health.get("status", "unknown")),
@@ -324,7 +108,7 @@ class OpenSearchKeywordIndex:
         }
         fingerprint = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
         name = f"{self.prefix}-chunks"
-        with _translated("creating the chunk index template"):
+        with translated("creating the chunk index template"):
             if self._template_fingerprint(name) != fingerprint:
                 # The fingerprint is stored last, once every index has the schema:
                 # a failure on the way leaves it unset and the next connect redoes it.
@@ -404,7 +188,7 @@ class OpenSearchKeywordIndex:
         self.client.indices.delete(index=self.legacy_index)
 
     def drop(self) -> None:
-        with _translated("dropping the chunk indices"):
+        with translated("dropping the chunk indices"):
             # one request by the pattern: a thousand deletions one by one each
             # publish a cluster state
             self.client.indices.delete(index=self.pattern, ignore_unavailable=True)
@@ -443,14 +227,14 @@ class OpenSearchKeywordIndex:
             }
             for c in chunks
         ]
-        with _translated("writing keyword documents"):
+        with translated("writing keyword documents"):
             # No refresh per bulk: documents are written hidden, and every
             # operation that searches for them (liveness, deletion) refreshes first.
             helpers.bulk(self.client, actions, refresh=False, chunk_size=500)
         return len(chunks)
 
     def _live_versions(self, chunk_ids: list[str], tenant_id: str) -> dict[str, str]:
-        with _translated("reading liveness"):
+        with translated("reading liveness"):
             try:
                 response = self.client.mget(
                     index=self.index_for(tenant_id),
@@ -474,7 +258,7 @@ class OpenSearchKeywordIndex:
             "script": script,
         }
         index = self.index_for(tenant_id)
-        with _translated("updating keyword documents"):
+        with translated("updating keyword documents"):
             try:
                 self.client.indices.refresh(index=index)
                 response = self.client.update_by_query(
@@ -485,7 +269,7 @@ class OpenSearchKeywordIndex:
         return int(response.get("updated", 0))
 
     def set_live(self, tenant_id: str, source_id: str, version_id: str | None, live: bool) -> int:
-        filters: list[dict[str, Any]] = [{"term": {"source_id": source_id}}, _changing(live)]
+        filters: list[dict[str, Any]] = [{"term": {"source_id": source_id}}, changing(live)]
         if version_id is not None:
             filters.append({"term": {"version_id": version_id}})
         script = {
@@ -507,7 +291,7 @@ class OpenSearchKeywordIndex:
         for start in range(0, len(version_ids), 1000):
             part = list(version_ids[start : start + 1000])
             total += self._update_where(
-                tenant_id, [{"terms": {"version_id": part}}, _changing(live)], script
+                tenant_id, [{"terms": {"version_id": part}}, changing(live)], script
             )
         return total
 
@@ -536,66 +320,8 @@ class OpenSearchKeywordIndex:
     ) -> list[ScoredChunk]:
         if not scope.subjects or limit <= 0 or not query.strip():
             return []
-        parsed = keyword_query(query)
-        ranked = parsed.words or " ".join(parsed.phrases)
-        clauses: list[dict[str, Any]] = [
-            {"term": {"tenant_id": scope.tenant_id}},
-            {"term": {"live": True}},
-            {"terms": {"subjects": list(scope.subjects)}},
-        ]
-        excluded: list[dict[str, Any]] = []
-        if search_layer(filters) == "raw":
-            # documents indexed before the summary layer carry no layer: raw
-            excluded.append({"term": {"layer": "summary"}})
-        else:
-            clauses.append({"term": {"layer": search_layer(filters)}})
-        if filters and filters.source_ids is not None:
-            clauses.append({"terms": {"source_id": list(filters.source_ids)}})
-        if filters and filters.media_types is not None:
-            clauses.append({"terms": {"media_type": list(filters.media_types)}})
-        if filters and filters.tags is not None:
-            clauses.append({"terms": {"tags": list(filters.tags)}})
-        if filters and (filters.date_from is not None or filters.date_to is not None):
-            bounds: dict[str, str] = {}
-            if filters.date_from is not None:
-                bounds["gte"] = filters.date_from.isoformat()
-            if filters.date_to is not None:
-                bounds["lt"] = filters.date_to.isoformat()
-            clauses.append({"range": {"source_date": bounds}})
-        body = {
-            "size": limit,
-            "_source": ["source_id", "version_id"],
-            "query": {
-                "bool": {
-                    "filter": clauses,
-                    "must_not": excluded,
-                    # Measured on SciFact train (nDCG@10): content alone 0.695; with
-                    # content.ident at boost 2 and title 0.5, 0.667. The identifier
-                    # field stays at a low boost so ERR-4021 still wins exact matches.
-                    # quoted phrases must appear as written; the other words rank
-                    "must": [
-                        {"match_phrase": {"content": {"query": phrase}}}
-                        for phrase in parsed.phrases
-                    ],
-                    "should": [
-                        {"match": {"content": {"query": ranked}}},
-                        {"match": {"content.ident": {"query": ranked, "boost": 0.3}}},
-                        *(_code_clause(code) for code in parsed.codes),
-                    ],
-                    "minimum_should_match": 0 if parsed.phrases else 1,
-                }
-            },
-            # Relevance order alone, no field sort: with no total to count, the node
-            # skips documents that cannot reach the top (block-max WAND), which a
-            # sort on (_score, _id) forbids. Measured on the 1M-chunk bench node
-            # (300 SciFact queries, 50 hits): took 40.2 -> 32.2 ms mean for a 140k-
-            # chunk tenant, 7.8 -> 6.9 ms for 28k. Equal scores then come in index
-            # order, which two copies of a shard may not share: sorted by id below.
-            # nobody reads the total, so the node need not count every match (up
-            # to 10,000): 3.2 -> 3.1 ms of node CPU per search in bench/search_load.py
-            "track_total_hits": False,
-        }
-        with _translated("searching keywords"):
+        body = search_body(scope, query, limit, filters)
+        with translated("searching keywords"):
             try:
                 response = self.client.search(
                     index=self.index_for(scope.tenant_id),
@@ -630,7 +356,7 @@ class OpenSearchKeywordIndex:
             }
         }
         index = self.index_for(tenant_id)
-        with _translated("deleting keyword documents"):
+        with translated("deleting keyword documents"):
             try:
                 self.client.indices.refresh(index=index)
                 response = self.client.delete_by_query(
@@ -659,7 +385,7 @@ class OpenSearchKeywordIndex:
     def delete_tenant(self, tenant_id: str) -> int:
         """The tenant's whole index goes (its statistics with it)."""
         index = self.index_for(tenant_id)
-        with _translated("deleting a tenant's keyword index"):
+        with translated("deleting a tenant's keyword index"):
             try:
                 count = int(self.client.count(index=index)["count"])
             except NotFoundError:
@@ -673,7 +399,7 @@ class OpenSearchKeywordIndex:
         if live_only:
             clauses.append({"term": {"live": True}})
         index = self.index_for(tenant_id)
-        with _translated("listing keyword documents"):
+        with translated("listing keyword documents"):
             if not self.client.indices.exists(index=index):
                 return set()
             self.client.indices.refresh(index=index)
@@ -687,3 +413,17 @@ class OpenSearchKeywordIndex:
                     size=1000,
                 )
             }
+
+
+__all__ = [
+    "AUTO_REPLICAS",
+    "CODE_BOOST",
+    "CONNECTIONS_PER_NODE",
+    "HEALTH_TIMEOUT_SECONDS",
+    "INDEX_SETTINGS",
+    "MAPPINGS",
+    "OpenSearchKeywordIndex",
+    "SEARCH_TIMEOUT_SECONDS",
+    "client_for",
+    "replica_settings",
+]
