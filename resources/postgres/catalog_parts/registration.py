@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
+
+from psycopg import Connection
 
 from groundwork.catalog import (
     NeedsApproval,
@@ -48,58 +51,14 @@ class Registration(StoreBase):
                         (source_id, tenant_id, origin, filename, list(subjects), doc_type),
                     )
                 else:
-                    source_id, current, state, existing_type = row
-                    if existing_type != doc_type:
-                        raise InvalidRequest(
-                            f"source {source_id} is an {existing_type} document; it changes only "
-                            "through its own write path (artifacts: /v1/artifacts/{id}/revise)"
-                        )
-                    if state == "deleting":
-                        raise InvalidRequest(
-                            f"{origin} is being deleted; register it again once the deletion completes"
-                        )
-                    if state == "active" and current is not None:
-                        same = conn.execute(
-                            "SELECT 1 FROM source_versions WHERE version_id = %s AND sha256 = %s",
-                            (current, sha256),
-                        ).fetchone()
-                        if same:
-                            return Unchanged(source_id, current)
-                        if not replace:
-                            current_no = conn.execute(
-                                "SELECT version_no FROM source_versions WHERE version_id = %s",
-                                (current,),
-                            ).fetchone()
-                            assert current_no is not None
-                            return NeedsApproval(source_id, current, current_no[0])
-                    if state != "active":
-                        conn.execute(
-                            "UPDATE sources SET state = 'active', subjects = %s, updated_at = now() "
-                            "WHERE source_id = %s",
-                            (list(subjects), source_id),
-                        )
-                number = conn.execute(
-                    "SELECT coalesce(max(version_no), 0) + 1 FROM source_versions WHERE source_id = %s",
-                    (source_id,),
-                ).fetchone()
-                assert number is not None
-                version_id = f"ver_{uuid.uuid4().hex}"
-                blob_key = blob_key_for(sha256)
-                conn.execute(
-                    "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
-                    "size_bytes, media_type, blob_key, declared_type) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        version_id,
-                        tenant_id,
-                        source_id,
-                        number[0],
-                        sha256,
-                        size_bytes,
-                        media_type,
-                        blob_key,
-                        declared_type,
-                    ),
+                    source_id = row[0]
+                    settled = _settled_without_new_version(
+                        conn, row, origin, subjects, sha256, replace, doc_type
+                    )
+                    if settled is not None:
+                        return settled
+                version_id, blob_key = _insert_version(
+                    conn, tenant_id, source_id, sha256, size_bytes, media_type, declared_type
                 )
         return PendingVersion(version_id, source_id, blob_key, is_new)
 
@@ -132,3 +91,84 @@ class Registration(StoreBase):
                     (version_id, row[0]),
                 )
         return True
+
+
+def _settled_without_new_version(
+    conn: Connection[Any],
+    row: tuple[Any, ...],
+    origin: str,
+    subjects: Sequence[str],
+    sha256: str,
+    replace: bool,
+    doc_type: str,
+) -> Unchanged | NeedsApproval | None:
+    """An existing (locked) source: the same bytes are Unchanged, other bytes
+    without `replace` need approval, a document of another type or one being
+    deleted is refused; None means a new version is to be written (a source
+    that was deleted becomes active again with the new subjects)."""
+    source_id, current, state, existing_type = row
+    if existing_type != doc_type:
+        raise InvalidRequest(
+            f"source {source_id} is an {existing_type} document; it changes only "
+            "through its own write path (artifacts: /v1/artifacts/{id}/revise)"
+        )
+    if state == "deleting":
+        raise InvalidRequest(
+            f"{origin} is being deleted; register it again once the deletion completes"
+        )
+    if state == "active" and current is not None:
+        same = conn.execute(
+            "SELECT 1 FROM source_versions WHERE version_id = %s AND sha256 = %s",
+            (current, sha256),
+        ).fetchone()
+        if same:
+            return Unchanged(source_id, current)
+        if not replace:
+            current_no = conn.execute(
+                "SELECT version_no FROM source_versions WHERE version_id = %s", (current,)
+            ).fetchone()
+            assert current_no is not None
+            return NeedsApproval(source_id, current, current_no[0])
+    if state != "active":
+        conn.execute(
+            "UPDATE sources SET state = 'active', subjects = %s, updated_at = now() "
+            "WHERE source_id = %s",
+            (list(subjects), source_id),
+        )
+    return None
+
+
+def _insert_version(
+    conn: Connection[Any],
+    tenant_id: str,
+    source_id: str,
+    sha256: str,
+    size_bytes: int,
+    media_type: str,
+    declared_type: str,
+) -> tuple[str, str]:
+    """The next version number of the source, `pending` until its bytes are stored."""
+    number = conn.execute(
+        "SELECT coalesce(max(version_no), 0) + 1 FROM source_versions WHERE source_id = %s",
+        (source_id,),
+    ).fetchone()
+    assert number is not None
+    version_id = f"ver_{uuid.uuid4().hex}"
+    blob_key = blob_key_for(sha256)
+    conn.execute(
+        "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
+        "size_bytes, media_type, blob_key, declared_type) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            version_id,
+            tenant_id,
+            source_id,
+            number[0],
+            sha256,
+            size_bytes,
+            media_type,
+            blob_key,
+            declared_type,
+        ),
+    )
+    return version_id, blob_key
