@@ -287,18 +287,18 @@ def test_a_wrapped_first_column_under_column_rules_stays_in_its_row() -> None:
 def test_two_tables_of_one_width_on_a_page_stay_two() -> None:
     """Completing the frame of a table ruled only inside must not join it to
     another table of the same width further down the page."""
-    from testbed.table_pdfs import _ledger_rows, _new_pdf, _table
+    from testbed.pdf_drawing import draw_table, ledger_rows, new_pdf
 
     rng = random.Random(7)
-    first, second = _ledger_rows(rng, 6), _ledger_rows(rng, 4)
-    pdf = _new_pdf()
+    first, second = ledger_rows(rng, 6), ledger_rows(rng, 4)
+    pdf = new_pdf()
     pdf.add_page()
     pdf.set_font("Helvetica", "", 10)
     pdf.multi_cell(0, 5, "Quarterly figures by account, then the summary.")
-    _table(pdf, first, "INTERNAL", numeric_from=2)
+    draw_table(pdf, first, "INTERNAL", numeric_from=2)
     pdf.ln(12)
     pdf.multi_cell(0, 5, "Summary of the accounts above.")
-    _table(pdf, second, "ALL", numeric_from=2)
+    draw_table(pdf, second, "ALL", numeric_from=2)
     doc = _ok(extract(bytes(pdf.output()), "application/pdf", "two.pdf"))
     tables = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE and b.table is not None]
     assert [t.rows for t in tables] == [first, second]

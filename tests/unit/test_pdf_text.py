@@ -125,9 +125,9 @@ def test_characters_pdfium_counts_apart_do_not_shift_the_words_after_them(mark: 
     character indices count the first and count the second as two: read by
     index, every box after one belonged to another character, and the table
     below came out wrong."""
-    from testbed.table_pdfs import _ledger_rows, _table
+    from testbed.pdf_drawing import draw_table, ledger_rows
 
-    rows = _ledger_rows(random.Random(5), 8)
+    rows = ledger_rows(random.Random(5), 8)
     pdf = FPDF(format="letter")
     pdf.add_font("dejavu", "", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
     pdf.add_page()
@@ -135,7 +135,7 @@ def test_characters_pdfium_counts_apart_do_not_shift_the_words_after_them(mark: 
         pdf.set_font("dejavu" if mark > "\uffff" else "Helvetica", "", 10)
         pdf.cell(0, 6, f"{mark * 3} {usage}", new_x="LMARGIN", new_y="NEXT")
     pdf.ln(4)
-    _table(pdf, rows, "NONE", numeric_from=2)
+    draw_table(pdf, rows, "NONE", numeric_from=2)
     doc = _ok(extract(bytes(pdf.output()), "application/pdf", "usage.pdf"))
     (table,) = [b.table for b in doc.blocks if b.kind == BlockKind.TABLE]
     assert table is not None and table.rows == rows
@@ -150,9 +150,9 @@ def test_a_table_drawn_after_the_text_below_it_is_read_in_its_place() -> None:
     """Reading order is the page's, not the drawing's: a table the content
     stream draws after the paragraph under it still comes before that
     paragraph (and not before a footer the stream draws first)."""
-    from testbed.table_pdfs import _ledger_rows, _table
+    from testbed.pdf_drawing import draw_table, ledger_rows
 
-    rows = _ledger_rows(random.Random(9), 6)
+    rows = ledger_rows(random.Random(9), 6)
     pdf = FPDF(format="letter")
     pdf.add_page()
     pdf.set_font("Helvetica", "", 11)
@@ -163,7 +163,7 @@ def test_a_table_drawn_after_the_text_below_it_is_read_in_its_place() -> None:
     pdf.set_xy(10, 150)
     pdf.multi_cell(0, 6, "To discover who approved them, read the minutes that follow.")
     pdf.set_xy(10, 40)
-    _table(pdf, rows, "NONE", numeric_from=2)
+    draw_table(pdf, rows, "NONE", numeric_from=2)
     doc = _ok(extract(bytes(pdf.output()), "application/pdf", "order.pdf"))
     kinds = [(b.kind, b.text[:20]) for b in doc.blocks]
     assert kinds[0] == (BlockKind.PARAGRAPH, "Global study on lega")
