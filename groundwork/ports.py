@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -216,7 +216,16 @@ class KeywordIndex(Protocol):
 @runtime_checkable
 class BlobStore(Protocol):
     """Immutable original bytes by key. `put` of an existing key with the same
-    bytes is a no-op; the key never leaves the platform (not in API output)."""
+    bytes is a no-op; the key never leaves the platform (not in API output).
+
+    Every write is all-or-nothing: a put that fails or is interrupted part way
+    (its source raising, the process dying) leaves nothing readable under the
+    key, and a store holding a previous object keeps it. A missing key raises
+    NotFound from `get` and from the first piece of `read_chunks`; `delete` of
+    a missing key does nothing. `list_keys` yields every stored key once,
+    however many there are (pages are the adapter's business), and never a
+    write still in flight. Keys are `[A-Za-z0-9][A-Za-z0-9_-/.]*` up to 251
+    characters; others are refused with StoreError."""
 
     def put(self, key: str, data: bytes) -> None: ...
 
@@ -224,10 +233,21 @@ class BlobStore(Protocol):
         """Like `put`, streaming from a local file: never holds it in memory."""
         ...
 
+    def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
+        """Like `put`, from pieces produced as they are read (a copy from
+        another store, a request body): nothing is readable under the key
+        until the last piece is in, and an exception from `pieces` stores
+        nothing and propagates."""
+        ...
+
     def get(self, key: str) -> bytes: ...
 
-    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
-        """The bytes in pieces (0 = the store's own piece size); NotFound if absent."""
+    def read_chunks(
+        self, key: str, chunk_size: int = 0, *, offset: int = 0, length: int | None = None
+    ) -> Iterator[bytes]:
+        """The bytes in pieces (0 = the store's own piece size); NotFound if
+        absent. `offset`/`length` read a range (clipped at the end of the
+        object; past it, nothing)."""
         ...
 
     def exists(self, key: str) -> bool: ...
@@ -235,6 +255,15 @@ class BlobStore(Protocol):
     def delete(self, key: str) -> None: ...
 
     def list_keys(self) -> Iterator[str]: ...
+
+    def presign_get(
+        self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
+    ) -> str | None:
+        """A URL that reads the object without the platform for `lifetime`,
+        answering with exactly these Content-Type and Content-Disposition
+        headers; None when the store cannot sign (the read is then proxied).
+        The caller clamps the lifetime: a signed URL cannot be revoked."""
+        ...
 
 
 #: what a key gets unless more (sources:admin, artifacts:approve) is asked for;

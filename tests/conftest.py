@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from resources.blobs.s3 import S3BlobStore
 from resources.composition.platform import EngineEndpoints, Platform, connect, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.clamd import EmbeddedClamd
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
 
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 TEST_DATABASE = "groundwork_test"
@@ -127,3 +129,20 @@ def shared_data_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared evaluation data not present: {path} (only on the development machine)")
     return path
+
+
+#: the test SeaweedFS's S3 port (and the next three): not the demo's 8333
+TEST_S3_PORT = 8343
+TEST_S3_BUCKET = "groundwork-test"
+
+
+@pytest.fixture(scope="session")
+def seaweedfs(settings: GroundworkSettings) -> Iterator[EmbeddedSeaweedFS]:
+    """A real S3-compatible server (SeaweedFS, built by ./run) with the test
+    bucket created; stopped at the end unless GROUNDWORK_KEEP_ENGINES=1."""
+    server = EmbeddedSeaweedFS(settings.home / "seaweedfs", TEST_S3_PORT)
+    server.start()
+    S3BlobStore(server.client(), TEST_S3_BUCKET).ensure_bucket()
+    yield server
+    if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1":
+        server.stop()

@@ -471,18 +471,25 @@ class InMemoryBlobStore:
     """The BlobStore port in a dict (passes tests/conformance/test_blob_store.py).
     Cannot sign URLs (presign_get is None), as the filesystem adapter."""
 
+    _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
+
     def __init__(self) -> None:
         self._blobs: dict[str, bytes] = {}
 
+    def _checked(self, key: str) -> str:
+        if not self._KEY.match(key) or ".." in key.split("/"):
+            raise StoreError(f"invalid blob key {key!r}")
+        return key
+
     def put(self, key: str, data: bytes) -> None:
-        self._blobs.setdefault(key, bytes(data))
+        self._blobs.setdefault(self._checked(key), bytes(data))
 
     def put_file(self, key: str, source: Path) -> None:
-        if key not in self._blobs:
+        if self._checked(key) not in self._blobs:
             self._blobs[key] = source.read_bytes()
 
     def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
-        self._blobs[key] = b"".join(pieces)  # stored only once every piece is in
+        self._blobs[self._checked(key)] = b"".join(pieces)  # stored once every piece is in
 
     def get(self, key: str) -> bytes:
         if key not in self._blobs:

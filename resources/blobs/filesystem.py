@@ -10,7 +10,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -42,10 +43,20 @@ class FilesystemBlobStore:
 
         self._write(key, source.stat().st_size, copy)
 
-    def _write(self, key: str, size: int, fill: Callable[[BinaryIO], object]) -> None:
-        """Temp file in the same folder, fsync, rename: never a half-written blob."""
+    def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
+        """The pieces go to the temporary file; an exception from them removes it."""
+
+        def fill(handle: BinaryIO) -> None:
+            for piece in pieces:
+                handle.write(piece)
+
+        self._write(key, None, fill)
+
+    def _write(self, key: str, size: int | None, fill: Callable[[BinaryIO], object]) -> None:
+        """Temp file in the same folder, fsync, rename: never a half-written blob.
+        Any exception while filling it (not only OSError) removes the temp file."""
         path = self._path(key)
-        if path.exists() and path.stat().st_size == size:
+        if size is not None and path.exists() and path.stat().st_size == size:
             return  # content-addressed: the same key holds the same bytes
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
@@ -58,16 +69,31 @@ class FilesystemBlobStore:
         except OSError as exc:
             Path(tmp).unlink(missing_ok=True)
             raise StoreError(f"could not store blob: {exc}") from exc
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
-    def read_chunks(self, key: str, chunk_size: int = 0) -> Iterator[bytes]:
+    def read_chunks(
+        self, key: str, chunk_size: int = 0, *, offset: int = 0, length: int | None = None
+    ) -> Iterator[bytes]:
         """The bytes in pieces, so a large file is served without loading it whole.
         A missing key raises NotFound on the first piece."""
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError("a range starts at 0 or later and has a length of 0 or more")
         try:
             handle = self._path(key).open("rb")
         except FileNotFoundError:
             raise NotFound(f"blob {key} not found") from None
         with handle:
-            while piece := handle.read(chunk_size or _CHUNK):
+            handle.seek(offset)
+            left = length
+            while left is None or left > 0:
+                want = chunk_size or _CHUNK
+                piece = handle.read(want if left is None else min(want, left))
+                if not piece:
+                    return
+                if left is not None:
+                    left -= len(piece)
                 yield piece
 
     def get(self, key: str) -> bytes:
@@ -81,6 +107,12 @@ class FilesystemBlobStore:
 
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
+
+    def presign_get(
+        self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
+    ) -> str | None:
+        """A folder cannot sign a URL: reads are proxied through the API."""
+        return None
 
     def list_keys(self) -> Iterator[str]:
         for path in sorted(self.root.rglob("*")):

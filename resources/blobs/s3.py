@@ -1,0 +1,392 @@
+"""The BlobStore port on an S3-compatible bucket (AWS S3, SeaweedFS, MinIO, ...).
+
+Why boto3: it is the reference client for the S3 API (the signing, retries
+and error codes every S3-compatible server is tested against), it exposes
+the per-part SHA-256 checksums this adapter verifies, and it signs GET URLs
+locally (`presign_get`). Its throughput through /v1/uploads is measured by
+bench/upload.py against the filesystem path.
+
+Writes are all-or-nothing, as the filesystem adapter's rename is: a body
+that fits one part is one PutObject; a larger one is a multipart upload whose
+parts are read from the source one at a time (never the whole file in
+memory), each sent with its SHA-256, which the server checks (BadDigest
+otherwise). Nothing is readable under the key until CompleteMultipartUpload;
+any failure before it aborts the upload, so an interrupted put leaves no
+object and no stored parts. When the key is content-addressed
+(`sha256/xx/<hex>`), the digest of the bytes actually read is compared with
+the key before completing, and the server's checksum of the completed object
+with the one computed locally: bytes that are not the key's never land.
+
+Driver errors stop here: botocore's are translated into groundwork.errors
+(a missing key is NotFound, an unreachable or throttling server
+EngineUnavailable, anything else StoreError). Credentials live only in the
+client; repr names the endpoint and bucket.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.exceptions
+from botocore.config import Config
+
+from groundwork.errors import EngineUnavailable, NotFound, StoreError
+
+#: the part size of multipart uploads and the most a put holds in memory at
+#: once. S3's minimum part is 5 MiB; 8 MiB keeps a 100 MiB upload at 13
+#: parts and the API's memory growth within the 32 MiB budget.
+PART_SIZE = 8 * 1024 * 1024
+_READ_PIECE = 1024 * 1024
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
+_CONTENT_KEY = re.compile(r"^sha256/[0-9a-f]{2}/([0-9a-f]{64})$")
+_MISSING = {"NoSuchKey", "404", "NotFound", "NoSuchUpload"}
+_UNAVAILABLE = {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "503", "500"}
+
+
+@dataclass(frozen=True, slots=True)
+class S3Credentials:
+    """An access key pair. The secret is left out of repr, so a settings
+    object or an adapter printed in a log or a traceback never shows it."""
+
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+
+
+def s3_client(
+    endpoint: str | None, region: str, credentials: S3Credentials | None, *, path_style: bool
+) -> Any:
+    """A boto3 client signing with SigV4 (presigned GETs need it; SigV2 URLs
+    were refused by SeaweedFS). No credentials: boto3's own chain (instance
+    role, AWS_* variables), for a bucket on AWS itself."""
+    keys: dict[str, str] = {}
+    if credentials is not None:
+        keys = {
+            "aws_access_key_id": credentials.access_key_id,
+            "aws_secret_access_key": credentials.secret_access_key,
+        }
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=region,
+        config=Config(
+            signature_version="s3v4",
+            s3={"addressing_style": "path" if path_style else "auto"},
+            retries={"max_attempts": 3, "mode": "standard"},
+            connect_timeout=5,
+            read_timeout=60,
+            # checksums only where this adapter asks for them (SHA-256 per part):
+            # boto3's default CRC32 on every request is computed in Python
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+        ),
+        **keys,
+    )
+
+
+@contextlib.contextmanager
+def translated(what: str) -> Iterator[None]:
+    """botocore's exceptions become the project's, at this boundary."""
+    try:
+        yield
+    except botocore.exceptions.ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in _MISSING:
+            raise NotFound(f"{what} not found") from None
+        if code in _UNAVAILABLE:
+            raise EngineUnavailable(f"object storage is unavailable ({code}) for {what}") from exc
+        raise StoreError(f"object storage refused {what}: {code}") from exc
+    except (
+        botocore.exceptions.EndpointConnectionError,
+        botocore.exceptions.ConnectionError,
+        botocore.exceptions.ReadTimeoutError,
+        botocore.exceptions.ResponseStreamingError,
+    ) as exc:
+        raise EngineUnavailable(f"object storage cannot be reached for {what}: {exc}") from exc
+    except botocore.exceptions.BotoCoreError as exc:
+        raise StoreError(f"object storage client failed for {what}: {exc}") from exc
+
+
+def _b64(digest: bytes) -> str:
+    return base64.b64encode(digest).decode()
+
+
+class S3BlobStore:
+    def __init__(
+        self, client: Any, bucket: str, *, prefix: str = "", part_size: int = PART_SIZE
+    ) -> None:
+        """`prefix`: a folder of the bucket this store keeps to (a bucket shared
+        by deployments, or one per test); its keys are listed without it."""
+        if part_size < 5 * 1024 * 1024:
+            raise ValueError("S3 refuses multipart parts under 5 MiB (except the last)")
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        self._client = client
+        self.bucket = bucket
+        self.prefix = prefix
+        self.part_size = part_size
+
+    def __repr__(self) -> str:
+        return (
+            f"S3BlobStore(endpoint={self._client.meta.endpoint_url!r}, "
+            f"bucket={self.bucket!r}, prefix={self.prefix!r})"
+        )
+
+    def _object(self, key: str) -> str:
+        """The object name of a key; keys are checked as the filesystem checks
+        them, so both adapters accept and refuse the same keys."""
+        if not _KEY.match(key) or ".." in key.split("/"):
+            raise StoreError(f"invalid blob key {key!r}")
+        return self.prefix + key
+
+    def ensure_bucket(self) -> None:
+        """Create the bucket if absent (an operator's bucket is used as it is)."""
+        with translated(f"bucket {self.bucket}"):
+            try:
+                self._client.head_bucket(Bucket=self.bucket)
+            except botocore.exceptions.ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code")) not in ("404", "NoSuchBucket"):
+                    raise
+                self._client.create_bucket(Bucket=self.bucket)
+
+    # writes
+    def put(self, key: str, data: bytes) -> None:
+        if self._has_size(key, len(data)):
+            return  # content-addressed: the same key holds the same bytes
+        self.put_stream(key, [data])
+
+    def put_file(self, key: str, source: Path) -> None:
+        """Streams the file in parts; never holds more than one part in memory."""
+        if self._has_size(key, source.stat().st_size):
+            return
+
+        def pieces() -> Iterator[bytes]:
+            with source.open("rb") as reader:
+                while piece := reader.read(_READ_PIECE):
+                    yield piece
+
+        self.put_stream(key, pieces())
+
+    def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
+        whole = hashlib.sha256()
+        parts = _parts(pieces, self.part_size)
+        first = next(parts, b"")
+        whole.update(first)
+        second = next(parts, None)
+        if second is None:
+            self._check_content_key(key, whole)
+            with translated(f"blob {key}"):
+                answer = self._client.put_object(
+                    Bucket=self.bucket,
+                    Key=self._object(key),
+                    Body=first,
+                    ChecksumSHA256=_b64(hashlib.sha256(first).digest()),
+                )
+            if answer.get("ChecksumSHA256") not in (None, _b64(whole.digest())):
+                self._delete_object(key)
+                raise StoreError(f"object storage stored other bytes under {key}")
+            return
+        with translated(f"blob {key}"):
+            upload_id = self._client.create_multipart_upload(
+                Bucket=self.bucket, Key=self._object(key), ChecksumAlgorithm="SHA256"
+            )["UploadId"]
+        try:
+            self._upload_parts(key, upload_id, [first, second], parts, whole)
+        except BaseException:
+            # nothing becomes readable: the parts are dropped with the upload
+            with contextlib.suppress(Exception):
+                self._client.abort_multipart_upload(
+                    Bucket=self.bucket, Key=self._object(key), UploadId=upload_id
+                )
+            raise
+
+    def _upload_parts(
+        self,
+        key: str,
+        upload_id: str,
+        head: list[bytes],
+        rest: Iterator[bytes],
+        whole: Any,
+    ) -> None:
+        done: list[dict[str, Any]] = []
+        part_digests: list[bytes] = []
+
+        def send(number: int, body: bytes) -> None:
+            digest = hashlib.sha256(body).digest()
+            with translated(f"blob {key} part {number}"):
+                answer = self._client.upload_part(
+                    Bucket=self.bucket,
+                    Key=self._object(key),
+                    UploadId=upload_id,
+                    PartNumber=number,
+                    Body=body,
+                    ChecksumSHA256=_b64(digest),
+                )
+            part_digests.append(digest)
+            done.append(
+                {"PartNumber": number, "ETag": answer["ETag"], "ChecksumSHA256": _b64(digest)}
+            )
+
+        send(1, head[0])
+        number = 2
+        body: bytes | None = head[1]
+        while body is not None:
+            whole.update(body)
+            send(number, body)
+            number += 1
+            body = next(rest, None)
+        self._check_content_key(key, whole)
+        with translated(f"blob {key}"):
+            answer = self._client.complete_multipart_upload(
+                Bucket=self.bucket,
+                Key=self._object(key),
+                UploadId=upload_id,
+                MultipartUpload={"Parts": done},
+            )
+        # S3's checksum of a multipart object is the SHA-256 of the parts'
+        # SHA-256s, "-<parts>": compare it with the one made from the bytes read
+        expected = f"{_b64(hashlib.sha256(b''.join(part_digests)).digest())}-{len(done)}"
+        reported = answer.get("ChecksumSHA256")
+        if reported is not None and reported not in (expected, expected.rsplit("-", 1)[0]):
+            self._delete_object(key)
+            raise StoreError(f"object storage's checksum of {key} differs from ours")
+
+    def _check_content_key(self, key: str, whole: Any) -> None:
+        match = _CONTENT_KEY.match(key)
+        if match and match.group(1) != whole.hexdigest():
+            raise StoreError(f"the bytes read for {key} are not the bytes it names")
+
+    # reads
+    def get(self, key: str) -> bytes:
+        with translated(f"blob {key}"):
+            return bytes(
+                self._client.get_object(Bucket=self.bucket, Key=self._object(key))["Body"].read()
+            )
+
+    def read_chunks(
+        self, key: str, chunk_size: int = 0, *, offset: int = 0, length: int | None = None
+    ) -> Iterator[bytes]:
+        """Streamed from one GET (ranged when offset/length ask for less)."""
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError("a range starts at 0 or later and has a length of 0 or more")
+        request: dict[str, str] = {"Bucket": self.bucket, "Key": self._object(key)}
+        if length == 0:
+            if not self.exists(key):
+                raise NotFound(f"blob {key} not found")
+            return
+        if offset or length is not None:
+            end = "" if length is None else str(offset + length - 1)
+            request["Range"] = f"bytes={offset}-{end}"
+        with translated(f"blob {key}"):
+            try:
+                body = self._client.get_object(**request)["Body"]
+            except botocore.exceptions.ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "InvalidRange":
+                    # past the end: nothing (but a missing key is still NotFound)
+                    if not self.exists(key):
+                        raise NotFound(f"blob {key} not found") from None
+                    return
+                raise
+        with translated(f"blob {key}"), contextlib.closing(body):
+            yield from body.iter_chunks(chunk_size or _READ_PIECE)
+
+    def exists(self, key: str) -> bool:
+        return self._size(key) is not None
+
+    def _size(self, key: str) -> int | None:
+        try:
+            with translated(f"blob {key}"):
+                return int(
+                    self._client.head_object(Bucket=self.bucket, Key=self._object(key))[
+                        "ContentLength"
+                    ]
+                )
+        except NotFound:
+            return None
+
+    def _has_size(self, key: str, size: int) -> bool:
+        return self._size(key) == size
+
+    # removal and listing
+    def delete(self, key: str) -> None:
+        """The object and any upload of that key that never completed (its
+        parts are stored bytes too, invisible to a listing of objects)."""
+        for upload_key, upload_id in self.incomplete_uploads(prefix=key):
+            if upload_key == key:
+                with translated(f"upload of {key}"), contextlib.suppress(NotFound):
+                    self._client.abort_multipart_upload(
+                        Bucket=self.bucket, Key=self._object(key), UploadId=upload_id
+                    )
+        self._delete_object(key)
+
+    def _delete_object(self, key: str) -> None:
+        with translated(f"blob {key}"):
+            self._client.delete_object(Bucket=self.bucket, Key=self._object(key))
+
+    def list_keys(self) -> Iterator[str]:
+        with translated(f"bucket {self.bucket}"):
+            for page in self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix
+            ):
+                for item in page.get("Contents", ()):
+                    yield str(item["Key"])[len(self.prefix) :]
+
+    def incomplete_uploads(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        """(key, upload id) of every multipart upload begun and never completed."""
+        with translated(f"bucket {self.bucket}"):
+            for page in self._client.get_paginator("list_multipart_uploads").paginate(
+                Bucket=self.bucket, Prefix=self.prefix + prefix
+            ):
+                for upload in page.get("Uploads", ()):
+                    yield str(upload["Key"])[len(self.prefix) :], str(upload["UploadId"])
+
+    def abort_incomplete_uploads(self, prefix: str = "") -> int:
+        """Abort every upload that never completed; how many were."""
+        aborted = 0
+        for key, upload_id in list(self.incomplete_uploads(prefix)):
+            with translated(f"upload of {key}"), contextlib.suppress(NotFound):
+                self._client.abort_multipart_upload(
+                    Bucket=self.bucket, Key=self._object(key), UploadId=upload_id
+                )
+                aborted += 1
+        return aborted
+
+    # signing
+    def presign_get(
+        self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
+    ) -> str:
+        """A GET URL signed locally (no request): the response headers are
+        fixed in the signature, so whoever holds the URL cannot change them."""
+        with translated(f"blob {key}"):
+            return str(
+                self._client.generate_presigned_url(
+                    "get_object",
+                    Params={
+                        "Bucket": self.bucket,
+                        "Key": self._object(key),
+                        "ResponseContentType": content_type,
+                        "ResponseContentDisposition": content_disposition,
+                    },
+                    ExpiresIn=int(lifetime.total_seconds()),
+                )
+            )
+
+
+def _parts(pieces: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """Re-cut a stream of pieces into parts of `size` bytes (the last shorter)."""
+    buffer = bytearray()
+    for piece in pieces:
+        buffer += piece
+        while len(buffer) >= size:
+            yield bytes(buffer[:size])
+            del buffer[:size]
+    if buffer:
+        yield bytes(buffer)
