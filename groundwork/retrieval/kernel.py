@@ -151,6 +151,8 @@ class SearchEngines:
     reader: ChunkReader
     reranker: Reranker | None = None
     policy: RetrievalPolicy = RetrievalPolicy()
+    #: ranks when `reranker` (a remote one) cannot answer; the outcome says so
+    fallback_reranker: Reranker | None = None
 
 
 _LEG_POOL: ThreadPoolExecutor | None = None
@@ -275,8 +277,15 @@ def _hybrid_search(
         return NothingMatches()
     order = [item[2].chunk_id for item in scored]
     by_source = {item[2].chunk_id: item[2].source_id for item in scored}
+    degraded: tuple[str, ...] = ()
     if request.rerank and engines.reranker is not None:
-        order = reranked_order(engines.reranker, interpreted, scored)
+        try:
+            order = reranked_order(engines.reranker, interpreted, scored)
+        except EngineUnavailable as exc:
+            # a remote reranker down or slow: the local ranking answers, and says so
+            degraded = (f"reranker: {exc}; ranked locally instead",)
+            if engines.fallback_reranker is not None:
+                order = reranked_order(engines.fallback_reranker, interpreted, scored)
     if request.pinned_source_ids:
         pinned = set(request.pinned_source_ids)
         order = [c for c in order if by_source[c] in pinned] + [
@@ -290,7 +299,7 @@ def _hybrid_search(
         hits.append(
             Hit(len(hits) + 1, score, candidate.ranks, view, citation_for(view, retrieved_at))
         )
-    return Found(tuple(hits), missing_legs=missing)
+    return Found(tuple(hits), missing_legs=missing, degraded=degraded)
 
 
 def vector_leg(hits: Sequence[ScoredChunk], semantic_floor: float) -> list[str]:

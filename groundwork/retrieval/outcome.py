@@ -43,6 +43,9 @@ class Found:
     #: legs that could not run (their engine down or refusing): the hits come
     #: from the others, and the caller is told so
     missing_legs: tuple[str, ...] = ()
+    #: parts that ran in a lesser form (a remote reranker replaced by the local
+    #: one), each a sentence saying which and why
+    degraded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

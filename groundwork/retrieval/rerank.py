@@ -2,14 +2,20 @@
 its contribution is measured by the evals (hybrid vs hybrid + reranker).
 
 No cross-encoder model ships inside a registry package that works offline
-here (PyPI, Maven Central and npm were searched), so the only adapter is the
-built-in identifier reranker; there is no adapter without a real model behind it.
+here (PyPI, Maven Central and npm were searched), so the built-in adapter is
+the identifier reranker; a reranker the user already runs (a Cohere-, Jina- or
+TEI-style `/rerank` endpoint, vLLM) is `resources.models.rerank_http`, off by
+default. A remote one may fail: the kernel then ranks with the local one and
+the outcome says so (`Found.degraded`), so a slow endpoint costs at most its
+timeout and never an answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -25,7 +31,10 @@ class RerankCandidate:
 @runtime_checkable
 class Reranker(Protocol):
     """Returns candidate ids in a better order. It may return a subset or
-    nothing; the kernel then falls back to fusion order for what is missing."""
+    nothing; the kernel then falls back to fusion order for what is missing.
+    An adapter that cannot answer (endpoint down, slow past its timeout, its
+    circuit open) raises `EngineUnavailable`; it never returns an empty list
+    to mean failure, which would read as "no opinion"."""
 
     def rerank(
         self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]
@@ -76,3 +85,41 @@ class IdentifierReranker:
 
         ranked = sorted(enumerate(candidates), key=lambda item: (-score(item[0], item[1]), item[0]))
         return [c.chunk_id for _, c in ranked]
+
+
+class CircuitBreaker:
+    """Stops calling an endpoint that keeps failing: after `failures` failures in
+    a row it is open for `cool_down` seconds (calls are refused at once, so a
+    dead endpoint costs searches nothing), then one call is let through; its
+    success closes the circuit, its failure opens it again. The clock is
+    injected so the tests need no sleeps."""
+
+    def __init__(
+        self,
+        failures: int = 3,
+        cool_down: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if failures < 1 or cool_down <= 0:
+            raise ValueError("a breaker needs failures >= 1 and a positive cool-down")
+        self.failures = failures
+        self.cool_down = cool_down
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+        self._open_until = 0.0
+
+    def allow(self) -> bool:
+        with self._lock:
+            return self.clock() >= self._open_until
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self._in_a_row = 0
+            self._open_until = 0.0
+
+    def failed(self) -> None:
+        with self._lock:
+            self._in_a_row += 1
+            if self._in_a_row >= self.failures:
+                self._open_until = self.clock() + self.cool_down

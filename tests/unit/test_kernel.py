@@ -212,6 +212,35 @@ def test_a_reranker_that_returns_nothing_falls_back_to_fusion_order() -> None:
     assert [h.chunk.chunk_id for h in a.hits] == [h.chunk.chunk_id for h in b.hits]
 
 
+def test_a_remote_reranker_that_fails_degrades_to_the_local_one_and_says_so() -> None:
+    class Down:
+        def rerank(
+            self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]
+        ) -> list[str]:
+            raise EngineUnavailable("the reranker at http://ranker/rerank did not answer")
+
+    docs = [
+        ("a:1", "storage service error " * 3, ("tenant:acme",)),
+        ("b:1", "ERR-4021 quota.", ("tenant:acme",)),
+    ]
+    engines, _ = _engines(
+        docs, policy=RetrievalPolicy(leg_weights=(("vector", 1.0), ("keyword", 0.0)))
+    )
+    request = SearchRequest("storage service error ERR-4021", limit=2)
+    local = hybrid_search(STAFF, request, engines)
+    remote_down = dataclasses.replace(
+        engines, reranker=Down(), fallback_reranker=IdentifierReranker()
+    )
+    degraded = hybrid_search(STAFF, request, remote_down)
+    assert isinstance(local, Found) and isinstance(degraded, Found)
+    # the answer is the local ranking's, whole, and the outcome names what happened
+    assert [h.chunk.chunk_id for h in degraded.hits] == [h.chunk.chunk_id for h in local.hits]
+    assert degraded.hits[0].chunk.chunk_id == "b:1"
+    assert local.degraded == ()
+    assert len(degraded.degraded) == 1 and "did not answer" in degraded.degraded[0]
+    assert "ranked locally" in degraded.degraded[0]
+
+
 def test_low_confidence_chunks_are_demoted_and_flagged() -> None:
     docs = [
         ("scan:1", "replica lag primary", ("tenant:acme",)),
