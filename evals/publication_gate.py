@@ -3,24 +3,12 @@ latest stored runs of the candidate and the serving model."""
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from evals.gate import DEFAULT_TOLERANCE, relevance_regression
-
-
-class _Run(Protocol):
-    @property
-    def ndcg_hybrid(self) -> float | None: ...
-
-
-class EvalHistory(Protocol):
-    def latest(self, tenant_id: str, model_key: str) -> _Run | None: ...
-
-    def suite(self, tenant_id: str) -> object | None: ...
+from groundwork.eval_records import EvalRuns
 
 
 def eval_gate_reasons(
-    history: EvalHistory,
+    history: EvalRuns,
     tenant_id: str,
     candidate: str,
     serving: str,

@@ -1,11 +1,14 @@
-"""An eval suite and one run's result as plain records: stored by the eval
-store adapter, compared over time and rendered into the report. In the core so
-the store (an adapter) needs nothing from the evals package."""
+"""An eval suite and one run's result as plain records, and `EvalRuns`, the
+port that keeps them: stored by the eval store adapter, compared over time and
+rendered into the report. In the core so the store (an adapter) needs nothing
+from the evals package."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +68,61 @@ class EvalResult:
             "per_query_path": self.per_query_path,
             "seconds": round(self.seconds, 2),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """One recorded run as it reads back: the suite and results as recorded
+    (`EvalSuite.to_dict()`, `EvalResult.to_dict()`), the hybrid nDCG@10 the
+    gates compare, and when it was recorded."""
+
+    run_id: str
+    tenant_id: str
+    model_key: str
+    suite: dict[str, Any]
+    results: dict[str, Any]
+    ndcg_hybrid: float | None
+    created_at: datetime
+
+
+def new_run_id() -> str:
+    """A run id to name a run's files by before it is recorded."""
+    return f"evr_{uuid.uuid4().hex}"
+
+
+@runtime_checkable
+class EvalRuns(Protocol):
+    """What each tenant is evaluated on, and every run it had, kept with the
+    configuration it ran with so runs compare over time and gate publication.
+
+    - `suite` is None until `set_suite`; `set_suite` replaces the tenant's
+      suite whole. One tenant's suite and runs are never another's.
+    - `record` keeps a result under `run_id` (a new id when None) and returns
+      the id. It refuses (`StoreError`) a run id already recorded, keeping the
+      first run, and a suite or run for a tenant that does not exist.
+    - A stored run reads back as recorded: `results` is `result.to_dict()`,
+      `suite` is `result.suite.to_dict()`, `ndcg_hybrid` is the result's hybrid
+      nDCG@10 (None when it has no hybrid row).
+    - `history` is newest first, of one model when `model_key` is given, at
+      most `limit` runs; `latest` is the newest run of a tenant and model, or
+      None.
+    """
+
+    def set_suite(self, tenant_id: str, suite: EvalSuite) -> None: ...
+
+    def suite(self, tenant_id: str) -> EvalSuite | None: ...
+
+    def record(
+        self,
+        result: EvalResult,
+        orchestrator_run: str | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """`orchestrator_run`: the Dagster run that produced it, when one did."""
+        ...
+
+    def history(
+        self, tenant_id: str, model_key: str | None = None, limit: int = 50
+    ) -> list[StoredRun]: ...
+
+    def latest(self, tenant_id: str, model_key: str) -> StoredRun | None: ...

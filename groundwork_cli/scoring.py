@@ -1,13 +1,89 @@
-"""Eval runs as the CLI prints them, and the refusals a script stops on; shared
-by `groundwork eval` and `groundwork demo`."""
+"""The CLI's one eval flow, and eval runs as it prints them. Each model of a
+tenant is scored by materializing the retrieval_quality asset through Dagster
+(the run and its checks show in the UI as if the daemon had run it; the asset
+calls evals.workflow.evaluate), then the stored run is read back and printed.
+`groundwork eval` (--golden, --beir, --squad) and `groundwork demo` all score
+through `score_model`; their suites are registered by evals.workflow."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from groundwork.eval_records import EvalRuns, StoredRun
 from groundwork_cli.terminal import console
 from resources.composition.settings import GroundworkSettings
+
+if TYPE_CHECKING:
+    import dagster as dg
+
+    from resources.composition.platform import Platform
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScore:
+    model_key: str
+    run: StoredRun | None  # the newest stored run of the tenant and model
+    found: dict[str, object]  # the asset's metadata and its checks' results
+
+    @property
+    def failure(self) -> str | None:
+        """Why there is nothing to print: the evaluation was skipped (with the
+        asset's reason) or no run is stored; None when it was scored."""
+        if "status" in self.found:
+            return str(self.found["status"])
+        return "no run stored" if self.run is None else None
+
+
+@contextmanager
+def eval_platform(settings: GroundworkSettings) -> Iterator[Platform]:
+    """Engines up (or reused), the Dagster instance on them and the platform
+    connected: what an eval command needs when nothing else started them."""
+    from resources.composition.platform import connect, ensure_engines
+    from resources.dagster_glue.instance import write_instance_config
+
+    endpoints = ensure_engines(settings)
+    write_instance_config(settings.dagster_home, endpoints.server_url)
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    platform = connect(settings, endpoints)
+    try:
+        yield platform
+    finally:
+        platform.close()
+
+
+def score_model(
+    instance: dg.DagsterInstance, runs: EvalRuns, tenant_id: str, model_key: str
+) -> ModelScore:
+    from groundwork_cli.ingest import evaluate_partition
+
+    if not instance.has_dynamic_partition("tenant", tenant_id):
+        instance.add_dynamic_partitions("tenant", [tenant_id])
+    found = evaluate_partition(instance, tenant_id, model_key)
+    return ModelScore(model_key, runs.latest(tenant_id, model_key), found)
+
+
+def score_and_print(
+    instance: dg.DagsterInstance, runs: EvalRuns, tenant_id: str, models: Sequence[str]
+) -> int:
+    """Score each model and print its run in full. Exit 1 at the first model
+    that could not be scored, or at the end when a gate refused one."""
+    refused: list[str] = []
+    for model_key in models:
+        started = time.monotonic()
+        console.print(f"evaluating {model_key} (retrieval_quality asset) ...")
+        score = score_model(instance, runs, tenant_id, model_key)
+        if score.failure is not None or score.run is None:
+            console.print(f"[red]{model_key}: {score.failure}[/]")
+            return 1
+        print_eval_run(model_key, score.run.results, score.found)
+        refused += gate_refusals(model_key, score.found)
+        console.print(f"eval wall time {time.monotonic() - started:.1f} s")
+    return report_refusals(refused)
 
 
 def summary_first_line(results: dict[str, Any]) -> str:
@@ -80,17 +156,3 @@ def report_refusals(refused: list[str]) -> int:
     for line in refused:
         console.print(f"[red]relevance gate refused {line}[/]")
     return 1 if refused else 0
-
-
-def register_golden(
-    runs: Any, settings: GroundworkSettings, tenant_id: str, golden: Path, max_queries: int | None
-) -> Path:
-    """Keep a checked golden set under GROUNDWORK_HOME (the suite must not depend
-    on where the file was) and make it the tenant's eval suite."""
-    from evals.suite import EvalSuite
-
-    kept = settings.home / "eval-golden" / f"{tenant_id}.jsonl"
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(golden.read_text(encoding="utf-8"), encoding="utf-8")
-    runs.set_suite(tenant_id, EvalSuite(golden_file=str(kept), max_queries=max_queries))
-    return kept

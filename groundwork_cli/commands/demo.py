@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from rich.table import Table
 
-from groundwork_cli.scoring import register_golden
+from groundwork_cli.scoring import score_model
 from groundwork_cli.terminal import console
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 
@@ -165,47 +165,45 @@ def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> Non
     from dagster import DagsterInstance
 
     from evals.golden import load_golden
-    from groundwork_cli.ingest import evaluate_partition
+    from evals.workflow import keep_golden_suite
     from resources.composition.platform import connect
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     platform = connect(settings)
     try:
-        runs = PostgresEvalRuns(platform.pool)
         instance = DagsterInstance.get()
         for tenant_id in tenants:
             golden = SAMPLES / f"{tenant_id}.golden.jsonl"
             if not golden.is_file():
                 continue
             count = len(load_golden(golden))
-            register_golden(runs, settings, tenant_id, golden, None)
-            model_key = settings.default_model_key
-            found = evaluate_partition(instance, tenant_id, model_key)
-            run = runs.latest(tenant_id, model_key)
-            if run is None or "status" in found:
-                console.print(f"[red]{tenant_id}: {found.get('status', 'no eval run stored')}[/]")
+            keep_golden_suite(platform.eval_runs, settings.home, tenant_id, golden, None)
+            score = score_model(instance, platform.eval_runs, tenant_id, settings.default_model_key)
+            if score.failure is not None or score.run is None:
+                console.print(f"[red]{tenant_id}: {score.failure}[/]")
                 continue
-            results = run.results
-            ndcg = "  ".join(
-                f"{r['mode']} {float(r['ndcg_at_10']):.3f}" for r in results["relevance"]
-            )
-            grounded = "; ".join(
-                f"evidence inside the context ({g.get('layer', 'raw')}) {g['grounded']}/{g['items']}"
-                for g in results["groundedness"]
-            )
-            c = results["citations"]
-            answers = results.get("answers", {})
-            judged = ", ".join(f"{k} {v:.3f}" for k, v in answers.get("metrics", {}).items())
-            if not judged:
-                judged = "skipped (" + next(iter(answers.get("skipped", {}).values()), "") + ")"
             console.rule(f"[bold]{tenant_id}[/]: golden set, {count} queries ({golden.name})")
-            console.print(
-                f"  nDCG@10: {ndcg}\n  {grounded}; citations verified {c['verified']}/{c['checked']}"
-                f"\n  judged answers: {judged}\n  relevance_gate passed: "
-                f"{found.get('check:relevance_gate')}, relevance_regression passed: "
-                f"{found.get('check:relevance_regression')}\n"
-                f"  report: {found.get('report')}\n  per-query results: {found.get('per_query')}",
-                soft_wrap=True,
-            )
+            console.print(_golden_summary(score.run.results, score.found), soft_wrap=True)
     finally:
         platform.close()
+
+
+def _golden_summary(results: dict[str, Any], found: dict[str, object]) -> str:
+    """A sample tenant's scores in a few lines: the demo shows them, `groundwork
+    eval` prints everything."""
+    ndcg = "  ".join(f"{r['mode']} {float(r['ndcg_at_10']):.3f}" for r in results["relevance"])
+    grounded = "; ".join(
+        f"evidence inside the context ({g.get('layer', 'raw')}) {g['grounded']}/{g['items']}"
+        for g in results["groundedness"]
+    )
+    c = results["citations"]
+    answers = results.get("answers", {})
+    judged = ", ".join(f"{k} {v:.3f}" for k, v in answers.get("metrics", {}).items())
+    if not judged:
+        judged = "skipped (" + next(iter(answers.get("skipped", {}).values()), "") + ")"
+    return (
+        f"  nDCG@10: {ndcg}\n  {grounded}; citations verified {c['verified']}/{c['checked']}"
+        f"\n  judged answers: {judged}\n  relevance_gate passed: "
+        f"{found.get('check:relevance_gate')}, relevance_regression passed: "
+        f"{found.get('check:relevance_regression')}\n"
+        f"  report: {found.get('report')}\n  per-query results: {found.get('per_query')}"
+    )

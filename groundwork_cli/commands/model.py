@@ -23,7 +23,6 @@ def run(args: argparse.Namespace) -> int:
     from evals.publication_gate import eval_gate_reasons
     from groundwork.model_cutover import SwitchRefused, rollback_model, switch_model
     from resources.composition.platform import connect
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     platform = connect(GroundworkSettings.from_env())
     try:
@@ -35,9 +34,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         tenant = platform.catalog.get_tenant(args.tenant_id)
         gate = (
-            eval_gate_reasons(
-                PostgresEvalRuns(platform.pool), args.tenant_id, args.model, tenant.active_model
-            )
+            eval_gate_reasons(platform.eval_runs, args.tenant_id, args.model, tenant.active_model)
             if tenant
             else ()
         )

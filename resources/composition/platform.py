@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from groundwork.embedding_cache import QueryEmbeddingCache
 from groundwork.embedding_models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.errors import EngineUnavailable
+from groundwork.eval_records import EvalRuns
 from groundwork.lifecycle import Indexes
 from groundwork.ports import (
     AccessScope,
@@ -52,6 +53,7 @@ from resources.postgres.artifacts import PostgresArtifacts
 from resources.postgres.catalog import PostgresCatalog
 from resources.postgres.catalog_parts.reading import PublishedChunkReader
 from resources.postgres.database import ensure_database, migrate, open_pool, with_database
+from resources.postgres.eval_runs import PostgresEvalRuns
 from resources.postgres.file_metadata import PostgresFileMetadata
 from resources.postgres.keyword_index import PostgresKeywordIndex
 from resources.postgres.read_replica import ReadReplica
@@ -136,6 +138,7 @@ class Platform:
     #: starts with no views, never serving views of the platform it was copied from
     _views: dict[str, Platform] = field(default_factory=dict, init=False)
     _approval: bytes | None = field(default=None, init=False)
+    _eval_runs: EvalRuns | None = field(default=None, init=False)
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
@@ -220,6 +223,14 @@ class Platform:
     @property
     def files(self) -> PostgresFileMetadata:
         return PostgresFileMetadata(self.pool)
+
+    @property
+    def eval_runs(self) -> EvalRuns:
+        """Eval suites and runs, built once per platform (a tenant view's behind
+        its wall): every eval path and the publication gate read this one."""
+        if self._eval_runs is None:
+            self._eval_runs = PostgresEvalRuns(self.pool)
+        return self._eval_runs
 
     def scanner(self) -> MalwareScanner | None:
         """The malware scanner when scanning is on (GROUNDWORK_MALWARE_SCAN=clamd):

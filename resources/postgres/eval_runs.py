@@ -1,32 +1,14 @@
-"""Eval suites and runs in Postgres: each run is kept with its configuration."""
+"""Eval suites and runs in Postgres (the `EvalRuns` port): each run is kept
+with its configuration; both tables sit behind the tenant wall and are removed
+with their tenant."""
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
-
 from psycopg.types.json import Jsonb
 
-from groundwork.eval_records import EvalResult, EvalSuite
+from groundwork.eval_records import EvalResult, EvalSuite, StoredRun, new_run_id
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRun:
-    run_id: str
-    tenant_id: str
-    model_key: str
-    suite: dict[str, Any]
-    results: dict[str, Any]
-    ndcg_hybrid: float | None
-    created_at: datetime
-
-
-def new_run_id() -> str:
-    return f"evr_{uuid.uuid4().hex}"
 
 
 class PostgresEvalRuns:
@@ -49,7 +31,10 @@ class PostgresEvalRuns:
         return EvalSuite.from_dict(row[0]) if row else None
 
     def record(
-        self, result: EvalResult, dagster_run: str | None = None, run_id: str | None = None
+        self,
+        result: EvalResult,
+        orchestrator_run: str | None = None,
+        run_id: str | None = None,
     ) -> str:
         """`run_id` when the caller named files after it before recording (new_run_id)."""
         run_id = run_id or new_run_id()
@@ -64,7 +49,7 @@ class PostgresEvalRuns:
                     Jsonb(result.suite.to_dict()),
                     Jsonb(result.to_dict()),
                     result.metric("hybrid"),
-                    dagster_run,
+                    orchestrator_run,
                 ),
             )
         return run_id

@@ -110,11 +110,10 @@ def golden_tenant(
 
 def _golden_suite(platform: Platform, tenant: str, folder: Path) -> None:
     from evals.suite import EvalSuite
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     path = folder / "golden.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in GOLDEN))
-    PostgresEvalRuns(platform.pool).set_suite(tenant, EvalSuite(golden_file=str(path)))
+    platform.eval_runs.set_suite(tenant, EvalSuite(golden_file=str(path)))
 
 
 def _evaluate(
@@ -150,13 +149,12 @@ def test_a_golden_set_scores_the_published_corpus_in_place(
 ) -> None:
     from evals.per_query import SCHEMA
     from groundwork.eval_records import EvalResult, EvalSuite
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     monkeypatch.delenv("GROUNDWORK_LLM_URL", raising=False)
     monkeypatch.delenv("GROUNDWORK_JUDGE_URL", raising=False)
     tenant, instance = golden_tenant
     _golden_suite(platform, tenant, tmp_path)
-    runs = PostgresEvalRuns(platform.pool)
+    runs = platform.eval_runs
     before = len(runs.history(tenant))
     metadata, checks = _evaluate(tenant, instance, platform, index_prefix)
 

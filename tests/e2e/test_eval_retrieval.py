@@ -95,7 +95,6 @@ def test_the_eval_asset_scores_stores_reports_and_gates(
     from evals.publication_gate import eval_gate_reasons
     from evals.suite import EvalSuite
     from pipelines.definitions import ALL_ASSETS
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     folder = _beir(tmp_path / "tiny")
     sentences = _sentences(folder)
@@ -103,7 +102,7 @@ def test_the_eval_asset_scores_stores_reports_and_gates(
     model = platform.settings.default_model_key
     platform.catalog.ensure_tenant(tenant, tenant, model)
     write_corpus(folder, platform.settings.inbox_dir, tenant)
-    runs = PostgresEvalRuns(platform.pool)
+    runs = platform.eval_runs
     runs.set_suite(
         tenant,
         EvalSuite(beir_folder=str(folder), split="test", sentences_folder=str(sentences)),
