@@ -1,5 +1,8 @@
-"""Revising artifacts and approving destructive edits: one path for HTTP and
-the tools.
+"""Artifacts for every transport: create, read (manifest, list, history),
+revise, approve, restore, export, download, read a file, delete. One path for
+HTTP and the tools; access follows the owning document's tenant and scope, and
+anything hidden answers the same not_found as a missing id. `source` files are
+never served.
 
 A revise call that would destroy content is refused with `approval-required`,
 what it would destroy, and a signed `proposal_token`. Approval is a separate
@@ -14,13 +17,31 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Literal
 
 from groundwork import approvals
 from groundwork.artifact_edits import Edit, EditsRefused
-from groundwork.artifacts import Provenance, Saved, StaleGenerationError, revise_artifact
-from groundwork.errors import Refused
+from groundwork.artifact_exports import export_version
+from groundwork.artifact_staleness import stale_reasons
+from groundwork.artifacts import (
+    USER_READABLE_ROLES,
+    ArtifactFile,
+    ArtifactRecord,
+    ArtifactVersion,
+    Provenance,
+    Saved,
+    StaleGenerationError,
+    create_artifact,
+    restore_artifact,
+    revise_artifact,
+)
+from groundwork.documents import ExtractedDocument
+from groundwork.errors import NotFound, Refused
+from groundwork.lifecycle import request_deletion
 from groundwork.ports import Principal
+from groundwork.render import ExportFormat
 from groundwork.services.platform import PlatformPorts
+from groundwork.services.registration import sharing_subjects
 
 Clock = Callable[[], datetime]
 
@@ -44,6 +65,256 @@ def _token_refused(refused: approvals.TokenRefused, what: str) -> Refused:
         "propose the edits again to get a fresh proposal_token, and have it approved",
         code="invalid",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactView:
+    """An artifact as a reader sees it: its current version's title and
+    Markdown, whether it is stale and why, and its user-readable files."""
+
+    record: ArtifactRecord
+    title: str
+    markdown: str
+    stale_reasons: tuple[str, ...]
+    files: tuple[ArtifactFile, ...]
+
+
+ExportState = Literal["pending", "rendered", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """One export of one version in one format (made once, then reused)."""
+
+    export_id: str
+    artifact_id: str
+    generation: int
+    format: str
+    state: ExportState
+    failure_reason: str | None
+    unrenderable: tuple[str, ...]
+    receipt: dict[str, Any] | None
+    file: ArtifactFile | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadableFile:
+    """A user-readable file and how to read its bytes (read only when wanted:
+    a conditional request the client has cached costs no blob read)."""
+
+    file: ArtifactFile
+    read: Callable[[], bytes]
+
+
+def _stale_generation(exc: StaleGenerationError) -> Refused:
+    return Refused(
+        str(exc),
+        f"reload the artifact (generation {exc.current}) and apply the change again",
+        {"current_generation": exc.current},
+        "stale_generation",
+    )
+
+
+def _record(ports: PlatformPorts, who: Principal, artifact_id: str) -> ArtifactRecord:
+    record = ports.artifacts.get(who.scope, artifact_id)
+    if record is None:
+        raise Refused(
+            f"no artifact {artifact_id} is visible to this key",
+            "check the artifact id (create_artifact or the artifact list return it)",
+            code="not_found",
+        )
+    return record
+
+
+def _describe(
+    ports: PlatformPorts, who: Principal, record: ArtifactRecord, with_markdown: bool
+) -> ArtifactView:
+    versions = ports.artifacts.versions(who.scope, record.artifact_id)
+    current = next(v for v in versions if v.generation == record.generation)
+    markdown = ports.blobs.get(current.blob_key).decode()
+    found = ports.catalog.current_extraction(who.scope, record.source_id)
+    title = (
+        found[1].title
+        if found and isinstance(found[1], ExtractedDocument)
+        else next(
+            (line.lstrip("# ").strip() for line in markdown.splitlines() if line.startswith("#")),
+            record.filename,
+        )
+    )
+    reasons = stale_reasons(
+        ports.artifacts, record.tenant_id, current.provenance.get("derived_from", [])
+    )
+    files = tuple(
+        f
+        for f in ports.artifacts.files(who.scope, record.artifact_id, record.generation)
+        if f.role in USER_READABLE_ROLES
+    )
+    return ArtifactView(record, title, markdown if with_markdown else "", tuple(reasons), files)
+
+
+def describe(
+    ports: PlatformPorts, who: Principal, artifact_id: str, *, with_markdown: bool = True
+) -> ArtifactView:
+    """The manifest: files by role, title and Markdown read from the document."""
+    return _describe(ports, who, _record(ports, who, artifact_id), with_markdown)
+
+
+def list_artifacts(
+    ports: PlatformPorts, who: Principal, cursor: str | None, limit: int
+) -> tuple[list[ArtifactView], str | None]:
+    """A page of the visible artifacts (without their Markdown) and the next cursor."""
+    records, after = ports.artifacts.list_artifacts(who.scope, cursor, limit)
+    return [_describe(ports, who, r, with_markdown=False) for r in records], after
+
+
+def create(
+    ports: PlatformPorts,
+    who: Principal,
+    *,
+    path: str,
+    markdown: str,
+    provenance: Provenance,
+    subjects: Sequence[str] | None = None,
+) -> ArtifactView:
+    """A new artifact at generation 1, shared with `subjects` (the caller's own
+    by default; a list must include one of them)."""
+    saved = create_artifact(
+        ports.catalog,
+        ports.blobs,
+        ports.artifacts,
+        tenant_id=who.tenant_id,
+        subjects=sharing_subjects(who, subjects),
+        path=path,
+        markdown=markdown,
+        provenance=provenance,
+    )
+    return describe(ports, who, saved.artifact_id)
+
+
+def history(ports: PlatformPorts, who: Principal, artifact_id: str) -> list[ArtifactVersion]:
+    _record(ports, who, artifact_id)
+    return ports.artifacts.versions(who.scope, artifact_id)
+
+
+def restore(
+    ports: PlatformPorts,
+    who: Principal,
+    artifact_id: str,
+    *,
+    expected_generation: int,
+    generation: int,
+    run: str,
+) -> Saved:
+    """A new version holding generation `generation`'s content. Refusals:
+    `stale_generation` (with the current generation), `not_found`."""
+    try:
+        return restore_artifact(
+            ports.catalog,
+            ports.blobs,
+            ports.artifacts,
+            who.scope,
+            artifact_id,
+            expected_generation=expected_generation,
+            generation=generation,
+            run=run,
+        )
+    except StaleGenerationError as exc:
+        raise _stale_generation(exc) from exc
+
+
+def export(
+    ports: PlatformPorts, who: Principal, artifact_id: str, generation: int, fmt: ExportFormat
+) -> Export:
+    """Export a specific version. One record per (version, format): a second
+    request, even a concurrent one and whichever transport it came through,
+    gets the same file. Refusal: `not_found` (no such artifact or generation)."""
+    record = ports.artifacts.get(who.scope, artifact_id)
+    version = next(
+        (v for v in ports.artifacts.versions(who.scope, artifact_id) if v.generation == generation),
+        None,
+    )
+    if record is None or version is None:
+        raise Refused(
+            f"no artifact {artifact_id} at generation {generation} is visible to this key",
+            "check the artifact id and its generation (a revision returns it)",
+            code="not_found",
+        )
+    row = export_version(
+        ports.artifacts,
+        ports.blobs,
+        who.tenant_id,
+        artifact_id,
+        version,
+        fmt,
+        record.filename,
+    )
+    file = ports.artifacts.file(who.scope, row["file_id"]) if row["file_id"] else None
+    return Export(
+        export_id=row["export_id"],
+        artifact_id=artifact_id,
+        generation=row["generation"],
+        format=row["format"],
+        state=row["state"],
+        failure_reason=row["failure_reason"],
+        unrenderable=tuple(row["unrenderable"] or ()),
+        receipt=row.get("receipt"),
+        file=file,
+    )
+
+
+def _rendered(exported: Export, alternative: str) -> ArtifactFile:
+    if exported.file is None:
+        raise Refused(exported.failure_reason or "render failed", alternative, code="render_failed")
+    return exported.file
+
+
+def create_pdf(
+    ports: PlatformPorts,
+    who: Principal,
+    *,
+    path: str,
+    markdown: str,
+    provenance: Provenance,
+) -> tuple[ArtifactView, Export]:
+    """An artifact and its first version's PDF. Refusal: `render_failed` (the
+    Markdown is kept as the artifact; exporting again retries the render)."""
+    made = create(ports, who, path=path, markdown=markdown, provenance=provenance)
+    exported = export(ports, who, made.record.artifact_id, made.record.generation, ExportFormat.PDF)
+    _rendered(
+        exported,
+        f"the Markdown is saved as artifact {made.record.artifact_id}; retry export_artifact",
+    )
+    return made, exported
+
+
+def _readable(ports: PlatformPorts, file: ArtifactFile) -> ReadableFile:
+    return ReadableFile(file, lambda: ports.blobs.get(file.blob_key))
+
+
+def read_file(ports: PlatformPorts, who: Principal, file_id: str) -> ReadableFile:
+    """Immutable content by id; `source` files are never served."""
+    found = ports.artifacts.file(who.scope, file_id)
+    if found is None or found.role not in USER_READABLE_ROLES:
+        raise NotFound(f"no file {file_id} is visible to this key")
+    return _readable(ports, found)
+
+
+def download(
+    ports: PlatformPorts, who: Principal, artifact_id: str, fmt: ExportFormat
+) -> ReadableFile:
+    """The current version in a format (exported once, then reused). Refusal:
+    `render_failed` (a retry renders again)."""
+    record = _record(ports, who, artifact_id)
+    exported = export(ports, who, artifact_id, record.generation, fmt)
+    return _readable(ports, _rendered(exported, "retry the download; a failed render is redone"))
+
+
+def delete(ports: PlatformPorts, who: Principal, artifact_id: str) -> ArtifactRecord:
+    """Executes as a deletion of the artifact's document: unsearchable at once,
+    purged by the deletion sweep."""
+    record = _record(ports, who, artifact_id)
+    request_deletion(ports.catalog, ports.indexes(), who.tenant_id, record.source_id)
+    return record
 
 
 def revise(
@@ -84,12 +355,7 @@ def revise(
             approved_digest=approved_digest,
         )
     except StaleGenerationError as exc:
-        raise Refused(
-            str(exc),
-            f"reload the artifact (generation {exc.current}) and apply the change again",
-            {"current_generation": exc.current},
-            "stale_generation",
-        ) from exc
+        raise _stale_generation(exc) from exc
     if isinstance(outcome, EditsRefused):
         if outcome.reason != "approval-required" or outcome.digest is None:
             raise Refused(outcome.message, "fix the edit and resubmit", code="invalid")

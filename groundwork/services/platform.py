@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from groundwork.artifact_exports import ExportStore
-from groundwork.artifacts import ArtifactFile, ArtifactStore
+from groundwork.artifacts import ArtifactFile, ArtifactRecord, ArtifactStore
 from groundwork.catalog import Catalog
 from groundwork.citations import Citation
 from groundwork.files import FileMetadataStore
+from groundwork.lifecycle import Indexes
 from groundwork.ports import (
     AccessScope,
     BlobStore,
@@ -85,6 +86,12 @@ class ServiceCatalog(Catalog, ReadingRecords, Protocol):
 class ArtifactRecords(ArtifactStore, ExportStore, Protocol):
     def file(self, scope: AccessScope, file_id: str) -> ArtifactFile | None: ...
 
+    def list_artifacts(
+        self, scope: AccessScope, after: str | None, limit: int
+    ) -> tuple[list[ArtifactRecord], str | None]:
+        """A page of visible artifacts in id order, and the cursor after it (None: the last)."""
+        ...
+
 
 class PlatformPorts(Protocol):
     """The ports bundle a service call receives, already behind the caller's
@@ -103,6 +110,10 @@ class PlatformPorts(Protocol):
     def artifacts(self) -> ArtifactRecords: ...
 
     def serving_model(self, tenant_id: str) -> str: ...
+
+    def indexes(self) -> Indexes:
+        """Every store a chunk lives in (deletion and permission changes reach each)."""
+        ...
 
     def search_engines(self, model_key: str) -> SearchEngines: ...
 

@@ -10,12 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from groundwork.artifact_edits import edit_from_dict
-from groundwork.artifact_exports import export_version
-from groundwork.artifacts import (
-    Provenance,
-    create_artifact,
-    provenance_from,
-)
+from groundwork.artifacts import Provenance, provenance_from
 from groundwork.compare import compare_blocks
 from groundwork.convert import ConversionRefused, convert
 from groundwork.documents import (
@@ -400,20 +395,17 @@ def _provenance(args: dict[str, Any]) -> Provenance:
 
 @handler("create_artifact")
 def create_artifact_tool(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    saved = create_artifact(
-        platform.catalog,
-        platform.blobs,
-        platform.artifacts,
-        tenant_id=who.tenant_id,
-        subjects=who.subjects,
+    made = artifact_service.create(
+        platform,
+        who,
         path=str(args["path"]),
         markdown=str(args["markdown"]),
         provenance=_provenance(args),
     )
     return {
-        "artifact_id": saved.artifact_id,
-        "file_id": saved.source_id,
-        "generation": saved.generation,
+        "artifact_id": made.record.artifact_id,
+        "file_id": made.record.source_id,
+        "generation": made.record.generation,
     }
 
 
@@ -449,69 +441,47 @@ def update_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any
     }
 
 
-def _export(
-    platform: PlatformPorts, who: Principal, artifact_id: str, generation: int, fmt: str
-) -> Result:
-    record = platform.artifacts.get(who.scope, artifact_id)
-    version = next(
-        (
-            v
-            for v in platform.artifacts.versions(who.scope, artifact_id)
-            if v.generation == generation
-        ),
-        None,
-    )
-    if record is None or version is None:
-        return ToolRefusal(
-            "not_found",
-            f"no artifact {artifact_id} at generation {generation} is visible to you",
-            "check the artifact id and its generation (update_artifact returns it)",
-        )
-    row = export_version(
-        platform.artifacts,
-        platform.blobs,
-        who.tenant_id,
-        artifact_id,
-        version,
-        ExportFormat(fmt),
-        record.filename,
-    )
+def _export_out(exported: artifact_service.Export) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "export_id": row["export_id"],
-        "state": row["state"],
-        "unrenderable": list(row["unrenderable"]),
+        "export_id": exported.export_id,
+        "state": exported.state,
+        "unrenderable": list(exported.unrenderable),
     }
-    if row["file_id"]:
-        result["artifact_file_id"] = row["file_id"]
-    if row["failure_reason"]:
-        result["failure_reason"] = row["failure_reason"]
+    if exported.file is not None:
+        result["artifact_file_id"] = exported.file.file_id
+    if exported.failure_reason:
+        result["failure_reason"] = exported.failure_reason
     return result
 
 
 @handler("export_artifact")
 def export_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    return _export(
-        platform, who, str(args["artifact_id"]), int(args["generation"]), str(args["format"])
+    return _export_out(
+        artifact_service.export(
+            platform,
+            who,
+            str(args["artifact_id"]),
+            int(args["generation"]),
+            ExportFormat(str(args["format"])),
+        )
     )
 
 
 @handler("create_pdf")
 def create_pdf(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    made = create_artifact_tool(platform, who, args)
-    if isinstance(made, ToolRefusal):
-        return made
-    exported = _export(platform, who, made["artifact_id"], made["generation"], "pdf")
-    if isinstance(exported, ToolRefusal) or "artifact_file_id" not in exported:
-        return ToolRefusal(
-            "render_failed",
-            str(exported.get("failure_reason") if isinstance(exported, dict) else exported.message),
-            f"the Markdown is saved as artifact {made['artifact_id']}; retry export_artifact",
-        )
+    made, exported = artifact_service.create_pdf(
+        platform,
+        who,
+        path=str(args["path"]),
+        markdown=str(args["markdown"]),
+        provenance=_provenance(args),
+    )
+    assert exported.file is not None  # the service refuses a failed render
     return {
-        "artifact_id": made["artifact_id"],
-        "generation": made["generation"],
-        "artifact_file_id": exported["artifact_file_id"],
-        "unrenderable": exported["unrenderable"],
+        "artifact_id": made.record.artifact_id,
+        "generation": made.record.generation,
+        "artifact_file_id": exported.file.file_id,
+        "unrenderable": list(exported.unrenderable),
     }
 
 

@@ -212,6 +212,38 @@ def _scenarios(w: World) -> list[tuple[str, str, Callable[[], Outcome], str, dic
             lambda b: b,
         ),
         (
+            # the export is written once (groundwork.services.artifacts.export): the
+            # same version and format is one record and one file whichever transport asks
+            "export a version",
+            "key",
+            lambda: _http_outcome(
+                c.post(
+                    f"/v1/artifacts/{w.artifact}/exports",
+                    json={"generation": 1, "format": "html"},
+                    headers=h,
+                ),
+                lambda b: (b["state"], b["export_id"], b["file"]["file_id"], b["unrenderable"]),
+            ),
+            "export_artifact",
+            {"artifact_id": w.artifact, "generation": 1, "format": "html"},
+            lambda b: (b["state"], b["export_id"], b["artifact_file_id"], b["unrenderable"]),
+        ),
+        (
+            "export a generation that does not exist",
+            "key",
+            lambda: _http_outcome(
+                c.post(
+                    f"/v1/artifacts/{w.artifact}/exports",
+                    json={"generation": 7, "format": "pdf"},
+                    headers=h,
+                ),
+                lambda b: b,
+            ),
+            "export_artifact",
+            {"artifact_id": w.artifact, "generation": 7, "format": "pdf"},
+            lambda b: b,
+        ),
+        (
             "another tenant's id",
             "key",
             lambda: _http_outcome(
@@ -290,6 +322,8 @@ def test_the_same_scenario_gives_the_same_outcome_over_http_and_mcp(
     assert http["another tenant's id"] == ("refused", "not_found")
     assert http["missing scope"] == ("refused", "forbidden")
     assert http["drill-down of an id never handed out"] == ("refused", "unknown_id")
+    assert http["export a version"][0] == "ok" and http["export a version"][1][0] == "rendered"
+    assert http["export a generation that does not exist"] == ("refused", "not_found")
 
 
 def test_both_transports_store_one_provenance_shape(
