@@ -8,17 +8,23 @@
   upload) and requests the run that does it.
 - `inbox_rescan_schedule`: an hourly rescan for folders whose changes a
   sensor could miss (network mounts that do not update mtimes promptly).
+- `evaluate_after_publish`: evaluates a tenant x model once what it serves
+  changed, after a quiet debounce interval (see pipelines/evaluation_debounce.py).
 """
 
 import hashlib
 import json
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
+from typing import TypeVar
 
 import dagster as dg
 
 from assets.partitions import tenant_model_key
 from groundwork.catalog import TENANT_ID
 from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
+from pipelines import evaluation_debounce as debouncing
 from pipelines.jobs import (
     deletion_sweep_job,
     eval_job,
@@ -28,6 +34,7 @@ from pipelines.jobs import (
 )
 from resources.composition.platform import Platform
 from resources.dagster_glue.platform_resource import EnginesNotRunning, GroundworkResource
+from resources.postgres.served_state import PostgresServedStates, ServedState
 
 TENANT_STAGES = ("extract", "chunk", "summarize", "keyword_index")
 ACTIVE_RUN_STATUSES = [
@@ -38,11 +45,29 @@ ACTIVE_RUN_STATUSES = [
 ]
 
 
-def _platform_or_skip(groundwork: GroundworkResource) -> Platform | dg.SkipReason:
-    try:
-        return groundwork.running_platform()
-    except EnginesNotRunning as exc:
-        return dg.SkipReason(str(exc))
+Context = TypeVar("Context", bound=dg.SensorEvaluationContext)
+Tick = TypeVar("Tick")
+
+
+def on_running_platform(
+    body: Callable[[Context, Platform], Tick],
+) -> Callable[[Context, GroundworkResource], Tick | dg.SkipReason]:
+    """A sensor body that needs the platform's stores, given the platform: a
+    tick that finds the engines stopped skips instead of starting them (a tick
+    is seconds apart and must stay cheap). Not `functools.wraps`: Dagster reads
+    the resource parameter (`groundwork`) from the signature, which `wraps`
+    would replace with the body's."""
+
+    def tick(context: Context, groundwork: GroundworkResource) -> Tick | dg.SkipReason:
+        try:
+            platform = groundwork.running_platform()
+        except EnginesNotRunning as exc:
+            return dg.SkipReason(str(exc))
+        return body(context, platform)
+
+    tick.__name__ = body.__name__
+    tick.__doc__ = body.__doc__
+    return tick
 
 
 MODEL_STAGES = ("embed", "publish")
@@ -105,12 +130,8 @@ def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Turns new or changed inbox files into ingest runs for their tenant.",
 )
-def inbox_sensor(
-    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult | dg.SkipReason:
-    platform = _platform_or_skip(groundwork)
-    if isinstance(platform, dg.SkipReason):
-        return platform
+@on_running_platform
+def inbox_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
     settings = platform.settings
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions("tenant"))
@@ -157,12 +178,8 @@ def inbox_sensor(
     description="Requests an ingest run for stored work not yet done (uploads through the "
     "API, versions waiting for the serving model's embeddings or publication).",
 )
-def pending_work_sensor(
-    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult | dg.SkipReason:
-    platform = _platform_or_skip(groundwork)
-    if isinstance(platform, dg.SkipReason):
-        return platform
+@on_running_platform
+def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
     known = set(context.instance.get_dynamic_partitions("tenant"))
     new_partitions = [
         t.tenant_id for t in platform.catalog.list_tenants() if t.tenant_id not in known
@@ -213,12 +230,8 @@ def inbox_rescan_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunR
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Purges sources marked for deletion (they are already unsearchable).",
 )
-def deletion_sensor(
-    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult | dg.SkipReason:
-    platform = _platform_or_skip(groundwork)
-    if isinstance(platform, dg.SkipReason):
-        return platform
+@on_running_platform
+def deletion_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
     pending: dict[str, list[str]] = {}
     for tenant_id, source_id in platform.catalog.sources_marked_for_deletion():
         pending.setdefault(tenant_id, []).append(source_id)
@@ -234,39 +247,94 @@ def deletion_sensor(
     return dg.SensorResult(run_requests=requests)
 
 
-@dg.run_status_sensor(
-    run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[tenant_ingest_job, model_publish_job],
-    request_job=eval_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Evaluates a tenant x model after each publication, when the tenant has an "
-    "eval suite: quality is measured by the pipeline every time, and gates the next switch.",
-)
-def evaluate_after_publish(
-    context: dg.RunStatusSensorContext, groundwork: GroundworkResource
-) -> dg.RunRequest | dg.SkipReason:
-    from resources.postgres.eval_runs import PostgresEvalRuns
+#: how often the evaluation sensor looks at the served states (one read of one
+#: row per tenant with a suite); the debounce interval is what spaces evaluations
+EVALUATION_TICK_SECONDS = 30
 
-    tags = context.dagster_run.tags
-    # a model_publish run carries tenant x model; an ingest run publishes the serving model
-    tenant_id = tags.get("dagster/partition/tenant") or tags.get("dagster/partition")
-    if not tenant_id:
-        return dg.SkipReason("the publication run had no tenant partition")
-    platform = _platform_or_skip(groundwork)
-    if isinstance(platform, dg.SkipReason):
-        return platform
-    if PostgresEvalRuns(platform.pool).suite(tenant_id) is None:
-        return dg.SkipReason(f"{tenant_id} has no eval suite")
-    model_key = tags.get("dagster/partition/embedding_model", "")
-    if not model_key:
-        tenant = platform.catalog.get_tenant(tenant_id)
-        if tenant is None:
-            return dg.SkipReason(f"no tenant {tenant_id}")
-        model_key = tenant.active_model
-    return dg.RunRequest(
-        run_key=f"evaluate-after:{context.dagster_run.run_id}",
-        partition_key=tenant_model_key(tenant_id, model_key),
+
+def _now() -> float:
+    """The sensor's clock (tests move it instead of sleeping out the debounce)."""
+    return time.time()
+
+
+@dg.sensor(
+    job=eval_job,
+    minimum_interval_seconds=EVALUATION_TICK_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Evaluates a tenant x model when what it serves changed (a publication, a "
+    "model switch, a new golden set or eval configuration), once per burst of changes: "
+    "quality is measured by the pipeline, and gates the next switch.",
+)
+@on_running_platform
+def evaluate_after_publish(
+    context: dg.SensorEvaluationContext, platform: Platform
+) -> dg.SensorResult:
+    """The served state of every tenant with a suite is one row (its search
+    generation, serving model and suite version), so a tick that finds nothing
+    changed requests nothing: an hourly rescan that published nothing no longer
+    evaluates every tenant. Candidate models are evaluated after a model_publish
+    run (read from run storage since the previous tick) once their tenant's
+    served state differs from their last evaluation's."""
+    now = _now()
+    debounce = debouncing.Debounce.loads(context.cursor)
+    served_states = PostgresServedStates(platform.pool)
+    states = {s.tenant_id: s for s in served_states.with_suites()}
+    runs_after = debounce.runs_after if debounce.runs_after is not None else now
+    published = [
+        r
+        for r in context.instance.get_run_records(
+            filters=dg.RunsFilter(
+                job_name=model_publish_job.name,
+                statuses=[dg.DagsterRunStatus.SUCCESS],
+                updated_after=datetime.fromtimestamp(runs_after, UTC),
+            )
+        )
+        if r.update_timestamp.timestamp() > runs_after
+    ]
+    debounce.runs_after = max([runs_after, *(r.update_timestamp.timestamp() for r in published)])
+    current: dict[debouncing.Key, debouncing.Served] = {}
+    examine: set[debouncing.Key] = set(debouncing.waiting(debounce))
+    for key in debounce.keys:
+        if key[0] in states:
+            current[key] = _served(states[key[0]], key[1])
+    for state in states.values():
+        key = (state.tenant_id, state.serving_model)
+        current[key] = _served(state, state.serving_model)
+        examine.add(key)
+    for record in published:
+        tags = record.dagster_run.tags
+        tenant_id = tags.get("dagster/partition/tenant", "")
+        model_key = tags.get("dagster/partition/embedding_model", "")
+        if tenant_id in states and model_key:
+            current[(tenant_id, model_key)] = _served(states[tenant_id], model_key)
+            examine.add((tenant_id, model_key))
+    new = [key for key in examine if key in current and key not in debounce.keys]
+    if new:
+        evaluated_before = served_states.ever_evaluated([tenant for tenant, _ in new])
+        for key in new:
+            debouncing.adopt(debounce, key, current[key], key in evaluated_before)
+    due = debouncing.due_evaluations(debounce, current, examine, now)
+    partitions = {key: str(tenant_model_key(*key)) for key in due}
+    busy = busy_partitions(context.instance, eval_job.name, partitions.values())
+    requests = []
+    for key in due:
+        if partitions[key] in busy:
+            continue  # stays waiting: evaluated again once the running one is done
+        served = current[key]
+        debouncing.requested(debounce, key, served)
+        requests.append(
+            dg.RunRequest(
+                run_key=f"evaluate:{key[0]}:{key[1]}:{served.generation}:"
+                f"{served.suite_updated_at}:{int(served.serving)}",
+                partition_key=tenant_model_key(*key),
+            )
+        )
+    return dg.SensorResult(run_requests=requests, cursor=debounce.dumps())
+
+
+def _served(state: ServedState, model_key: str) -> debouncing.Served:
+    return debouncing.Served(
+        state.search_generation, state.suite_updated_at, model_key == state.serving_model
     )
 
 
@@ -285,12 +353,10 @@ reconciliation_schedule = dg.ScheduleDefinition(
     description="Keeps the tenant partitions equal to the tenants that exist (the catalog's "
     "tenants and the inbox folders): adds the missing, deletes the erased.",
 )
+@on_running_platform
 def tenant_partitions_sensor(
-    context: dg.SensorEvaluationContext, groundwork: GroundworkResource
-) -> dg.SensorResult | dg.SkipReason:
-    platform = _platform_or_skip(groundwork)
-    if isinstance(platform, dg.SkipReason):
-        return platform
+    context: dg.SensorEvaluationContext, platform: Platform
+) -> dg.SensorResult:
     wanted = {t.tenant_id for t in platform.catalog.list_tenants()} | {
         t for t in inbox_tenants(platform.settings.inbox_dir) if TENANT_ID.match(t)
     }

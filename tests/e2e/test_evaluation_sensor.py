@@ -1,0 +1,202 @@
+"""Evaluation follows changes to what is served, once per burst ("Operable:
+quiet when idle"): the run-status sensor it replaces evaluated a tenant after
+every successful ingest run, so an hourly rescan that published nothing cost
+a full evaluation of every tenant, and a file every few seconds an evaluation
+every few seconds. Real PostgreSQL, a real Dagster instance, real runs; only
+the sensor's clock is moved instead of sleeping out the debounce interval."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from assets.partitions import tenant_model_key
+from evals.suite import EvalSuite
+from groundwork.stages.registration import register_file
+from pipelines import sensors
+from pipelines.definitions import ALL_ASSETS
+from pipelines.evaluation_debounce import EVALUATION_DEBOUNCE_SECONDS
+from pipelines.sensors import evaluate_after_publish
+from resources.composition.platform import Platform
+from resources.postgres.eval_runs import PostgresEvalRuns
+from tests.e2e.helpers import publish_registered, resource, write_inbox
+
+DEBOUNCE = EVALUATION_DEBOUNCE_SECONDS
+INGEST = [
+    "source_registrations",
+    "extracted_documents",
+    "chunks",
+    "summary_layer",
+    "keyword_index",
+    "serving_index",
+]
+
+
+class Ticks:
+    """The evaluation sensor ticking on a real instance, its cursor carried
+    over like the daemon does, at the times the test names."""
+
+    def __init__(
+        self, instance: dg.DagsterInstance, index_prefix: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.instance = instance
+        self.index_prefix = index_prefix
+        self.monkeypatch = monkeypatch
+        self.cursor: str | None = None
+
+    def at(self, now: float, tenant_id: str) -> list[str]:
+        """The partitions of `tenant_id` the tick at `now` requests evaluations of."""
+        self.monkeypatch.setattr(sensors, "_now", lambda: now)
+        result = evaluate_after_publish(
+            dg.build_sensor_context(
+                instance=self.instance,
+                cursor=self.cursor,
+                resources={"groundwork": resource(self.index_prefix)},
+            )
+        )
+        assert isinstance(result, dg.SensorResult)
+        self.cursor = result.cursor
+        return [
+            str(r.partition_key)
+            for r in result.run_requests or []
+            if isinstance(r, dg.RunRequest) and str(r.partition_key).endswith(f"|{tenant_id}")
+        ]
+
+
+def _add_note(platform: Platform, tenant_id: str, name: str) -> None:
+    register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant_id,
+        origin=f"api:{name}",
+        filename=name,
+        data=f"# {name}\n\nA note called {name}, {uuid.uuid4().hex}.\n".encode(),
+        subjects=[f"tenant:{tenant_id}"],
+        media_type="text/markdown",
+    )
+
+
+@pytest.fixture
+def evaluated_tenant(platform: Platform, tmp_path: Path) -> tuple[str, str]:
+    """A published tenant with an eval suite; (tenant, its serving partition)."""
+    tenant = f"ev-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _add_note(platform, tenant, "first.md")
+    publish_registered(platform, tenant)
+    PostgresEvalRuns(platform.pool).set_suite(tenant, EvalSuite(beir_folder=str(tmp_path)))
+    return tenant, str(tenant_model_key(tenant, platform.settings.default_model_key))
+
+
+def _first_evaluation(ticks: Ticks, tenant: str, partition: str, t0: float) -> None:
+    """A suite never evaluated is evaluated once, after the quiet interval."""
+    assert ticks.at(t0, tenant) == []
+    assert ticks.at(t0 + DEBOUNCE, tenant) == [partition]
+    assert ticks.at(t0 + DEBOUNCE + 30, tenant) == []
+
+
+def test_an_ingest_run_that_publishes_nothing_requests_no_evaluation(
+    platform: Platform,
+    index_prefix: str,
+    evaluated_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tenant, partition = evaluated_tenant
+    write_inbox(platform.settings.inbox_dir, tenant, {"inbox.md": "# Inbox\n\nFrom the folder.\n"})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("tenant", [tenant])
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        first = dg.materialize(
+            ALL_ASSETS,
+            selection=INGEST,
+            partition_key=tenant,
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert first.success
+        _first_evaluation(ticks, tenant, partition, 1_000_000.0)
+        # the hourly rescan: a real tenant_ingest run over an unchanged inbox
+        rescan = dg.materialize(
+            ALL_ASSETS,
+            selection=INGEST,
+            partition_key=tenant,
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert rescan.success
+        for later in (1, DEBOUNCE, 10 * DEBOUNCE, 100 * DEBOUNCE):
+            assert ticks.at(1_000_000.0 + 2 * DEBOUNCE + later, tenant) == []
+
+
+def test_a_publication_requests_one_evaluation_after_the_quiet_interval(
+    platform: Platform,
+    index_prefix: str,
+    evaluated_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tenant, partition = evaluated_tenant
+    with dg.instance_for_test() as instance:
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 2_000_000.0
+        _first_evaluation(ticks, tenant, partition, t0)
+        _add_note(platform, tenant, "second.md")
+        publish_registered(platform, tenant)
+        published_at = t0 + 2 * DEBOUNCE
+        assert ticks.at(published_at, tenant) == []  # waits for the burst to end
+        assert ticks.at(published_at + DEBOUNCE - 1, tenant) == []
+        assert ticks.at(published_at + DEBOUNCE, tenant) == [partition]
+        assert ticks.at(published_at + DEBOUNCE + 30, tenant) == []
+        # a new golden set is a change of what the tenant is scored on
+        PostgresEvalRuns(platform.pool).set_suite(tenant, EvalSuite(beir_folder="/elsewhere"))
+        assert ticks.at(published_at + 2 * DEBOUNCE, tenant) == []
+        assert ticks.at(published_at + 3 * DEBOUNCE, tenant) == [partition]
+
+
+def test_a_burst_of_publications_is_one_evaluation_after_the_burst(
+    platform: Platform,
+    index_prefix: str,
+    evaluated_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tenant, partition = evaluated_tenant
+    with dg.instance_for_test() as instance:
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 3_000_000.0
+        _first_evaluation(ticks, tenant, partition, t0)
+        start = t0 + 2 * DEBOUNCE
+        step = DEBOUNCE / 4  # every publication inside the previous one's window
+        for n in range(5):
+            _add_note(platform, tenant, f"burst-{n}.md")
+            publish_registered(platform, tenant)
+            assert ticks.at(start + n * step, tenant) == [], n
+        last = start + 4 * step
+        assert ticks.at(last + DEBOUNCE - 1, tenant) == []
+        assert ticks.at(last + DEBOUNCE, tenant) == [partition]
+        assert ticks.at(last + 2 * DEBOUNCE, tenant) == []
+
+
+def test_a_tenant_that_never_goes_quiet_is_still_evaluated_but_spaced(
+    platform: Platform,
+    index_prefix: str,
+    evaluated_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file every minute never leaves five quiet minutes: the tenant is
+    evaluated when its change has waited the longest deferral, not every minute."""
+    from pipelines.evaluation_debounce import MAX_DEFERRAL_SECONDS
+
+    tenant, partition = evaluated_tenant
+    with dg.instance_for_test() as instance:
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 4_000_000.0
+        _first_evaluation(ticks, tenant, partition, t0)
+        start = t0 + 2 * DEBOUNCE
+        requested_at = []
+        for minute in range(int(MAX_DEFERRAL_SECONDS // 60) + 2):
+            _add_note(platform, tenant, f"stream-{minute}.md")
+            publish_registered(platform, tenant)
+            if ticks.at(start + minute * 60, tenant):
+                requested_at.append(minute * 60)
+        assert requested_at == [MAX_DEFERRAL_SECONDS]
