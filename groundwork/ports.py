@@ -1,6 +1,17 @@
 """Ports: the contracts adapters implement. Each has one conformance suite in
 tests/conformance that every adapter passes; the docstrings and the suites say
 the same thing.
+
+Ports listed in one place (most are here; a port whose records live elsewhere
+is defined beside them):
+- this module: EmbeddingProvider, VectorIndex, KeywordIndex, BlobStore,
+  ChunkReader, OcrProvider, TranscriptionProvider, VisionProvider,
+  MalwareScanner, IngestTrigger
+- groundwork.catalog: TenantDirectory, RegistrationLedger, StageProgress,
+  SummaryLedger, SourceReading, LifecycleLedger
+- groundwork.files: FileMetadataStore
+- groundwork.artifacts: ArtifactStore; groundwork.artifact_exports: ExportStore
+- groundwork.eval_records: EvalRuns (eval suites and runs)
 """
 
 from __future__ import annotations
