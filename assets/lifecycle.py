@@ -44,6 +44,11 @@ def deletion_sweep(
             "sources_purged": report.sources,
             "chunks_purged": report.chunks,
             "blobs_deleted": report.blobs,
+            # objects the store would not delete: their sources stay marked and
+            # the next sweep retries them (groundwork.lifecycle.purge_deleted)
+            "blob_delete_failures": [
+                f"{f.source_id} {f.blob_key}: {f.reason}" for f in report.failures
+            ],
             "seconds": round(report.seconds, 3),
             "tombstoned_chunks": proof.tombstoned,
             "retired_model_vectors": sum(retired.values()),

@@ -5,7 +5,10 @@ Order is the design:
   the result-time re-check reads the catalog) and unpublishes it in both
   indexes; a sweep later purges index records, chunks and unshared bytes, and
   writes a tombstone per removed item per store. The source row stays, so
-  citations keep naming their source.
+  citations keep naming their source. Bytes go before rows: an object that
+  cannot be deleted (the store unreachable) is tried again a few times, then
+  reported, and its source stays marked, so the next sweep retries it; the
+  sweep goes on with the other sources (one file's problem is that file's).
 - A permission change updates the catalog first (re-checks follow it at once),
   then the denormalized subjects in both indexes.
 - Erasing a tenant removes everything it owns in every store; bytes shared
@@ -16,12 +19,12 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.catalog import Catalog
-from groundwork.errors import NotFound
+from groundwork.errors import GroundworkError, NotFound
 from groundwork.ports import BlobStore, KeywordIndex, VectorIndex
 
 
@@ -31,12 +34,30 @@ class Indexes:
     vectors: tuple[VectorIndex, ...]
 
 
+#: tries of one object delete within a sweep, and the pauses between them
+#: (a store restarting answers again within a second or two; longer outages
+#: are the next sweep's)
+DELETE_TRIES = 3
+DELETE_PAUSES = (0.2, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class BlobDeleteFailure:
+    """An object the sweep could not delete: its source stays marked for deletion."""
+
+    tenant_id: str
+    source_id: str
+    blob_key: str
+    reason: str
+
+
 @dataclass(slots=True)
 class PurgeReport:
     sources: int = 0
     chunks: int = 0
     blobs: int = 0
     seconds: float = 0.0
+    failures: list[BlobDeleteFailure] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +81,11 @@ def request_deletion(catalog: Catalog, indexes: Indexes, tenant_id: str, source_
 
 
 def purge_deleted(
-    catalog: Catalog, indexes: Indexes, blobs: BlobStore, tenant_id: str | None = None
+    catalog: Catalog,
+    indexes: Indexes,
+    blobs: BlobStore,
+    tenant_id: str | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> PurgeReport:
     report = PurgeReport()
     started = time.monotonic()
@@ -72,15 +97,36 @@ def purge_deleted(
         for vectors in indexes.vectors:
             vectors.delete_source(tenant, source_id)
             tombstones += [(c, f"vector:{vectors.model.key}") for c in chunk_ids]
+        failed = False
         for key in catalog.blob_keys_only_used_by(source_id):
-            blobs.delete(key)
+            reason = _delete_blob(blobs, key, sleep)
+            if reason is not None:
+                report.failures.append(BlobDeleteFailure(tenant, source_id, key, reason))
+                failed = True
+                continue
             tombstones.append((key, "blob"))
             report.blobs += 1
+        if failed:
+            continue  # rows stay: the source is still marked, the next sweep retries
         catalog.finish_deletion(tenant, source_id, tombstones)
         report.sources += 1
         report.chunks += len(chunk_ids)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _delete_blob(blobs: BlobStore, key: str, sleep: Callable[[float], None]) -> str | None:
+    """None once the object is gone; else why the last try failed."""
+    reason = ""
+    for attempt in range(DELETE_TRIES):
+        try:
+            blobs.delete(key)
+            return None
+        except GroundworkError as exc:
+            reason = str(exc)
+        if attempt < len(DELETE_PAUSES):
+            sleep(DELETE_PAUSES[attempt])
+    return reason
 
 
 def prove_tombstones(catalog: Catalog, indexes: Indexes, tenant_id: str) -> TombstoneProof:

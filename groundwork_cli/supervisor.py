@@ -259,6 +259,9 @@ class Supervisor:
             if self.endpoints.postgres is not None:
                 self.endpoints.postgres.stop()
                 console.print("[dim]stopped PostgreSQL[/]")
+            if self.endpoints.seaweedfs is not None:
+                self.endpoints.seaweedfs.stop()
+                console.print("[dim]stopped SeaweedFS[/]")
         self.lock_file.unlink(missing_ok=True)
 
     def wait_for_interrupt(self) -> None:
@@ -306,7 +309,12 @@ class Supervisor:
             return
         down = [
             engine
-            for engine in (endpoints.postgres, endpoints.opensearch, self.clamd)
+            for engine in (
+                endpoints.postgres,
+                endpoints.opensearch,
+                endpoints.seaweedfs,
+                self.clamd,
+            )
             if engine is not None and not engine.is_running()
         ]
         for engine in down:

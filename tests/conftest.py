@@ -146,3 +146,27 @@ def seaweedfs(settings: GroundworkSettings) -> Iterator[EmbeddedSeaweedFS]:
     yield server
     if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1":
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_platform(
+    settings: GroundworkSettings,
+    engines: EngineEndpoints,
+    index_prefix: str,
+    seaweedfs: EmbeddedSeaweedFS,
+) -> Iterator[Platform]:
+    """The test platform with its bytes in the test SeaweedFS (a folder of the
+    test bucket of its own), configured as an operator would: by settings."""
+    credentials = seaweedfs.credentials
+    s3_settings = replace(
+        settings,
+        blob_backend="s3",
+        s3_endpoint=seaweedfs.endpoint,
+        s3_bucket=TEST_S3_BUCKET,
+        s3_prefix=f"platform-{uuid.uuid4().hex[:8]}",
+        s3_access_key_id=credentials.access_key_id,
+        s3_secret_access_key=credentials.secret_access_key,
+    )
+    p = connect(s3_settings, engines, database=TEST_DATABASE, index_prefix=index_prefix)
+    yield p
+    p.close()

@@ -147,15 +147,20 @@ class S3BlobStore:
             raise StoreError(f"invalid blob key {key!r}")
         return self.prefix + key
 
-    def ensure_bucket(self) -> None:
-        """Create the bucket if absent (an operator's bucket is used as it is)."""
+    def ensure_bucket(self) -> bool:
+        """Create the bucket if absent (an operator's bucket is used as it is);
+        True when this call created it."""
         with translated(f"bucket {self.bucket}"):
             try:
                 self._client.head_bucket(Bucket=self.bucket)
+                return False
             except botocore.exceptions.ClientError as exc:
                 if str(exc.response.get("Error", {}).get("Code")) not in ("404", "NoSuchBucket"):
                     raise
+            with contextlib.suppress(self._client.exceptions.BucketAlreadyOwnedByYou):
                 self._client.create_bucket(Bucket=self.bucket)
+                return True
+            return False
 
     # writes
     def put(self, key: str, data: bytes) -> None:

@@ -20,6 +20,7 @@ from groundwork.eval_records import EvalRuns
 from groundwork.lifecycle import Indexes
 from groundwork.ports import (
     AccessScope,
+    BlobStore,
     EmbeddingProvider,
     IngestTrigger,
     KeywordIndex,
@@ -36,12 +37,13 @@ if TYPE_CHECKING:
     from groundwork.services.health import HealthProbes
     from groundwork.services.platform import PlatformPorts
     from groundwork.tools.dispatch import WalledPlatform
-from resources.blobs.filesystem import FilesystemBlobStore
+from resources.composition.blobs import build_blob_store, embedded_seaweedfs
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.composition.signing_key import signing_secret
 from resources.engines.clamd import EmbeddedClamd
 from resources.engines.opensearch import EmbeddedOpenSearch, shard_limit_for_heap
 from resources.engines.postgres import EmbeddedPostgres
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.inspection.malware_clamd import ClamdScanner
 from resources.inspection.sniffing import sniff_media_type, sniff_path
 from resources.models.embeddings import load_embedding_provider
@@ -67,6 +69,10 @@ class EngineEndpoints:
     opensearch_url: str | None
     postgres: EmbeddedPostgres | None = None
     opensearch: EmbeddedOpenSearch | None = None
+    #: the S3 endpoint of the blob store (GROUNDWORK_BLOB_BACKEND=s3), and the
+    #: embedded server when the project started it
+    s3_endpoint: str | None = None
+    seaweedfs: EmbeddedSeaweedFS | None = None
 
     def database_url(self, database: str) -> str:
         return with_database(self.server_url, database)
@@ -107,7 +113,14 @@ def ensure_engines(settings: GroundworkSettings) -> EngineEndpoints:
             if settings.engines_managed and not opensearch.is_running():
                 raise EngineUnavailable("OpenSearch is down; the supervisor is starting it again")
             opensearch_url = opensearch.start()
-    return EngineEndpoints(server_url, opensearch_url, postgres, opensearch)
+    seaweedfs: EmbeddedSeaweedFS | None = None
+    s3_endpoint = settings.s3_endpoint
+    if settings.blob_backend == "s3" and not s3_endpoint:
+        seaweedfs = embedded_seaweedfs(settings)
+        if settings.engines_managed and not seaweedfs.is_running():
+            raise EngineUnavailable("SeaweedFS is down; the supervisor is starting it again")
+        s3_endpoint = seaweedfs.start()
+    return EngineEndpoints(server_url, opensearch_url, postgres, opensearch, s3_endpoint, seaweedfs)
 
 
 #: the scope of the keyword probe: a tenant no index has, so the search is cheap
@@ -123,7 +136,7 @@ class Platform:
     database_url: str
     pool: ConnectionSource
     catalog: PostgresCatalog
-    blobs: FilesystemBlobStore
+    blobs: BlobStore
     keywords: KeywordIndex
     _embedders: dict[str, EmbeddingProvider] = field(default_factory=dict)
     _vectors: dict[str, PgVectorIndex] = field(default_factory=dict)
@@ -350,7 +363,7 @@ def connect(
         database_url=database_url,
         pool=pool,
         catalog=PostgresCatalog(pool),
-        blobs=FilesystemBlobStore(settings.blob_dir),
+        blobs=build_blob_store(settings, endpoints.s3_endpoint),
         keywords=keywords,
         serving=serving,
         replica=replica,

@@ -3,7 +3,10 @@
 An external URL replaces an embedded engine: GROUNDWORK_DATABASE_URL for
 PostgreSQL, GROUNDWORK_OPENSEARCH_URL for OpenSearch. Without them the
 project's embedded engines start under GROUNDWORK_HOME.
-GROUNDWORK_DATABASE_REPLICA_URL (optional) names a streaming replica of that
+GROUNDWORK_BLOB_BACKEND=s3 keeps file bytes in an S3-compatible bucket:
+GROUNDWORK_S3_ENDPOINT (with GROUNDWORK_S3_ACCESS_KEY_ID/_SECRET_ACCESS_KEY)
+names one; without it the project starts SeaweedFS under GROUNDWORK_HOME
+(docs/object-storage.md). GROUNDWORK_DATABASE_REPLICA_URL (optional) names a streaming replica of that
 PostgreSQL for the search path's vector leg (resources/postgres/read_replica.py).
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.embedding_models import DEFAULT_MODEL_KEY, model_by_key
@@ -59,6 +62,22 @@ class GroundworkSettings:
     opensearch_replicas: int | None = None
     #: query embeddings a serving process keeps (0: none); about 1.6 KB each
     query_cache_entries: int = 4096
+    #: where file bytes live: "filesystem" (GROUNDWORK_HOME/blobs, one host)
+    #: or "s3" (a bucket every host reaches by URL)
+    blob_backend: str = "filesystem"
+    #: an S3-compatible endpoint; None with the s3 backend: the embedded SeaweedFS
+    s3_endpoint: str | None = None
+    s3_bucket: str = "groundwork"
+    s3_region: str = "us-east-1"
+    #: a folder of the bucket the platform keeps to ("" = the whole bucket)
+    s3_prefix: str = ""
+    #: path-style addressing (http://host/bucket/key): what SeaweedFS and MinIO
+    #: serve without wildcard DNS; AWS accepts it too
+    s3_path_style: bool = True
+    s3_access_key_id: str | None = None
+    #: never in repr: settings are printed in logs and tracebacks
+    s3_secret_access_key: str | None = field(default=None, repr=False)
+    s3_port: int = 8333  # the embedded SeaweedFS's S3 port (it uses the next three too)
 
     @property
     def pgdata(self) -> Path:
@@ -71,6 +90,10 @@ class GroundworkSettings:
     @property
     def blob_dir(self) -> Path:
         return self.home / "blobs"
+
+    @property
+    def seaweedfs_home(self) -> Path:
+        return self.home / "seaweedfs"
 
     @property
     def dagster_home(self) -> Path:
@@ -118,6 +141,15 @@ class GroundworkSettings:
             if env.get("GROUNDWORK_OPENSEARCH_REPLICAS")
             else None,
             query_cache_entries=max(0, int(env.get("GROUNDWORK_QUERY_CACHE_ENTRIES", "4096"))),
+            blob_backend=_choice(env, "GROUNDWORK_BLOB_BACKEND", ("filesystem", "s3")),
+            s3_endpoint=env.get("GROUNDWORK_S3_ENDPOINT") or None,
+            s3_bucket=env.get("GROUNDWORK_S3_BUCKET", "groundwork"),
+            s3_region=env.get("GROUNDWORK_S3_REGION", "us-east-1"),
+            s3_prefix=env.get("GROUNDWORK_S3_PREFIX", ""),
+            s3_path_style=env.get("GROUNDWORK_S3_PATH_STYLE", "1") != "0",
+            s3_access_key_id=env.get("GROUNDWORK_S3_ACCESS_KEY_ID") or None,
+            s3_secret_access_key=env.get("GROUNDWORK_S3_SECRET_ACCESS_KEY") or None,
+            s3_port=int(env.get("GROUNDWORK_S3_PORT", "8333")),
         )
 
 

@@ -1,8 +1,10 @@
 """Crash safety of the write order, with a real SIGKILL between each pair of
-steps, then reconciliation: it reports, and never calls a slow write an orphan."""
+steps, then reconciliation: it reports, and never calls a slow write an orphan.
+Each test runs with the bytes on the filesystem and in S3 (a real SeaweedFS)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -16,7 +18,28 @@ from resources.composition.platform import Platform
 from tests.conftest import TEST_DATABASE
 
 
-def _run(step: str, tenant: str, payload: str) -> int:
+@pytest.fixture(params=["filesystem", "s3"])
+def platform(request: pytest.FixtureRequest) -> Platform:
+    """The platform whose blob store the crashing process and the checks share."""
+    return request.getfixturevalue("platform" if request.param == "filesystem" else "s3_platform")
+
+
+def _blob_env(platform: Platform) -> dict[str, str]:
+    """The settings that point a child process at this platform's blob store."""
+    s = platform.settings
+    if s.blob_backend == "filesystem":
+        return {"GROUNDWORK_BLOB_BACKEND": "filesystem"}
+    return {
+        "GROUNDWORK_BLOB_BACKEND": "s3",
+        "GROUNDWORK_S3_ENDPOINT": s.s3_endpoint or "",
+        "GROUNDWORK_S3_BUCKET": s.s3_bucket,
+        "GROUNDWORK_S3_PREFIX": s.s3_prefix,
+        "GROUNDWORK_S3_ACCESS_KEY_ID": s.s3_access_key_id or "",
+        "GROUNDWORK_S3_SECRET_ACCESS_KEY": s.s3_secret_access_key or "",
+    }
+
+
+def _run(step: str, tenant: str, payload: str, platform: Platform) -> int:
     return subprocess.run(
         [
             sys.executable,
@@ -29,6 +52,7 @@ def _run(step: str, tenant: str, payload: str) -> int:
         ],
         capture_output=True,
         timeout=120,
+        env={**os.environ, **_blob_env(platform)},
     ).returncode
 
 
@@ -55,7 +79,7 @@ def test_killed_after_the_pending_row_leaves_a_pending_row_and_no_bytes(
     import hashlib
 
     payload = f"crash one {uuid.uuid4().hex}"
-    assert _run("after-pending-row", tenant, payload) == -signal.SIGKILL
+    assert _run("after-pending-row", tenant, payload, platform) == -signal.SIGKILL
     key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
     assert _state(platform, tenant) == [("pending", key)]
     assert not platform.blobs.exists(key)
@@ -71,7 +95,7 @@ def test_killed_after_the_bytes_leaves_a_pending_row_with_its_bytes(
     import hashlib
 
     payload = f"crash two {uuid.uuid4().hex}"
-    assert _run("after-bytes", tenant, payload) == -signal.SIGKILL
+    assert _run("after-bytes", tenant, payload, platform) == -signal.SIGKILL
     key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
     assert _state(platform, tenant) == [("pending", key)]
     assert platform.blobs.exists(key)
@@ -84,7 +108,7 @@ def test_a_completed_registration_and_reconciliation_in_both_directions(
     platform: Platform, tenant: str
 ) -> None:
     payload = f"complete {uuid.uuid4().hex}"
-    assert _run("complete", tenant, payload) == 0
+    assert _run("complete", tenant, payload, platform) == 0
     assert [s for s, _ in _state(platform, tenant)] == ["stored"]
     # bytes nothing references, and a stored row whose bytes vanished: both reported, neither deleted
     platform.blobs.put("sha256/zz/orphan-" + uuid.uuid4().hex, b"orphan bytes")

@@ -2,7 +2,8 @@
 deleted and swept, or its tenant erased, a phrase that only it held is found in
 no column of any table of the database, in no blob and in no index: citation
 snapshots keep their id, status and location, and lose their excerpt and
-heading text."""
+heading text. Both run with the bytes on the filesystem and in S3 (a real
+SeaweedFS, checked by listing the bucket, incomplete uploads included)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
 from psycopg import sql
 
@@ -23,8 +25,10 @@ TEXT_TYPES = ("text", "jsonb", "json", "character varying", "ARRAY")
 
 
 def _places_holding(platform: Platform, phrase: str) -> list[str]:
-    """Every table.column of the database whose text holds the phrase, and every
-    blob file whose bytes do."""
+    """Every table.column of the database whose text holds the phrase, every
+    stored blob whose bytes do (the store listed and read: a folder or a
+    bucket), every file under the blob folder, and every upload to the bucket
+    that never completed."""
     found: list[str] = []
     with psycopg.connect(platform.database_url, autocommit=True) as conn:
         columns = conn.execute(
@@ -46,10 +50,21 @@ def _places_holding(platform: Platform, phrase: str) -> list[str]:
             if hit and hit[0]:
                 found.append(f"{schema}.{table}.{column}")
     needle = phrase.encode()
+    for key in platform.blobs.list_keys():
+        if needle in platform.blobs.get(key):
+            found.append(f"blob {key}")
     for path in Path(platform.settings.blob_dir).rglob("*"):
         if path.is_file() and needle in path.read_bytes():
             found.append(str(path))
+    incomplete = getattr(platform.blobs, "incomplete_uploads", None)
+    if incomplete is not None:
+        found += [f"incomplete upload {key}" for key, _ in incomplete()]
     return found
+
+
+@pytest.fixture(params=["filesystem", "s3"])
+def platform(request: pytest.FixtureRequest) -> Platform:
+    return request.getfixturevalue("platform" if request.param == "filesystem" else "s3_platform")
 
 
 def _keyword_hits(platform: Platform, tenant: str, phrase: str, layer: str | None = None) -> int:
