@@ -90,11 +90,15 @@ class GroundworkResource(dg.ConfigurableResource):  # type: ignore[misc]
 
 class ExtractionWorkerResource(dg.ConfigurableResource):  # type: ignore[misc]
     """The killable extraction children, with Dagster's resource lifecycle:
-    started when a run that extracts begins (their imports overlap
-    registration), closed when the run ends. A run without an extraction step
-    never starts one. One child per core the process may use (`workers` = 0),
-    so a large tenant's first ingest is not one single-threaded parser; the
-    `extraction` pool keeps one such step on the machine at a time."""
+    closed when the run ends. Up to one child per core the process may use
+    (`workers` = 0), so a large tenant's first ingest is not one
+    single-threaded parser; the `extraction` pool keeps one such step on the
+    machine at a time. Each child starts when the first document is handed to
+    it (`ExtractionWorker` starts on its first call), so a run with nothing to
+    extract (an hourly rescan of an unchanged inbox) starts none, and a run
+    with one document starts one: starting them with the run cost every run
+    one Python per core (~0.4 s of imports each) for nothing. The price is that
+    a run with work no longer overlaps those imports with registration."""
 
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     with_ocr: bool = True
@@ -107,8 +111,6 @@ class ExtractionWorkerResource(dg.ConfigurableResource):  # type: ignore[misc]
             ExtractionWorker(memory_limit=self.memory_limit, with_ocr=self.with_ocr)
             for _ in range(max(1, count))
         ]
-        for worker in self._workers:
-            worker.start()
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         for worker in self._workers:

@@ -78,7 +78,9 @@ class ExtractionWorker:
 
     def start(self) -> None:
         """Start the child now: its imports (~0.4 s) then overlap whatever the
-        caller does before the first document."""
+        caller does before the first document. Optional: the first call
+        starts it otherwise (the pipeline relies on that, so a run with nothing
+        to extract starts no child)."""
         self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:

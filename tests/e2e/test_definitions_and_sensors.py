@@ -254,45 +254,55 @@ def test_every_job_runs_in_one_process_set_once() -> None:
         assert job.executor_def.name == dg.in_process_executor.name, job.name
 
 
-def test_the_extraction_worker_lives_exactly_as_long_as_the_run(
-    platform: Platform, index_prefix: str
-) -> None:
-    """Dagster's resource lifecycle: the children (one per available core)
-    start when the run begins (their imports overlap registration) and are
-    gone when the run ends."""
+def _extraction_children() -> list:
     import psutil
 
-    from pipelines.definitions import ALL_ASSETS
-    from resources.composition.machine import available_cores
+    return [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if "resources.engines.extraction_worker" in " ".join(child.cmdline())
+    ]
 
-    def workers() -> list[psutil.Process]:
-        return [
-            child
-            for child in psutil.Process().children(recursive=True)
-            if "resources.engines.extraction_worker" in " ".join(child.cmdline())
-        ]
+
+def test_the_extraction_workers_start_only_for_work_and_end_with_the_run(
+    platform: Platform, index_prefix: str
+) -> None:
+    """Dagster's resource lifecycle closes the children when the run ends; they
+    start when the first document needs one, as many as there are documents
+    (up to one per core), so a rescan with nothing to extract starts none
+    ("Operable: quiet when idle": every run used to start one per core)."""
+    from pipelines.definitions import ALL_ASSETS
 
     tenant = f"x-{uuid.uuid4().hex[:8]}"
     write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\ntext\n"})
-    seen_during_registration: list[int] = []
+    seen: dict[str, list[int]] = {"registration": [], "extraction": []}
 
     @dg.asset(partitions_def=ALL_ASSETS[0].partitions_def, deps=[ALL_ASSETS[0]])
-    def probe() -> None:
-        seen_during_registration.append(len(workers()))
+    def after_registration() -> None:
+        seen["registration"].append(len(_extraction_children()))
+
+    @dg.asset(partitions_def=ALL_ASSETS[0].partitions_def, deps=["extracted_documents"])
+    def after_extraction() -> None:
+        seen["extraction"].append(len(_extraction_children()))
 
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("tenant", [tenant])
-        result = dg.materialize(
-            [*ALL_ASSETS, probe],
-            selection=["source_registrations", "probe", "extracted_documents"],
-            partition_key=tenant,
-            instance=instance,
-            resources={"groundwork": resource(index_prefix)},
-        )
-        assert result.success
-    # started with the run, before extraction
-    assert seen_during_registration == [available_cores()]
-    assert workers() == []
+        for _ in range(2):  # one file to extract, then a rescan with nothing to do
+            result = dg.materialize(
+                [*ALL_ASSETS, after_registration, after_extraction],
+                selection=[
+                    "source_registrations",
+                    "after_registration",
+                    "extracted_documents",
+                    "after_extraction",
+                ],
+                partition_key=tenant,
+                instance=instance,
+                resources={"groundwork": resource(index_prefix)},
+            )
+            assert result.success
+            assert _extraction_children() == []  # gone with the run
+    assert seen == {"registration": [0, 0], "extraction": [1, 0]}
 
 
 def test_an_idle_inbox_tick_reads_no_runs(
