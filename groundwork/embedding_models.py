@@ -83,9 +83,28 @@ MINILM_L6_V2_INT8 = EmbeddingModelRef(
     semantic_floor=0.15,
 )
 
+#: Embedders a user already runs behind an OpenAI-compatible `/v1/embeddings`
+#: endpoint (GROUNDWORK_EMBEDDINGS_URL / _MODEL): one slot per dimension such
+#: endpoints answer with, each a model partition of its own, so moving a tenant
+#: onto one is the same eval-gated cutover (and rollback) as between local
+#: models. The slot records its dimension; which model fills it is the
+#: operator's configuration, recorded with each run. No floor is set: cosines
+#: of unknown models are on unknown scales.
+OPENAI_COMPATIBLE_DIMENSIONS = (384, 768, 1024, 1536)
+OPENAI_COMPATIBLE_MODELS: dict[str, EmbeddingModelRef] = {
+    f"openai_compatible_{dimension}": EmbeddingModelRef(
+        key=f"openai_compatible_{dimension}",
+        name=f"an OpenAI-compatible /v1/embeddings endpoint ({dimension} dimensions)",
+        version="the model named by GROUNDWORK_EMBEDDINGS_MODEL",
+        dimension=dimension,
+        pooling=Pooling.MEAN,  # the endpoint pools; recorded for the shape only
+    )
+    for dimension in OPENAI_COMPATIBLE_DIMENSIONS
+}
+
 KNOWN_MODELS: dict[str, EmbeddingModelRef] = {
     m.key: m for m in (BGE_SMALL_EN_V15_Q, BGE_SMALL_EN_V15, E5_SMALL_V2_Q, MINILM_L6_V2_INT8)
-}
+} | OPENAI_COMPATIBLE_MODELS
 DEFAULT_MODEL_KEY = BGE_SMALL_EN_V15_Q.key
 
 

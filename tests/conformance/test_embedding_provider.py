@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -13,6 +14,7 @@ from groundwork.embedding_models import (
     BGE_SMALL_EN_V15_Q,
     E5_SMALL_V2_Q,
     MINILM_L6_V2_INT8,
+    OPENAI_COMPATIBLE_MODELS,
     EmbeddingModelRef,
 )
 from groundwork.errors import CapabilityUnavailable
@@ -25,6 +27,7 @@ from resources.models.embeddings import (
     load_embedding_provider,
     model_jar_path,
 )
+from resources.models.openai_embeddings import OpenAICompatibleEmbeddings
 
 _LOADED: dict[str, EmbeddingProvider] = {}
 
@@ -229,3 +232,21 @@ class TestCachedBgeSmall(EmbeddingProviderContract):
         first = provider.embed_query("replica lag  alert")
         assert provider.embed_query("replica lag alert") == first
         assert first == inner.embed_query("replica lag alert")
+
+
+class TestOpenAICompatible(EmbeddingProviderContract):
+    """The /v1/embeddings adapter against a loopback server computing with the
+    bundled MiniLM: the same contract as every local model, on real vectors."""
+
+    model = OPENAI_COMPATIBLE_MODELS["openai_compatible_384"]
+
+    @pytest.fixture
+    def provider(self, settings: GroundworkSettings) -> Iterator[EmbeddingProvider]:
+        from resources.models.embeddings import minilm_tokenizer_json
+        from tests.embeddings_endpoint import serving
+
+        backing = _loaded(MINILM_L6_V2_INT8, settings)
+        with serving(backing) as endpoint:
+            yield OpenAICompatibleEmbeddings(
+                self.model, endpoint.url, "all-minilm-l6-v2", minilm_tokenizer_json()
+            )
