@@ -25,6 +25,7 @@ COMMANDS = (
     "model",
     "mcp",
     "eval",
+    "blobs",
 )
 
 

@@ -11,10 +11,12 @@ killed mid-upload leaves parts no listing of objects shows).
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from groundwork.errors import GroundworkError
 from groundwork.ports import BlobStore
 from resources.blobs.filesystem import FilesystemBlobStore
+from resources.blobs.migrating import MigratingBlobStore
 from resources.blobs.s3 import S3BlobStore, S3Credentials, s3_client, translated
 from resources.composition.settings import GroundworkSettings
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
@@ -47,22 +49,29 @@ def build_blob_store(settings: GroundworkSettings, s3_endpoint: str | None = Non
     )
     store = S3BlobStore(client, settings.s3_bucket, prefix=settings.s3_prefix)
     if store.ensure_bucket():
-        with contextlib.suppress(GroundworkError), translated("the bucket's lifecycle rule"):
-            # best effort: a store without lifecycle rules still works, and
-            # deleting a key aborts its incomplete uploads anyway
-            client.put_bucket_lifecycle_configuration(
-                Bucket=settings.s3_bucket,
-                LifecycleConfiguration={
-                    "Rules": [
-                        {
-                            "ID": "groundwork-abort-incomplete-uploads",
-                            "Status": "Enabled",
-                            "Filter": {"Prefix": settings.s3_prefix},
-                            "AbortIncompleteMultipartUpload": {
-                                "DaysAfterInitiation": ABORT_INCOMPLETE_AFTER_DAYS
-                            },
-                        }
-                    ]
-                },
-            )
+        _abort_incomplete_uploads_rule(client, settings)
+    if settings.blob_read_fallback == "filesystem":
+        # while `groundwork blobs migrate` finishes: reads fall back to the folder
+        return MigratingBlobStore(store, FilesystemBlobStore(settings.blob_dir))
     return store
+
+
+def _abort_incomplete_uploads_rule(client: Any, settings: GroundworkSettings) -> None:
+    with contextlib.suppress(GroundworkError), translated("the bucket's lifecycle rule"):
+        # best effort: a store without lifecycle rules still works, and
+        # deleting a key aborts its incomplete uploads anyway
+        client.put_bucket_lifecycle_configuration(
+            Bucket=settings.s3_bucket,
+            LifecycleConfiguration={
+                "Rules": [
+                    {
+                        "ID": "groundwork-abort-incomplete-uploads",
+                        "Status": "Enabled",
+                        "Filter": {"Prefix": settings.s3_prefix},
+                        "AbortIncompleteMultipartUpload": {
+                            "DaysAfterInitiation": ABORT_INCOMPLETE_AFTER_DAYS
+                        },
+                    }
+                ]
+            },
+        )

@@ -78,6 +78,9 @@ class GroundworkSettings:
     #: never in repr: settings are printed in logs and tracebacks
     s3_secret_access_key: str | None = field(default=None, repr=False)
     s3_port: int = 8333  # the embedded SeaweedFS's S3 port (it uses the next three too)
+    #: "filesystem" while `groundwork blobs migrate --to s3` finishes: the S3
+    #: store's reads fall back to GROUNDWORK_HOME/blobs (no read fails mid-move)
+    blob_read_fallback: str = ""
     #: a reranker the user runs (`/rerank`, Cohere/Jina/vLLM or TEI format); off when unset
     rerank_url: str | None = None
     rerank_model: str = ""
@@ -158,6 +161,7 @@ class GroundworkSettings:
             s3_access_key_id=env.get("GROUNDWORK_S3_ACCESS_KEY_ID") or None,
             s3_secret_access_key=env.get("GROUNDWORK_S3_SECRET_ACCESS_KEY") or None,
             s3_port=int(env.get("GROUNDWORK_S3_PORT", "8333")),
+            blob_read_fallback=_choice(env, "GROUNDWORK_BLOB_READ_FALLBACK", ("", "filesystem")),
             rerank_url=env.get("GROUNDWORK_RERANK_URL") or None,
             rerank_model=env.get("GROUNDWORK_RERANK_MODEL", ""),
             rerank_format=_choice(env, "GROUNDWORK_RERANK_FORMAT", ("cohere", "tei")),
