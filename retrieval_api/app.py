@@ -14,9 +14,8 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from groundwork.services.health import platform_health
-from resources.composition.platform import Platform
 from retrieval_api.admission import AdmissionControl
-from retrieval_api.deps import WholePlatformDep
+from retrieval_api.deps import ServedPlatform, WholePlatformDep
 from retrieval_api.errors import install_error_handlers
 from retrieval_api.hygiene import RequestHygiene
 from retrieval_api.routes import (
@@ -46,7 +45,7 @@ ROUTERS: tuple[APIRouter, ...] = (
 
 
 def create_app(
-    platform_factory: Callable[[], Platform], lifespan: Lifespan | None = None
+    platform_factory: Callable[[], ServedPlatform], lifespan: Lifespan | None = None
 ) -> FastAPI:
     """`lifespan`: what the serving process does around serving (retrieval_api.main);
     an app made for a test leaves the process as it is."""

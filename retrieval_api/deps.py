@@ -1,27 +1,40 @@
 """Request dependencies: the platform and the authenticated principal.
 
 The principal comes from the API key only; tenant and subjects are never
-request parameters, so a caller cannot widen its own scope.
+request parameters, so a caller cannot widen its own scope. The platform is
+known here by the ports it offers (`ServedPlatform`), never by its adapters:
+the composition root (resources.composition.platform) is handed in by
+retrieval_api.main.
 """
 
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Header, Request
 from fastapi.concurrency import run_in_threadpool
 
 from groundwork.catalog import Tenant
 from groundwork.ports import Principal
+from groundwork.services.health import HealthProbes
+from groundwork.services.platform import PlatformPorts, WalledPlatform
 from groundwork.tools.dispatch import ToolDispatcher
-from resources.composition.platform import Platform
+
+
+class ServedPlatform(WalledPlatform, HealthProbes, Protocol):
+    """What serving HTTP asks of the whole platform: the ports, tenant views
+    behind the tenant wall, and the health probes."""
+
+    def known_tenant_view(self, tenant_id: str) -> PlatformPorts | None:
+        """The tenant's view if made already (building one may touch the database)."""
+        ...
 
 
 class Unauthorized(Exception):
     pass
 
 
-def get_platform(request: Request) -> Platform:
+def get_platform(request: Request) -> ServedPlatform:
     """The whole platform: only for authentication and routes without a principal."""
-    platform: Platform = request.app.state.platform_factory()
+    platform: ServedPlatform = request.app.state.platform_factory()
     return platform
 
 
@@ -71,7 +84,7 @@ def caller_tenant(request: Request) -> Tenant | None:
     return tenant
 
 
-async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
+async def get_tenant_platform(request: Request, who: PrincipalDep) -> PlatformPorts:
     """The platform behind the caller's tenant wall (row-level security): a
     handler that forgot a tenant filter still cannot touch another tenant.
     The view is made once per tenant (in a thread: it may touch the database)."""
@@ -82,8 +95,8 @@ async def get_tenant_platform(request: Request, who: PrincipalDep) -> Platform:
     return view
 
 
-PlatformDep = Annotated[Platform, Depends(get_tenant_platform)]
-WholePlatformDep = Annotated[Platform, Depends(get_platform)]
+PlatformDep = Annotated[PlatformPorts, Depends(get_tenant_platform)]
+WholePlatformDep = Annotated[ServedPlatform, Depends(get_platform)]
 
 
 def tool_dispatcher(request: Request) -> ToolDispatcher:

@@ -51,6 +51,9 @@ REFUSAL_STATUS = {
     "unsupported-conversion": 415,
     "not-open": 409,
     "incomplete": 409,
+    "bad-offset": 409,
+    "expired": 410,
+    "forged": 403,
 }
 
 

@@ -28,7 +28,7 @@ from fastapi import Request
 
 from groundwork.catalog import Tenant
 from groundwork.ports import Principal
-from resources.composition.platform import Platform
+from groundwork.services.platform import PlatformPorts
 from retrieval_api.admission import MAX_ACTIVE
 from retrieval_api.deps import caller_tenant, get_platform
 from retrieval_api.scopes import authorize
@@ -42,7 +42,7 @@ class Caller:
     and its tenant as its key's read found it (this request only)."""
 
     who: Principal
-    platform: Platform
+    platform: PlatformPorts
     tenant: Tenant | None
 
 

@@ -79,7 +79,49 @@ class ReadingRecords(Protocol):
     def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None: ...
 
 
-class ServiceCatalog(Catalog, ReadingRecords, Protocol):
+class UploadSessions(Protocol):
+    """Resumable upload sessions in the catalog: the acknowledged offset moves
+    only by compare-and-set (`advance_upload`), so of two parts sent at the
+    same offset exactly one is acknowledged."""
+
+    def create_upload(
+        self,
+        scope: AccessScope,
+        key_id: str,
+        filename: str,
+        size: int,
+        declared_type: str,
+        subjects: Sequence[str],
+        target_source_id: str | None = None,
+    ) -> str: ...
+
+    def upload(self, tenant_id: str, upload_id: str) -> dict[str, Any] | None: ...
+
+    def advance_upload(self, upload_id: str, expected_offset: int, new_offset: int) -> bool:
+        """Move the acknowledged offset from `expected_offset` to `new_offset`;
+        False if it moved meanwhile (a part sent twice, or out of order, loses)."""
+        ...
+
+    def finish_upload(
+        self, upload_id: str, state: str, source_id: str | None, version_id: str | None
+    ) -> None: ...
+
+
+class StagedUploads(Protocol):
+    """The bytes of open sessions, held by the server until completion."""
+
+    def path(self, upload_id: str) -> Path:
+        """Where a session's parts are written (refuses a malformed id)."""
+        ...
+
+    def ensure(self, upload_id: str) -> Path:
+        """The staged file of a session (created empty if no part arrived)."""
+        ...
+
+    def discard(self, upload_id: str) -> None: ...
+
+
+class ServiceCatalog(Catalog, ReadingRecords, UploadSessions, Protocol):
     """Everything the services ask of the catalog."""
 
 
@@ -131,6 +173,14 @@ class PlatformPorts(Protocol):
         """The server's key for signing approval tokens (never leaves the server)."""
         ...
 
+    def reference_secret(self) -> bytes:
+        """The server's key for signing file references (never leaves the server)."""
+        ...
+
+    def upload_staging(self) -> StagedUploads:
+        """Where open upload sessions' bytes wait for completion."""
+        ...
+
     def ingest_trigger(self) -> IngestTrigger:
         """Asks the orchestrator for the ingest run a new registration needs."""
         ...
@@ -138,3 +188,10 @@ class PlatformPorts(Protocol):
     def sniff_file(self, path: Path, filename: str) -> str:
         """The media type of a staged file, read from its leading bytes."""
         ...
+
+
+class WalledPlatform(PlatformPorts, Protocol):
+    """The whole platform: it builds a tenant's walled view (for a call whose
+    tenant is known only from its credential, such as a signed reference)."""
+
+    def for_tenant(self, tenant_id: str) -> PlatformPorts: ...

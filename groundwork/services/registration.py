@@ -11,7 +11,7 @@ of the caller's own (a caller cannot hand a file to others only).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from groundwork.catalog import NeedsApproval
@@ -120,3 +120,34 @@ def register_bytes(
     if outcome.created:
         ports.ingest_trigger().request_ingest(who.tenant_id)
     return Registered(outcome.source_id, outcome.version_id, outcome.created, media_type)
+
+
+def register_stream(
+    ports: PlatformPorts,
+    who: Principal,
+    filename: str,
+    declared_size: int | None,
+    parts: Iterable[bytes],
+    *,
+    subjects: Sequence[str] | None = None,
+    replace_existing: bool = False,
+) -> Registered:
+    """One-shot registration of a small file arriving in parts: refused before
+    a byte is kept when the declared size or the name fails the policy, and as
+    soon as the bytes pass MAX_DIRECT_BYTES (the sender is stopped, not drained);
+    then `register_bytes`. Larger files go through upload sessions."""
+    check_before_bytes(filename, declared_size or 0)
+    sharing_subjects(who, subjects)
+    received = bytearray()
+    for part in parts:
+        received.extend(part)
+        if len(received) > MAX_DIRECT_BYTES:
+            check_before_bytes(filename, len(received))
+    return register_bytes(
+        ports,
+        who,
+        filename,
+        bytes(received),
+        subjects=subjects,
+        replace_existing=replace_existing,
+    )

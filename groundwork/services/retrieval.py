@@ -9,6 +9,7 @@ checks accept exactly what was handed out, whichever transport handed it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from groundwork.retrieval.kernel import SearchMode, SearchRequest
 from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.services.platform import PlatformPorts
-from groundwork.services.turns import issue_turn
+from groundwork.services.turns import TurnLedger, issue_turn
 from groundwork.summaries import (
     MAX_POINTERS,
     CompiledSummary,
@@ -371,6 +372,44 @@ def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView
     return view
 
 
+def read_chunk(
+    ports: PlatformPorts, ledger: TurnLedger, who: Principal, chunk_id: str, turn: str | None
+) -> ChunkView:
+    """One drill-down call of the turn: counted against the per-turn cap the
+    get_chunks tool counts too (one cap per key, whichever transport), then
+    `drill_down`."""
+    ledger.take(ports.catalog, ports.approval_secret(), who, turn)
+    return drill_down(ports, who, chunk_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunksRead:
+    chunks: tuple[ChunkView, ...]
+    #: the ids refused (not handed to this key, malformed) or no longer available
+    unknown: tuple[str, ...]
+    calls_left: int
+
+
+def read_chunks(
+    ports: PlatformPorts,
+    ledger: TurnLedger,
+    who: Principal,
+    chunk_ids: Sequence[str],
+    turn: str | None,
+) -> ChunksRead:
+    """Several chunks in one drill-down call of the turn; an id that cannot be
+    read is listed as unknown instead of failing the others."""
+    left = ledger.take(ports.catalog, ports.approval_secret(), who, turn)
+    chunks: list[ChunkView] = []
+    unknown: list[str] = []
+    for chunk_id in chunk_ids:
+        try:
+            chunks.append(drill_down(ports, who, chunk_id))
+        except (DrillDownRefused, NotFound):
+            unknown.append(chunk_id)
+    return ChunksRead(tuple(chunks), tuple(unknown), left)
+
+
 CitationStatus = Literal["exists", "drifted", "removed", "withheld"]
 CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
 
@@ -417,3 +456,37 @@ def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> Ci
         low_confidence=bool(snapshot.get("low_confidence", False)),
     )
     return CitationCheck(citation_id, status, citation)
+
+
+def citation(ports: PlatformPorts, who: Principal, citation_id: str) -> CitationCheck:
+    """`check_citation`, refusing (not_found) an id this tenant never issued."""
+    checked = check_citation(ports, who, citation_id)
+    if checked is None:
+        raise NotFound(f"no citation {citation_id} for this tenant")
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class CitationsResolved:
+    citations: tuple[CitationCheck, ...]
+    unknown: tuple[str, ...]
+
+    @property
+    def withheld(self) -> int:
+        return sum(1 for c in self.citations if c.status == "withheld")
+
+
+def resolve_citations(
+    ports: PlatformPorts, who: Principal, citation_ids: Sequence[str]
+) -> CitationsResolved:
+    """Each distinct id checked once, in the caller's order; ids this tenant never
+    issued are listed as unknown."""
+    checked: list[CitationCheck] = []
+    unknown: list[str] = []
+    for citation_id in dict.fromkeys(citation_ids):
+        result = check_citation(ports, who, citation_id)
+        if result is None:
+            unknown.append(citation_id)
+        else:
+            checked.append(result)
+    return CitationsResolved(tuple(checked), tuple(unknown))

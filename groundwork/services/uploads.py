@@ -9,14 +9,14 @@ an oracle for others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Protocol
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound, Refused
-from groundwork.ports import AccessScope, Principal
-from groundwork.services.platform import PlatformPorts
+from groundwork.ports import Principal
+from groundwork.services.platform import PlatformPorts, StagedUploads, UploadSessions
 from groundwork.services.registration import (
     approval_refusal,
     check_before_bytes,
@@ -29,38 +29,8 @@ from groundwork.stages.registration import IncomingFile, register_path
 from groundwork.upload_policy import MAX_UPLOAD_BYTES, check_content
 
 
-class UploadSessions(Protocol):
-    def create_upload(
-        self,
-        scope: AccessScope,
-        key_id: str,
-        filename: str,
-        size: int,
-        declared_type: str,
-        subjects: Sequence[str],
-        target_source_id: str | None = None,
-    ) -> str: ...
-
-    def upload(self, tenant_id: str, upload_id: str) -> dict[str, Any] | None: ...
-
-    def finish_upload(
-        self, upload_id: str, state: str, source_id: str | None, version_id: str | None
-    ) -> None: ...
-
-
-class StagedUploads(Protocol):
-    """The bytes of open sessions, held by the server until completion."""
-
-    def ensure(self, upload_id: str) -> Path:
-        """The staged file of a session (created empty if no part arrived)."""
-        ...
-
-    def discard(self, upload_id: str) -> None: ...
-
-
 def open_session(
     ports: PlatformPorts,
-    sessions: UploadSessions,
     who: Principal,
     *,
     filename: str,
@@ -75,6 +45,7 @@ def open_session(
     shared_with = sharing_subjects(who, subjects)
     if target_source_id is not None and ports.files.origin_of(who.scope, target_source_id) is None:
         raise NotFound(f"no source {target_source_id} is visible to this key")
+    sessions: UploadSessions = ports.catalog
     upload_id = sessions.create_upload(
         who.scope,
         who.key_id,
@@ -89,17 +60,66 @@ def open_session(
     return row
 
 
-def owned_session(sessions: UploadSessions, who: Principal, upload_id: str) -> dict[str, Any]:
-    row = sessions.upload(who.tenant_id, upload_id)
+def owned_session(ports: PlatformPorts, who: Principal, upload_id: str) -> dict[str, Any]:
+    row = ports.catalog.upload(who.tenant_id, upload_id)
     if row is None or (row["key_id"] != who.key_id and Scope.ADMIN.value not in who.scopes):
         raise NotFound(f"no upload {upload_id}")
     return row
 
 
+def receive_part(
+    ports: PlatformPorts, who: Principal, upload_id: str, offset: int, parts: Iterable[bytes]
+) -> dict[str, Any]:
+    """Bytes from `offset`, the acknowledged offset (resume from the session's
+    `received`), written at that offset so a retried part overwrites instead
+    of appending twice. The part is capped at the declared size while it
+    arrives: exceeding it stops the sender (`too-large`) and keeps nothing past
+    `offset`. Durable before it is acknowledged. Refusals: `not-open`,
+    `bad-offset` (with `received`), `too-large`."""
+    row = owned_session(ports, who, upload_id)
+    if row["state"] != "open":
+        raise Refused(
+            f"the upload is {row['state']}", "start a new upload session", code="not-open"
+        )
+    if offset != row["received"]:
+        raise Refused(
+            f"send bytes from offset {row['received']} (the last acknowledged byte)",
+            f"resume from offset {row['received']}",
+            {"received": row["received"]},
+            "bad-offset",
+        )
+    room = int(row["declared_size"]) - offset
+    path = ports.upload_staging().path(upload_id)
+    written = 0
+    with open(path, "r+b" if path.exists() else "w+b") as handle:
+        handle.seek(offset)
+        for part in parts:
+            if written + len(part) > room:
+                handle.truncate(offset)
+                raise Refused(
+                    f"the upload exceeded its declared size of {row['declared_size']} bytes; "
+                    f"nothing past offset {offset} was kept",
+                    "declare the file's real size in a new upload session",
+                    code="too-large",
+                )
+            handle.write(part)
+            written += len(part)
+        handle.truncate(offset + written)
+        handle.flush()
+        os.fsync(handle.fileno())
+    if not ports.catalog.advance_upload(upload_id, offset, offset + written):
+        raise Refused(
+            "another part was acknowledged meanwhile; read the progress and resume",
+            "read the upload's progress and resume from its received offset",
+            code="bad-offset",
+        )
+    updated = ports.catalog.upload(who.tenant_id, upload_id)
+    assert updated is not None
+    return updated
+
+
 def complete_session(
     ports: PlatformPorts,
-    sessions: UploadSessions,
-    staging: StagedUploads,
     who: Principal,
     upload_id: str,
     *,
@@ -111,7 +131,9 @@ def complete_session(
     again. Refusals: not-open, incomplete, the content codes, approval-required
     (the session stays open: complete again with `replace_existing`) and
     malware-found."""
-    row = owned_session(sessions, who, upload_id)
+    sessions: UploadSessions = ports.catalog
+    staging: StagedUploads = ports.upload_staging()
+    row = owned_session(ports, who, upload_id)
     if row["state"] == "completed":
         return row
     if row["state"] != "open":

@@ -8,25 +8,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from groundwork.errors import CapabilityUnavailable, InvalidRequest, NotFound, Refused
 from groundwork.ports import Principal
 from groundwork.services.hygiene import check_value
-from groundwork.services.platform import PlatformPorts
+from groundwork.services.platform import WalledPlatform
 from groundwork.services.scopes import require_scope
 from groundwork.services.turns import TurnLedger
 from groundwork.tools.handlers import HANDLERS, Handler, get_chunks
 from groundwork.tools.registry import DEFAULT_DRILLDOWN_CAP, TOOLS
 from groundwork.tools.spec import ToolRefusal, ToolSpec
-
-
-class WalledPlatform(PlatformPorts, Protocol):
-    """The whole platform: it authenticates keys and builds a tenant's walled view."""
-
-    def for_tenant(self, tenant_id: str) -> PlatformPorts: ...
 
 
 class ToolOutputMismatch(Exception):

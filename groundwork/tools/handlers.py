@@ -12,14 +12,7 @@ from typing import Any
 from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifacts import Provenance, provenance_from
 from groundwork.compare import compare_blocks
-from groundwork.convert import ConversionRefused, convert
-from groundwork.documents import (
-    FAILURE_GUIDANCE,
-    ExtractedDocument,
-    ExtractionFailure,
-    FailureReason,
-)
-from groundwork.errors import CapabilityUnavailable, DrillDownRefused, NotFound, Refused
+from groundwork.errors import CapabilityUnavailable, NotFound
 from groundwork.files import FileVersionInfo, stored_version
 from groundwork.ports import Principal, SearchFilters
 from groundwork.reading import (
@@ -27,14 +20,12 @@ from groundwork.reading import (
     NothingToRead,
     extract_tables,
     fence_untrusted,
-    read_document,
 )
 from groundwork.render import ExportFormat
 from groundwork.render.markdown import to_markdown
 from groundwork.services import artifacts as artifact_service
-from groundwork.services import retrieval, turns
+from groundwork.services import documents, retrieval, sources, turns
 from groundwork.services.platform import PlatformPorts
-from groundwork.services.registration import register_bytes
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
 from groundwork.tools.spec import ToolRefusal
 
@@ -64,32 +55,10 @@ def _current(platform: PlatformPorts, who: Principal, file_id: str) -> FileVersi
     return stored_version(platform.files.versions(who.scope, file_id) or [])
 
 
-def _document(
-    platform: PlatformPorts, who: Principal, file_id: str, version_no: int | None = None
-) -> tuple[str, ExtractedDocument] | ToolRefusal:
-    found = platform.catalog.current_extraction(who.scope, file_id, version_no)
-    if found is None:
-        return not_found(file_id)
-    version_id, document = found
-    if document is None:
-        return ToolRefusal(
-            "not_ready",
-            f"{file_id} is still being processed",
-            "call get_file_processing_status and try again when it is extracted",
-        )
-    if isinstance(document, ExtractionFailure):
-        return ToolRefusal(
-            "unreadable",
-            f"{file_id} could not be read: {document.reason.value}",
-            FAILURE_GUIDANCE.get(document.reason, "upload a readable copy"),
-        )
-    return version_id, document
-
-
 @handler("list_files")
 def list_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     limit = min(int(args.get("limit", LIST_CAP)), LIST_CAP)
-    page = platform.files.list_files(who.scope, args.get("cursor") or None, limit)
+    page, _ = sources.list_files(platform, who, args.get("cursor") or None, limit)
     files = [
         {
             "file_id": f.source_id,
@@ -128,10 +97,7 @@ def _text_bytes(
         if found is None:
             return not_found(file_id)
         return current.version_id, platform.blobs.get(found[0])
-    document = _document(platform, who, file_id)
-    if isinstance(document, ToolRefusal):
-        return document
-    version_id, extracted = document
+    version_id, extracted = sources.extracted(platform, who, file_id)
     return version_id, to_markdown(extracted.blocks).encode()
 
 
@@ -232,13 +198,14 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
 @handler("scan_document")
 def scan_document(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    found = platform.catalog.current_extraction(who.scope, file_id)
-    if found is None:
-        return not_found(file_id)
-    version_id, document = found
-    window = read_document(
-        document, int(args.get("start_block", 0)), int(args.get("max_blocks", 50))
+    reading = sources.read(
+        platform,
+        who,
+        file_id,
+        start_block=int(args.get("start_block", 0)),
+        max_blocks=int(args.get("max_blocks", 50)),
     )
+    version_id, window = reading.version_id, reading.result
     if isinstance(window, NothingToRead):
         return ToolRefusal(
             window.reason, window.guidance, "call get_file_processing_status or start_block=0"
@@ -279,10 +246,7 @@ def analyze_image(platform: PlatformPorts, who: Principal, args: dict[str, Any])
             f"{file_id} is {current.sniffed_type}, not an image or scan",
             "use read_file or scan_document for documents",
         )
-    document = _document(platform, who, file_id)
-    if isinstance(document, ToolRefusal):
-        return document
-    version_id, extracted = document
+    version_id, extracted = sources.extracted(platform, who, file_id)
     lines = [
         {"untrusted_text": b.text, "confidence": b.confidence, "location": b.location.label()}
         for b in extracted.blocks
@@ -309,10 +273,7 @@ def analyze_image(platform: PlatformPorts, who: Principal, args: dict[str, Any])
 @handler("extract_text")
 def extract_text(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    document = _document(platform, who, file_id)
-    if isinstance(document, ToolRefusal):
-        return document
-    version_id, extracted = document
+    version_id, extracted = sources.extracted(platform, who, file_id)
     text = to_markdown(extracted.blocks)
     start = int(args.get("start_char", 0))
     end = min(start + MAX_WINDOW_CHARS, len(text))
@@ -328,10 +289,7 @@ def extract_text(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
 @handler("extract_tables")
 def extract_tables_tool(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    document = _document(platform, who, file_id)
-    if isinstance(document, ToolRefusal):
-        return document
-    version_id, extracted = document
+    version_id, extracted = sources.extracted(platform, who, file_id)
     tables = extract_tables(extracted)
     start = int(args.get("start_table", 0))
     window = tables[start : start + LIST_CAP]
@@ -377,13 +335,9 @@ def summarize_document(platform: PlatformPorts, who: Principal, args: dict[str, 
 
 @handler("compare_documents")
 def compare_documents(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    a = _document(platform, who, str(args["file_id_a"]), args.get("version_a"))
-    if isinstance(a, ToolRefusal):
-        return a
-    b = _document(platform, who, str(args["file_id_b"]), args.get("version_b"))
-    if isinstance(b, ToolRefusal):
-        return b
-    return compare_blocks(a[1].blocks, b[1].blocks)
+    _, a = sources.extracted(platform, who, str(args["file_id_a"]), args.get("version_a"))
+    _, b = sources.extracted(platform, who, str(args["file_id_b"]), args.get("version_b"))
+    return compare_blocks(a.blocks, b.blocks)
 
 
 def _provenance(args: dict[str, Any]) -> Provenance:
@@ -487,30 +441,19 @@ def create_pdf(platform: PlatformPorts, who: Principal, args: dict[str, Any]) ->
 
 @handler("convert_file")
 def convert_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    file_id = str(args["file_id"])
-    current = _current(platform, who, file_id)
-    if current is None:
-        return not_found(file_id)
-    found = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
-    if found is None:
-        return not_found(file_id)
-    result = convert(
-        platform.blobs.get(found[0]), current.sniffed_type, current.filename, str(args["target"])
-    )
-    if isinstance(result, ConversionRefused):
-        return ToolRefusal(
-            "unsupported", result.message, "pick a supported target for this file's type"
-        )
-    stem = current.filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     # the registration policy's refusals (exists, type, scan) come back as they are
-    registered = register_bytes(
-        platform, who, str(args.get("filename") or f"{stem}{result.extension}"), result.data
+    converted = documents.convert_file(
+        platform,
+        who,
+        documents.InputFile(source_id=str(args["file_id"])),
+        str(args["target"]),
+        str(args["filename"]) if args.get("filename") else None,
     )
     return {
-        "file_id": registered.source_id,
-        "version_id": registered.version_id,
-        "media_type": registered.media_type,
-        "unrenderable": list(result.unrenderable),
+        "file_id": converted.registered.source_id,
+        "version_id": converted.registered.version_id,
+        "media_type": converted.registered.media_type,
+        "unrenderable": list(converted.unrenderable),
     }
 
 
@@ -518,21 +461,17 @@ def convert_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
 def get_file_processing_status(
     platform: PlatformPorts, who: Principal, args: dict[str, Any]
 ) -> Result:
-    file_id = str(args["file_id"])
-    status = platform.catalog.source_status(who.scope, file_id)
-    if status is None:
-        return not_found(file_id)
-    reason = status["failure_reason"]
+    status = sources.status(platform, who, str(args["file_id"]))
     result: dict[str, Any] = {
-        "file_id": file_id,
-        "version_id": status["version_id"],
-        "processing_state": status["processing_state"],
-        "low_confidence": bool(status["low_confidence"]),
-        "searchable": bool(status["published"]),
+        "file_id": status.source_id,
+        "version_id": status.version_id,
+        "processing_state": status.processing_state,
+        "low_confidence": status.low_confidence,
+        "searchable": status.published,
     }
-    if reason:
-        result["failure_reason"] = reason
-        result["guidance"] = FAILURE_GUIDANCE.get(FailureReason(str(reason)), "")
+    if status.failure_reason:
+        result["failure_reason"] = status.failure_reason
+        result["guidance"] = status.failure_guidance or ""
     return result
 
 
@@ -560,35 +499,31 @@ def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any])
 
 def get_chunks(ledger: turns.TurnLedger) -> Handler:
     def run(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-        try:
-            left = ledger.take(
-                platform.catalog,
-                platform.approval_secret(),
-                who,
-                str(args.get("turn_id") or "") or None,
-            )
-        except Refused as refused:
-            return ToolRefusal(refused.code, refused.message, refused.alternative)
-        chunks, unknown = [], []
-        for chunk_id in args["chunk_ids"]:
-            try:
-                view = retrieval.drill_down(platform, who, str(chunk_id))
-            except (DrillDownRefused, NotFound):
-                unknown.append(str(chunk_id))
-                continue
-            chunks.append(
-                {
-                    "chunk_id": view.chunk_id,
-                    "source_id": view.source_id,
-                    "version_id": view.version_id,
-                    "title": view.title,
-                    "heading_path": list(view.heading_path),
-                    "location": view.location.to_dict(),
-                    "location_label": view.location.label(),
-                    "low_confidence": view.low_confidence,
-                    "untrusted_content": fence_untrusted(view.body, view.source_id),
-                }
-            )
-        return {"chunks": chunks, "unknown_ids": unknown, "calls_left_this_turn": left}
+        read = retrieval.read_chunks(
+            platform,
+            ledger,
+            who,
+            [str(c) for c in args["chunk_ids"]],
+            str(args.get("turn_id") or "") or None,
+        )
+        chunks = [
+            {
+                "chunk_id": view.chunk_id,
+                "source_id": view.source_id,
+                "version_id": view.version_id,
+                "title": view.title,
+                "heading_path": list(view.heading_path),
+                "location": view.location.to_dict(),
+                "location_label": view.location.label(),
+                "low_confidence": view.low_confidence,
+                "untrusted_content": fence_untrusted(view.body, view.source_id),
+            }
+            for view in read.chunks
+        ]
+        return {
+            "chunks": chunks,
+            "unknown_ids": list(read.unknown),
+            "calls_left_this_turn": read.calls_left,
+        }
 
     return run

@@ -35,8 +35,8 @@ from groundwork.summaries import Summarizer
 
 if TYPE_CHECKING:
     from groundwork.services.health import HealthProbes
-    from groundwork.services.platform import PlatformPorts
-    from groundwork.tools.dispatch import WalledPlatform
+    from groundwork.services.platform import PlatformPorts, WalledPlatform
+from resources.blobs.upload_staging import UploadStaging
 from resources.composition.blobs import build_blob_store, embedded_seaweedfs
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.composition.signing_key import signing_secret
@@ -219,6 +219,12 @@ class Platform:
                 signing_secret(self.settings), b"artifact-approval", "sha256"
             ).digest()
         return self._approval
+
+    def reference_secret(self) -> bytes:
+        return signing_secret(self.settings)
+
+    def upload_staging(self) -> UploadStaging:
+        return UploadStaging(self.settings.home / "uploads")
 
     def search_engines(self, model_key: str) -> SearchEngines:
         return SearchEngines(

@@ -1,15 +1,14 @@
-"""Drill-down to raw chunks (verbatim ids only) and citation verification."""
+"""Drill-down to raw chunks (verbatim ids only) and citation verification:
+mappings to groundwork.services.retrieval."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from groundwork.errors import NotFound
-from groundwork.ports import Principal
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView
-from groundwork.services.retrieval import check_citation, drill_down
-from resources.composition.platform import Platform
+from groundwork.services import retrieval
+from groundwork.services.retrieval import CitationCheck
 from retrieval_api.deps import PlatformDep, PrincipalDep, tool_dispatcher
 from retrieval_api.schemas import (
     ChunkOut,
@@ -34,8 +33,8 @@ def get_chunk(
     (copied verbatim); anything else is an error naming the valid ids. Capped
     per turn like the get_chunks tool (the same count): pass the `turn_id` of
     the search or summaries response that handed out the id."""
-    tool_dispatcher(request).turns.take(platform.catalog, platform.approval_secret(), who, turn)
-    return chunk_out(drill_down(platform, who, chunk_id))
+    ledger = tool_dispatcher(request).turns
+    return chunk_out(retrieval.read_chunk(platform, ledger, who, chunk_id, turn))
 
 
 def chunk_out(view: ChunkView) -> ChunkOut:
@@ -52,10 +51,7 @@ def chunk_out(view: ChunkView) -> ChunkOut:
     )
 
 
-def _check(platform: Platform, who: Principal, citation_id: str) -> CitationCheckOut | None:
-    checked = check_citation(platform, who, citation_id)
-    if checked is None:
-        return None
+def _check_out(checked: CitationCheck) -> CitationCheckOut:
     return CitationCheckOut(
         citation_id=checked.citation_id,
         status=checked.status,
@@ -67,26 +63,16 @@ def _check(platform: Platform, who: Principal, citation_id: str) -> CitationChec
 def get_citation(citation_id: str, who: PrincipalDep, platform: PlatformDep) -> CitationCheckOut:
     """Resolve a stored citation (a snapshot: it survives deletion of its source)
     and verify it against the live corpus: exists, drifted, removed or withheld."""
-    checked = _check(platform, who, citation_id)
-    if checked is None:
-        raise NotFound(f"no citation {citation_id} for this tenant")
-    return checked
+    return _check_out(retrieval.citation(platform, who, citation_id))
 
 
 @router.post("/v1/citations/resolve", response_model=CitationsResolveOut)
 def resolve_citations(
     body: CitationsResolveBody, who: PrincipalDep, platform: PlatformDep
 ) -> CitationsResolveOut:
-    checked: list[CitationCheckOut] = []
-    unknown: list[str] = []
-    for citation_id in dict.fromkeys(body.citation_ids):
-        result = _check(platform, who, citation_id)
-        if result is None:
-            unknown.append(citation_id)
-        else:
-            checked.append(result)
+    resolved = retrieval.resolve_citations(platform, who, body.citation_ids)
     return CitationsResolveOut(
-        citations=checked,
-        withheld=sum(1 for c in checked if c.status == "withheld"),
-        unknown=unknown,
+        citations=[_check_out(c) for c in resolved.citations],
+        withheld=resolved.withheld,
+        unknown=list(resolved.unknown),
     )

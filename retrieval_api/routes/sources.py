@@ -1,33 +1,16 @@
-"""Sources: registration over HTTP, processing status, reading windows, tables."""
+"""Sources: registration over HTTP, processing status, reading windows,
+tables, deletion, permissions and tags. Each route maps to one call of
+groundwork.services.sources (or the registration service)."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from groundwork.documents import (
-    FAILURE_GUIDANCE,
-    ExtractedDocument,
-    ExtractionFailure,
-    FailureReason,
-)
-from groundwork.errors import NotFound
-from groundwork.lifecycle import change_subjects, change_tags, request_deletion
-from groundwork.ports import Principal
-from groundwork.reading import (
-    MAX_WINDOW_BLOCKS,
-    NothingToRead,
-    extract_tables,
-    fence_untrusted,
-    read_document,
-)
-from groundwork.services.registration import (
-    MAX_DIRECT_BYTES,
-    check_before_bytes,
-    register_bytes,
-    sharing_subjects,
-)
-from resources.composition.platform import Platform
+from groundwork.reading import MAX_WINDOW_BLOCKS, NothingToRead, fence_untrusted
+from groundwork.services import sources
+from groundwork.services.registration import register_stream
+from retrieval_api.body import blocking_parts, declared_length
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
     BlockOut,
@@ -43,8 +26,6 @@ from retrieval_api.schemas import (
 
 router = APIRouter()
 
-MAX_TABLES = 200
-
 
 @router.post("/v1/sources", response_model=RegistrationOut, status_code=201)
 async def register_source(
@@ -59,21 +40,13 @@ async def register_source(
     policy as upload sessions: exact type allow-list, sniffed content, scan,
     and approval to replace a source's content. Larger files and resumable
     transfers go through /v1/uploads."""
-    declared = request.headers.get("content-length")
-    # refused before reading a byte (size from the header, then from the stream)
-    check_before_bytes(filename, int(declared) if declared and declared.isdigit() else 0)
-    sharing_subjects(who, subjects)
-    received = bytearray()
-    async for part in request.stream():
-        received.extend(part)
-        if len(received) > MAX_DIRECT_BYTES:
-            check_before_bytes(filename, len(received))
     registered = await run_in_threadpool(
-        register_bytes,
+        register_stream,
         platform,
         who,
         filename,
-        bytes(received),
+        declared_length(request),
+        blocking_parts(request),
         subjects=subjects,
         replace_existing=replace_existing,
     )
@@ -87,13 +60,19 @@ async def register_source(
 
 @router.get("/v1/sources/{source_id}/status", response_model=VersionStatusOut)
 def source_status(source_id: str, who: PrincipalDep, platform: PlatformDep) -> VersionStatusOut:
-    status = platform.catalog.source_status(who.scope, source_id)
-    if status is None:
-        raise NotFound(f"no source {source_id} is visible to this key")
-    reason = status["failure_reason"]
+    found = sources.status(platform, who, source_id)
     return VersionStatusOut(
-        **status,  # type: ignore[arg-type]
-        failure_guidance=FAILURE_GUIDANCE[FailureReason(str(reason))] if reason else None,
+        source_id=found.source_id,
+        version_id=found.version_id,
+        version_no=found.version_no,
+        filename=found.filename,
+        media_type=found.media_type,
+        processing_state=found.processing_state,
+        failure_reason=found.failure_reason,
+        failure_guidance=found.failure_guidance,
+        published=found.published,
+        low_confidence=found.low_confidence,
+        warnings=list(found.warnings),
     )
 
 
@@ -108,15 +87,14 @@ def read_source(
         int | None, Query(ge=1, description="a version number; default current")
     ] = None,
 ) -> ReadOut:
-    found = platform.catalog.current_extraction(who.scope, source_id, version)
-    if found is None:
-        raise NotFound(f"no source {source_id} is visible to this key")
-    version_id, document = found
-    result = read_document(document, start_block=start_block, max_blocks=max_blocks)
+    reading = sources.read(
+        platform, who, source_id, start_block=start_block, max_blocks=max_blocks, version=version
+    )
+    result = reading.result
     if isinstance(result, NothingToRead):
         return ReadOut(
             source_id=source_id,
-            version_id=version_id,
+            version_id=reading.version_id,
             outcome="nothing_to_read",
             reason=result.reason,
             guidance=result.guidance,
@@ -124,7 +102,7 @@ def read_source(
         )
     return ReadOut(
         source_id=source_id,
-        version_id=version_id,
+        version_id=reading.version_id,
         outcome="window",
         start_block=result.start_block,
         next_block=result.next_block,
@@ -151,20 +129,11 @@ def read_source(
 
 @router.get("/v1/sources/{source_id}/tables", response_model=TablesOut)
 def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> TablesOut:
-    found = platform.catalog.current_extraction(who.scope, source_id)
-    if found is None:
-        raise NotFound(f"no source {source_id} is visible to this key")
-    version_id, document = found
-    if not isinstance(document, ExtractedDocument):
-        reason = (
-            document.reason.value
-            if isinstance(document, ExtractionFailure)
-            else "not-extracted-yet"
-        )
-        return TablesOut(source_id=source_id, version_id=version_id, tables=[], reason=reason)
+    found = sources.tables(platform, who, source_id)
     return TablesOut(
         source_id=source_id,
-        version_id=version_id,
+        version_id=found.version_id,
+        reason=found.reason,
         tables=[
             TableOut(
                 index=index,
@@ -176,21 +145,15 @@ def source_tables(source_id: str, who: PrincipalDep, platform: PlatformDep) -> T
                 location_label=t.location.label(),
                 heading_path=list(t.heading_path),
             )
-            for index, t in enumerate(extract_tables(document)[:MAX_TABLES])
+            for index, t in enumerate(found.tables)
         ],
     )
-
-
-def _visible_or_404(platform: Platform, who: Principal, source_id: str) -> None:
-    if platform.catalog.source_status(who.scope, source_id) is None:
-        raise NotFound(f"no source {source_id} is visible to this key")
 
 
 @router.delete("/v1/sources/{source_id}", response_model=LifecycleOut, status_code=202)
 def delete_source(source_id: str, who: PrincipalDep, platform: PlatformDep) -> LifecycleOut:
     """Unsearchable at once; the deletion sweep purges every store shortly after."""
-    _visible_or_404(platform, who, source_id)
-    request_deletion(platform.catalog, platform.indexes(), who.tenant_id, source_id)
+    sources.delete(platform, who, source_id)
     return LifecycleOut(
         source_id=source_id,
         state="deleting",
@@ -204,8 +167,7 @@ def set_subjects(
 ) -> LifecycleOut:
     """Who may read the source. Takes effect on search at once (result-time
     re-check) and in both indexes before this returns."""
-    _visible_or_404(platform, who, source_id)
-    change_subjects(platform.catalog, platform.indexes(), who.tenant_id, source_id, body.subjects)
+    sources.change_subjects(platform, who, source_id, body.subjects)
     return LifecycleOut(
         source_id=source_id, state="active", message="Permissions updated in every store."
     )
@@ -216,6 +178,5 @@ def set_tags(
     source_id: str, body: TagsBody, who: PrincipalDep, platform: PlatformDep
 ) -> LifecycleOut:
     """Tags filter searches inside both legs; they reach both indexes before this returns."""
-    _visible_or_404(platform, who, source_id)
-    change_tags(platform.catalog, platform.indexes(), who.tenant_id, source_id, body.tags)
+    sources.change_tags(platform, who, source_id, body.tags)
     return LifecycleOut(source_id=source_id, state="active", message="Tags updated in every store.")
