@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from evals.retrieval import MODES, evaluate, write_corpus
 from resources.composition.platform import Platform
@@ -180,3 +181,41 @@ def test_the_eval_asset_skips_visibly_without_a_suite(
     for check in checks.values():
         assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
         assert str(check.metadata["status"].value).startswith("skipped: no eval suite")
+
+
+def test_the_cli_ingests_a_beir_folder_as_its_own_tenant_and_scores_it(
+    platform: Platform,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`groundwork eval --beir FOLDER`: the folder's tenant is made, its suite
+    registered through the eval workflow, its corpus ingested through Dagster
+    and scored by the retrieval_quality asset; the run is stored and printed."""
+    from evals.retrieval import eval_tenant_id
+    from groundwork_cli.main import main
+    from tests.conftest import TEST_DATABASE
+
+    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
+    monkeypatch.setenv("DAGSTER_HOME", str(platform.settings.dagster_home))
+    monkeypatch.delenv("GROUNDWORK_LLM_URL", raising=False)
+    monkeypatch.delenv("GROUNDWORK_JUDGE_URL", raising=False)
+    folder = _beir(tmp_path / "tiny")
+    assert main(["eval", "--beir", str(folder), "--split", "test"]) == 0
+    out = capsys.readouterr().out
+    tenant = eval_tenant_id(folder)
+    suite = platform.eval_runs.suite(tenant)
+    assert suite is not None and suite.beir_folder == str(folder.resolve())
+    assert suite.split == "test" and suite.sentences_folder is None
+    [stored] = platform.eval_runs.history(tenant)
+    assert stored.ndcg_hybrid == 1.0
+    assert "relevance_gate passed: True" in out and f"report: {platform.settings.home}" in out
+
+
+def test_the_cli_refuses_an_eval_that_names_no_corpus(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from groundwork_cli.main import main
+
+    assert main(["eval"]) == 2
+    assert "give --golden FILE --tenant T, --beir FOLDER or --squad FILE" in capsys.readouterr().out
