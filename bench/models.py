@@ -141,14 +141,13 @@ def quality(models: list[str], corpus: Path, limit: int | None) -> list[dict[str
     from evals.retrieval import eval_tenant_id
     from resources.composition.platform import connect, ensure_engines
     from resources.composition.settings import GroundworkSettings
-    from resources.postgres.eval_runs import PostgresEvalRuns
 
     settings = GroundworkSettings.from_env()
     tenant = eval_tenant_id(corpus, limit)
     platform = connect(settings, ensure_engines(settings))
     rows: list[dict[str, Any]] = []
     try:
-        runs = PostgresEvalRuns(platform.pool)
+        runs = platform.eval_runs
         for key in models:
             run = runs.latest(tenant, key)
             if run is None:

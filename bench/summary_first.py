@@ -27,7 +27,6 @@ from groundwork.retrieval.layers import layered_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from resources.composition.platform import connect, ensure_engines  # noqa: E402
 from resources.composition.settings import GroundworkSettings  # noqa: E402
-from resources.postgres.eval_runs import PostgresEvalRuns  # noqa: E402
 
 
 def main() -> int:
@@ -39,7 +38,7 @@ def main() -> int:
     settings = GroundworkSettings.from_env()
     platform = connect(settings, ensure_engines(settings))
     try:
-        suite = PostgresEvalRuns(platform.pool).suite(args.tenant)
+        suite = platform.eval_runs.suite(args.tenant)
         if suite is None:
             print(f"{args.tenant} has no eval suite", file=sys.stderr)
             return 2
