@@ -7,7 +7,7 @@ incremental and a rerun finds nothing to do.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -446,6 +446,17 @@ class LifecycleLedger(Protocol):
 
     def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         """origin -> (source id, subjects) of the tenant's live inbox sources."""
+        ...
+
+    def inbox_stat_signatures(self, tenant_id: str, read_within_seconds: float) -> dict[str, str]:
+        """origin -> stat signature of the tenant's live inbox sources whose file
+        was read less than `read_within_seconds` ago and produced the version
+        still current (a version registered since, through any path, voids it)."""
+        ...
+
+    def record_inbox_reads(self, tenant_id: str, reads: Mapping[str, tuple[str, str]]) -> None:
+        """source id -> (stat signature, version id) of inbox files just read and
+        registered, stamped with the time of the read; other tenants' ids are ignored."""
         ...
 
 

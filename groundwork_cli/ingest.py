@@ -4,11 +4,13 @@ and partitions show in the UI exactly as if the daemon had launched them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assets.partitions import tenant_model_key
+from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
 from pipelines.definitions import defs
 
 #: The progress bar is the CLI's report; Dagster's step log stays in the UI.
@@ -16,14 +18,23 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def ingest_tenants(
-    instance: dg.DagsterInstance, tenants: Sequence[str], model_key: str
+    instance: dg.DagsterInstance,
+    tenants: Sequence[str],
+    model_key: str,
+    inbox_dir: Path | None = None,
+    definitions: dg.Definitions = defs,
 ) -> dict[str, dict[str, object]]:
-    """Materialize every stage for each tenant; return per-tenant stage metadata."""
+    """Materialize every stage for each tenant; return per-tenant stage metadata.
+
+    With `inbox_dir`, each run is labelled with the tenant's inbox fingerprint
+    as it starts, the label the inbox sensor adopts: the demo's own ingest is
+    not requested again by the sensor once the daemon starts (it was, and the
+    demo's --exit then killed those runs under the launcher)."""
     missing = [t for t in tenants if not instance.has_dynamic_partition("tenant", t)]
     if missing:
         instance.add_dynamic_partitions("tenant", missing)
-    ingest_job = defs.resolve_job_def("tenant_ingest")
-    publish_job = defs.resolve_job_def("model_publish")
+    ingest_job = definitions.resolve_job_def("tenant_ingest")
+    publish_job = definitions.resolve_job_def("model_publish")
     summary: dict[str, dict[str, object]] = {}
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -37,9 +48,12 @@ def ingest_tenants(
             progress.update(
                 task, description=f"{tenant_id}: register, extract, chunk, index, publish"
             )
+            labels = (
+                {FINGERPRINT_LABEL: inbox_fingerprint(inbox_dir, tenant_id)} if inbox_dir else {}
+            )
             results = [
                 ingest_job.execute_in_process(
-                    partition_key=tenant_id, instance=instance, run_config=QUIET
+                    partition_key=tenant_id, instance=instance, run_config=QUIET, tags=labels
                 )
             ]
             stages = _stages(results)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -51,6 +51,7 @@ class _Source:
     tags: tuple[str, ...] = ()
     state: str = "active"  # active | deleting | deleted
     updated_at: float = 0.0
+    inbox_read: tuple[str, str, float] | None = None  # stat signature, version, read at
 
 
 @dataclass(slots=True)
@@ -803,6 +804,28 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 and s.state == "active"
                 and s.origin.startswith("inbox:")
             }
+
+    def inbox_stat_signatures(self, tenant_id: str, read_within_seconds: float) -> dict[str, str]:
+        with self._lock:
+            now = self._clock()
+            return {
+                s.origin: s.inbox_read[0]
+                for source_id, s in self._source_rows.items()
+                if s.tenant_id == tenant_id
+                and s.state == "active"
+                and s.origin.startswith("inbox:")
+                and s.inbox_read is not None
+                and s.inbox_read[1] == self._current(source_id)
+                and s.inbox_read[2] > now - read_within_seconds
+            }
+
+    def record_inbox_reads(self, tenant_id: str, reads: Mapping[str, tuple[str, str]]) -> None:
+        with self._lock:
+            now = self._clock()
+            for source_id, (stat, version_id) in reads.items():
+                source = self._source_rows.get(source_id)
+                if source is not None and source.tenant_id == tenant_id:
+                    source.inbox_read = (stat, version_id, now)
 
     # tenant erasure ------------------------------------------------------------------------
     def tenant_blob_keys(self, tenant_id: str) -> list[str]:

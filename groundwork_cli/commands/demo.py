@@ -128,7 +128,9 @@ def run(args: argparse.Namespace) -> int:
         keys = _demo_keys(settings)
         instance = DagsterInstance.get()
         started = time.monotonic()
-        summary = ingest_tenants(instance, tenants, settings.default_model_key)
+        summary = ingest_tenants(
+            instance, tenants, settings.default_model_key, inbox_dir=settings.inbox_dir
+        )
         elapsed = time.monotonic() - started
         for tenant_id, stages in summary.items():
             registrations: dict[str, Any] = stages.get("source_registrations", {})  # type: ignore[assignment]

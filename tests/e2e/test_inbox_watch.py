@@ -116,3 +116,35 @@ def test_the_sensor_adopts_the_state_a_watcher_run_was_requested_for(
             )
         )
         assert tenant in {r.partition_key for r in third.run_requests or []}
+
+
+def test_the_sensor_adopts_what_the_cli_ingested(platform: Platform, index_prefix: str) -> None:
+    """The demo ingests the sample inbox through the CLI before the daemon
+    starts; the inbox sensor's first tick must not ask for that work again
+    (it did: six failed partitions when --exit stopped the launcher under them)."""
+    from groundwork_cli.ingest import ingest_tenants
+    from pipelines.definitions import build_definitions
+
+    tenant = f"cli-{uuid.uuid4().hex[:8]}"
+    inbox = platform.settings.inbox_dir
+    write_inbox(inbox, tenant, {"a.md": "# A\n\ningested by the CLI\n"})
+    groundwork = resource(index_prefix)
+    with dg.instance_for_test() as instance:
+        ingest_tenants(
+            instance,
+            [tenant],
+            platform.settings.default_model_key,
+            inbox_dir=inbox,
+            definitions=build_definitions(groundwork),
+        )
+        first = inbox_sensor(
+            dg.build_sensor_context(instance=instance, resources={"groundwork": groundwork})
+        )
+        assert tenant not in {r.partition_key for r in first.run_requests or []}
+        write_inbox(inbox, tenant, {"b.md": "# B\n\narrived after the CLI's run\n"})
+        second = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=first.cursor, resources={"groundwork": groundwork}
+            )
+        )
+        assert tenant in {r.partition_key for r in second.run_requests or []}
