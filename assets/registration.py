@@ -17,7 +17,8 @@ from resources.inspection.sniffing import sniff_media_type
     kinds={"postgres", "filesystem"},
     retry_policy=INFRA_RETRY,
     description="Registers the tenant's inbox files: new files become sources, changed bytes "
-    "a new immutable version; unchanged files are skipped.",
+    "a new immutable version; unchanged files are skipped, unread when their size, mtime and "
+    "inode match their last read (every file is read again once a day).",
 )
 def source_registrations(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
@@ -53,6 +54,8 @@ def source_registrations(
             "rescoped": report.rescoped,
             "new_versions": report.created,
             "unchanged": report.unchanged,
+            # of the unchanged, recognised by their stat signature without a read
+            "unread": report.unread,
             "refused_oversize": len(report.refused),
             "quarantined": len(report.quarantined),
             "sources": counts.sources,

@@ -4,6 +4,16 @@ A new file is registered, changed bytes become a new version, unchanged files
 are skipped, and a file gone from the folder is deleted through the deletion
 path — unless the scan hit its bound and so cannot tell a missing file from an
 unscanned one. Rerunning it changes nothing.
+
+A rescan does not read what did not change: each file's stat signature
+(size, mtime_ns, inode) is kept with its source when the file is read, and a
+file whose signature still matches, whose read produced the source's current
+version, and whose last read is younger than `VERIFY_AFTER_SECONDS` is skipped
+unread (the hourly rescan of a 5,183-file tenant read and hashed every file,
+20 s, to find nothing). An edit that keeps size and mtime (a tool restoring
+the mtime in place) is invisible to the signature: the verification read each
+file gets once a day finds it. A replacement renamed over a file has a new
+inode and is read at once.
 """
 
 from __future__ import annotations
@@ -20,11 +30,17 @@ from groundwork.stages.registration import register_file
 
 Sniffer = Callable[[bytes, str], str]
 
+#: how long a file's stat signature is trusted without reading it: once a day
+#: every inbox file is read and hashed again (the hidden-edit bound), which
+#: for the 5,183-file tenant is the 20 s a rescan used to cost every hour
+VERIFY_AFTER_SECONDS = 24 * 3600.0
+
 
 @dataclass(slots=True)
 class SyncReport:
     created: int = 0
     unchanged: int = 0
+    unread: int = 0  # of the unchanged: skipped by their stat signature
     removed: int = 0
     rescoped: int = 0
     refused: list[str] = field(default_factory=list)  # "path: reason"
@@ -40,11 +56,14 @@ def sync_inbox(
     sniff: Sniffer,
     max_file_bytes: int = MAX_FILE_BYTES,
     scanner: MalwareScanner | None = None,
+    verify_after_seconds: float = VERIFY_AFTER_SECONDS,
 ) -> SyncReport:
     report = SyncReport()
     seen: set[str] = set()
     scanned = 0
     known = catalog.inbox_sources(tenant_id)
+    trusted = catalog.inbox_stat_signatures(tenant_id, verify_after_seconds)
+    reads: dict[str, tuple[str, str]] = {}
     for item in scan_tenant_inbox(root, tenant_id):
         scanned += 1
         origin = f"inbox:{item.relative}"
@@ -53,6 +72,12 @@ def sync_inbox(
             report.refused.append(
                 f"{item.relative}: {item.size} bytes is over the {max_file_bytes} limit"
             )
+            continue
+        before = known.get(origin)
+        if before is not None and trusted.get(origin) == item.stat_signature:
+            report.unchanged += 1
+            report.unread += 1
+            _rescope_if_changed(catalog, indexes, tenant_id, before, item.subjects, report)
             continue
         data = item.path.read_bytes()
         registration = register_file(
@@ -73,15 +98,30 @@ def sync_inbox(
             report.created += 1
         else:
             report.unchanged += 1
-        # A `.subjects` edit changes who may read the files below it even when
-        # their bytes did not change: the catalog and both indexes move together.
-        before = known.get(origin)
-        if before is not None and tuple(sorted(before[1])) != tuple(sorted(item.subjects)):
-            change_subjects(catalog, indexes, tenant_id, registration.source_id, item.subjects)
-            report.rescoped += 1
+        reads[registration.source_id] = (item.stat_signature, registration.version_id)
+        if before is not None:
+            _rescope_if_changed(catalog, indexes, tenant_id, before, item.subjects, report)
+    # after the registrations they describe: a crash before this costs one more read
+    catalog.record_inbox_reads(tenant_id, reads)
     if scanned < MAX_FILES_PER_SCAN:
         for origin, (source_id, _) in known.items():
             if origin not in seen:
                 request_deletion(catalog, indexes, tenant_id, source_id)
                 report.removed += 1
     return report
+
+
+def _rescope_if_changed(
+    catalog: Catalog,
+    indexes: Indexes,
+    tenant_id: str,
+    before: tuple[str, tuple[str, ...]],
+    subjects: tuple[str, ...],
+    report: SyncReport,
+) -> None:
+    """A `.subjects` edit changes who may read the files below it even when
+    their bytes (and stat) did not change: the catalog and both indexes move together."""
+    source_id, known_subjects = before
+    if tuple(sorted(known_subjects)) != tuple(sorted(subjects)):
+        change_subjects(catalog, indexes, tenant_id, source_id, subjects)
+        report.rescoped += 1

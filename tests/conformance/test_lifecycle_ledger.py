@@ -10,7 +10,8 @@ the origin brings back; a blob is freed only when no other live version (of
 any tenant) uses it; erasing a tenant removes its rows and only its; the
 serving model switches by compare-and-set, the model switched away from is
 retired only after the grace period, and a forgotten model has neither
-progress nor publication left; the inbox mirror lists live inbox sources."""
+progress nor publication left; the inbox mirror lists live inbox sources, and
+trusts a recorded read's stat signature while the version it produced is current."""
 
 from __future__ import annotations
 
@@ -189,6 +190,34 @@ class LifecycleContract:
         assert catalog.mark_source_deleting(tenant, b.source_id)
         assert catalog.inbox_sources(tenant) == {"inbox:a.md": (a.source_id, ("team:a",))}
         assert catalog.inbox_sources(other) == {"inbox:a.md": (theirs.source_id, ("team:a",))}
+
+    def test_an_inbox_read_is_trusted_while_its_version_is_current(
+        self, catalog: LifecycleCatalog, tenant: str, other: str
+    ) -> None:
+        """The folder connector skips a file whose stat signature matches the one
+        recorded when it was last read: only for a live inbox source, only while
+        the version that read produced is still current, only for its tenant."""
+        a = stored(catalog, tenant, "inbox:a.md", "one")
+        b = stored(catalog, tenant, "inbox:b.md", "two")
+        api = stored(catalog, tenant, "api:c.md", "three")
+        assert catalog.inbox_stat_signatures(tenant, 3600) == {}
+        catalog.record_inbox_reads(
+            tenant,
+            {
+                a.source_id: ("3:10:7", a.version_id),
+                b.source_id: ("3:11:8", b.version_id),
+                api.source_id: ("5:12:9", api.version_id),
+            },
+        )
+        catalog.record_inbox_reads(other, {a.source_id: ("9:9:9", a.version_id)})  # ignored
+        assert catalog.inbox_stat_signatures(tenant, 3600) == {
+            "inbox:a.md": "3:10:7",
+            "inbox:b.md": "3:11:8",
+        }
+        assert catalog.inbox_stat_signatures(other, 3600) == {}
+        stored(catalog, tenant, "inbox:a.md", "one, edited")  # a newer version: read again
+        assert catalog.mark_source_deleting(tenant, b.source_id)
+        assert catalog.inbox_stat_signatures(tenant, 3600) == {}
 
     # tenant erasure ------------------------------------------------------------------------
     def test_erasing_a_tenant_removes_its_rows_and_only_its(

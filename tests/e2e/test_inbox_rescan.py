@@ -1,0 +1,127 @@
+"""A rescan reads only what changed ("Operable: quiet when idle"): the hourly
+rescan read and hashed every inbox file to find nothing changed. Unchanged
+files are recognised by their stat signature (size, mtime_ns, inode) kept in
+the catalog; a same-size, same-mtime edit, which the signature cannot see, is
+found by the verification read each file gets once its last read is older
+than the verification interval. Real PostgreSQL catalog and blob store; the
+file reads are counted, not replaced."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from groundwork.connectors.folder_sync import sync_inbox
+from resources.composition.platform import Platform
+from resources.inspection.sniffing import sniff_media_type
+from tests.e2e.helpers import write_inbox
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The inbox files read (by name), through the real `Path.read_bytes`."""
+    seen: list[str] = []
+    original = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        if "/inbox/" in path.as_posix():
+            seen.append(path.name)
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    return seen
+
+
+def _sync(platform: Platform, tenant: str):  # type: ignore[no-untyped-def]
+    return sync_inbox(
+        platform.catalog,
+        platform.blobs,
+        platform.indexes(),
+        platform.settings.inbox_dir,
+        tenant,
+        sniff_media_type,
+    )
+
+
+def _age_last_reads(platform: Platform, tenant: str, hours: float) -> None:
+    """As if the tenant's files were last read `hours` ago."""
+    with platform.pool.connection() as conn:
+        conn.execute(
+            "UPDATE sources SET inbox_verified_at = inbox_verified_at - make_interval(secs => %s) "
+            "WHERE tenant_id = %s",
+            (hours * 3600, tenant),
+        )
+
+
+def test_a_rescan_reads_no_unchanged_file_and_verification_finds_a_hidden_edit(
+    platform: Platform, reads: list[str]
+) -> None:
+    tenant = f"rs-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    write_inbox(
+        platform.settings.inbox_dir,
+        tenant,
+        {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n", "sub/c.md": "# C\n\ncharlie\n"},
+    )
+    first = _sync(platform, tenant)
+    assert (first.created, sorted(reads)) == (3, ["a.md", "b.md", "c.md"])
+
+    reads.clear()
+    again = _sync(platform, tenant)
+    assert (again.created, again.unchanged, reads) == (0, 3, [])
+
+    # a touched file is read again (and found unchanged); the others are not
+    b = platform.settings.inbox_dir / tenant / "b.md"
+    os.utime(b, ns=(b.stat().st_atime_ns, b.stat().st_mtime_ns + 1_000_000_000))
+    reads.clear()
+    touched = _sync(platform, tenant)
+    assert (touched.created, reads) == (0, ["b.md"])
+
+    # same size, same mtime, same inode, other bytes: invisible to the signature
+    a = platform.settings.inbox_dir / tenant / "a.md"
+    before = a.stat()
+    with a.open("r+b") as handle:  # in place: the inode stays
+        handle.write(b"# Z")
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (a.stat().st_size, a.stat().st_mtime_ns, a.stat().st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    reads.clear()
+    hidden = _sync(platform, tenant)
+    assert (hidden.created, reads) == (0, [])
+
+    # the verification read: once a file's last read is older than the interval
+    from groundwork.connectors.folder_sync import VERIFY_AFTER_SECONDS
+
+    _age_last_reads(platform, tenant, VERIFY_AFTER_SECONDS / 3600 + 1)
+    reads.clear()
+    verified = _sync(platform, tenant)
+    assert (verified.created, sorted(reads)) == (1, ["a.md", "b.md", "c.md"])
+    assert platform.catalog.counts(tenant).versions == 4
+    reads.clear()
+    assert _sync(platform, tenant).created == 0 and reads == []
+
+
+def test_a_replaced_file_with_the_old_size_and_mtime_is_read(
+    platform: Platform, reads: list[str]
+) -> None:
+    """A copy tool that preserves mtime writes a new file and renames it over
+    the old one: a new inode, so it is read at once."""
+    tenant = f"rs-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\nalpha\n"})
+    _sync(platform, tenant)
+    a = platform.settings.inbox_dir / tenant / "a.md"
+    before = a.stat()
+    replacement = a.with_name(".a.md.partial")
+    replacement.write_text("# A\n\nomega\n")
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    replacement.rename(a)
+    assert a.stat().st_ino != before.st_ino
+    reads.clear()
+    assert _sync(platform, tenant).created == 1 and reads == ["a.md"]
