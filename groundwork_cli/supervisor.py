@@ -40,6 +40,9 @@ class Supervisor:
     restarts: dict[str, int] = field(default_factory=dict)
     clamd: Any = None
     inbox_watcher: Any = None
+    #: Ctrl-C presses (or SIGTERMs) received while stopping, and whether they forced it
+    _stop_requests: int = field(default=0, init=False)
+    _forced: bool = field(default=False, init=False)
 
     @property
     def lock_file(self) -> Path:
@@ -231,15 +234,23 @@ class Supervisor:
         raise RuntimeError(f"{name} did not answer at {url} within {timeout:.0f} s")
 
     def stop(self) -> None:
-        """Reverse order: services (SIGINT: `dagster dev` stops only on it), then engines."""
+        """Reverse order: services (SIGINT: `dagster dev` stops only on it), then
+        engines. Ctrl-C while stopping cannot abort it: it used to raise in the
+        middle of waiting for `dagster dev`, and the API and MCP servers (each
+        in its own session, so the terminal's Ctrl-C never reaches them) ran on
+        without a parent. A second Ctrl-C is ignored with a message; a third
+        forces: the services left are killed instead of waited for, and the
+        engines are still stopped."""
+        self._enter_shutdown()
         if self.inbox_watcher is not None:
             self.inbox_watcher.stop()
         for name in ("dagster", "mcp", "api"):
             process = self.processes.get(name)
             if process is None or process.poll() is not None:
                 continue
+            graceful = signal.SIGINT if name == "dagster" else signal.SIGTERM
             try:
-                os.killpg(process.pid, signal.SIGINT if name == "dagster" else signal.SIGTERM)
+                os.killpg(process.pid, signal.SIGKILL if self._forced else graceful)
             except ProcessLookupError:
                 continue
             try:
@@ -264,6 +275,31 @@ class Supervisor:
                 console.print("[dim]stopped SeaweedFS[/]")
         self.lock_file.unlink(missing_ok=True)
 
+    def _enter_shutdown(self) -> None:
+        """From the first Ctrl-C on, further ones (and SIGTERM) are counted
+        instead of raised: nothing can interrupt the stop half way."""
+        signal.signal(signal.SIGINT, self._interrupted_while_stopping)
+        signal.signal(signal.SIGTERM, self._interrupted_while_stopping)
+
+    def _interrupted_while_stopping(self, signum: int, frame: object) -> None:
+        self._stop_requests += 1
+        if self._stop_requests == 1:
+            console.print(
+                "[yellow]Already stopping: every service and engine is being stopped in "
+                "order. Press Ctrl-C once more to force it.[/]"
+            )
+            return
+        if self._forced:
+            return
+        self._forced = True
+        console.print(
+            "[yellow]Forcing: the services left are killed; the engines are still stopped.[/]"
+        )
+        for process in self.processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+
     def wait_for_interrupt(self) -> None:
         """Keep everything running until Ctrl-C: a child that exits is restarted
         with backoff (1 s doubling to 30 s) and the crash logged; an engine that
@@ -275,6 +311,7 @@ class Supervisor:
                 self.heal_once()
                 time.sleep(1)
         except KeyboardInterrupt:
+            self._enter_shutdown()  # before anything else: a second Ctrl-C may follow at once
             console.print("\nStopping ...")
 
     def heal_once(self) -> list[str]:
