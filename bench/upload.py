@@ -1,6 +1,10 @@
 """Upload throughput and server memory for a 100 MB file through the API.
 
-    uv run python bench/upload.py [--megabytes 100] [--part-megabytes 8]
+    uv run python bench/upload.py [--megabytes 100] [--part-megabytes 8] [--backend fs s3]
+
+Both blob stores in one run by default: the filesystem folder and S3 (the
+embedded SeaweedFS unless GROUNDWORK_S3_ENDPOINT names a store, bucket
+groundwork-bench), each through a fresh API process.
 
 Serves the API in its own process (uvicorn, loopback), creates an upload
 session, sends the file in parts streamed from disk, completes it, and
@@ -16,6 +20,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx  # noqa: E402
@@ -26,6 +31,7 @@ from testbed.api_server import peak_rss_mib, rss_mib, serve_api  # noqa: E402
 
 DATABASE = "groundwork_bench"
 PREFIX = "gwbench"
+BUCKET = "groundwork-bench"
 
 
 def _file_parts(path: Path, start: int, length: int, piece: int = 1024 * 1024) -> Iterator[bytes]:
@@ -40,14 +46,12 @@ def _file_parts(path: Path, start: int, length: int, piece: int = 1024 * 1024) -
             yield data
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--megabytes", type=int, default=100)
-    parser.add_argument("--part-megabytes", type=int, default=8)
-    parser.add_argument("--port", type=int, default=8097)
-    args = parser.parse_args()
-
-    settings = GroundworkSettings.from_env()
+def _run(args: argparse.Namespace, backend: str, settings: GroundworkSettings) -> dict[str, float]:
+    """One upload through a fresh API process (its own peak RSS) storing into `backend`."""
+    extra = {"GROUNDWORK_BLOB_BACKEND": "filesystem" if backend == "fs" else "s3"}
+    if backend == "s3":
+        extra["GROUNDWORK_S3_BUCKET"] = BUCKET
+        settings = replace(settings, blob_backend="s3", s3_bucket=BUCKET)
     platform = connect(settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX)
     tenant = f"upload-{uuid.uuid4().hex[:6]}"
     platform.catalog.ensure_tenant(tenant, tenant, settings.default_model_key)
@@ -58,7 +62,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.txt"
-        line = b"Groundwork upload benchmark line with some ordinary words in it.\n"
+        # unique bytes per run: content addressing would make a re-run a no-op
+        line = f"Groundwork upload benchmark {uuid.uuid4().hex} with ordinary words.\n".encode()
         with path.open("wb") as handle:
             written = 0
             while written < size:
@@ -66,7 +71,7 @@ def main() -> None:
                 handle.write(chunk)
                 written += len(chunk)
         pids: list[int] = []
-        with serve_api(args.port, DATABASE, PREFIX, on_start=pids.append) as base:
+        with serve_api(args.port, DATABASE, PREFIX, on_start=pids.append, extra_env=extra) as base:
             pid = pids[0]
             with httpx.Client(base_url=base, headers=headers, timeout=600) as http:
                 http.get("/v1/files").raise_for_status()  # warm the request path
@@ -91,17 +96,48 @@ def main() -> None:
                 done.raise_for_status()
                 total = time.monotonic() - started
                 peak = peak_rss_mib(pid)
-    megabytes = size / 1024 / 1024
-    print(f"upload of {megabytes:.0f} MiB in {args.part_megabytes} MiB parts over loopback")
-    print(f"  transfer: {transferred:.2f} s = {megabytes / transferred:.1f} MiB/s")
-    print(
-        f"  with completion (sniff, sha256, store): {total:.2f} s = {megabytes / total:.1f} MiB/s"
-    )
-    print(
-        f"  server RSS before: {before:.0f} MiB, peak during: {peak:.0f} MiB "
-        f"(+{peak - before:.0f} MiB for a {megabytes:.0f} MiB file)"
-    )
+    stored = [k for k in platform.blobs.list_keys()]
     platform.close()
+    assert stored, "nothing was stored"
+    megabytes = size / 1024 / 1024
+    return {
+        "transfer": megabytes / transferred,
+        "total": megabytes / total,
+        "seconds": total,
+        "before": before,
+        "peak": peak,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--part-megabytes", type=int, default=8)
+    parser.add_argument("--port", type=int, default=8097)
+    parser.add_argument(
+        "--backend",
+        nargs="+",
+        choices=["fs", "s3"],
+        default=["fs", "s3"],
+        help="blob stores to measure, each through a fresh API process (default: both)",
+    )
+    args = parser.parse_args()
+    settings = GroundworkSettings.from_env()
+    results = {backend: _run(args, backend, settings) for backend in args.backend}
+    print(f"upload of {args.megabytes} MiB in {args.part_megabytes} MiB parts over loopback")
+    for backend, r in results.items():
+        print(
+            f"  {backend:>2}: transfer {r['transfer']:.1f} MiB/s; with completion (sniff, "
+            f"sha256, store) {r['seconds']:.2f} s = {r['total']:.1f} MiB/s; API RSS "
+            f"{r['before']:.0f} -> peak {r['peak']:.0f} MiB (+{r['peak'] - r['before']:.0f})"
+        )
+    if "fs" in results and "s3" in results:
+        ratio = results["s3"]["total"] / results["fs"]["total"]
+        growth = results["s3"]["peak"] - results["s3"]["before"]
+        print(
+            f"  s3/fs throughput with completion: {ratio:.0%} (goal >= 75%); "
+            f"s3 RSS growth +{growth:.0f} MiB (goal <= 32)"
+        )
 
 
 if __name__ == "__main__":

@@ -267,6 +267,14 @@ class BlobStore(Protocol):
 
     def list_keys(self) -> Iterator[str]: ...
 
+    def incomplete_writes(self) -> Iterator[str]:
+        """Writes begun and never finished (a process killed mid-put): the
+        key of an S3 multipart upload never completed, the path of a folder's
+        temporary file. Never readable, never in `list_keys`, but stored
+        bytes all the same: reconciliation reports them, `delete` of the key
+        removes an S3 one."""
+        ...
+
     def presign_get(
         self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
     ) -> str | None:

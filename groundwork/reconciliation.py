@@ -21,7 +21,8 @@ class _VersionBlobs(Protocol):
 @dataclass(frozen=True, slots=True)
 class Finding:
     kind: str  # pending-without-bytes, pending-with-bytes, stored-without-bytes, bytes-without-row,
-    # quarantined (a malware scan flagged it: kept, never served; listed for an operator)
+    # quarantined (a malware scan flagged it: kept, never served; listed for an operator),
+    # incomplete-write (a put that never finished: an S3 multipart upload, a temp file)
     version_id: str | None
     blob_key: str
     age_seconds: float | None
@@ -61,4 +62,8 @@ def reconcile(catalog: _VersionBlobs, blobs: BlobStore) -> ReconciliationReport:
             )
     for key in sorted(present - referenced):
         findings.append(Finding("bytes-without-row", None, key, None))
+    # stored bytes no listing of objects shows (a process killed mid-upload):
+    # reported like orphans, and like them never removed here
+    for key in blobs.incomplete_writes():
+        findings.append(Finding("incomplete-write", None, key, None))
     return ReconciliationReport(tuple(findings))

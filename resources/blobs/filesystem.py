@@ -114,6 +114,12 @@ class FilesystemBlobStore:
         """A folder cannot sign a URL: reads are proxied through the API."""
         return None
 
+    def incomplete_writes(self) -> Iterator[str]:
+        """Temporary files a killed write left behind (a live write's too: it
+        is reported, never removed, as reconciliation never deletes)."""
+        for path in sorted(self.root.rglob(".incoming-*")):
+            yield path.relative_to(self.root).as_posix()
+
     def list_keys(self) -> Iterator[str]:
         for path in sorted(self.root.rglob("*")):
             if path.is_file() and not path.name.startswith(".incoming-"):

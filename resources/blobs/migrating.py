@@ -64,6 +64,10 @@ class MigratingBlobStore:
             if key not in seen:
                 yield key
 
+    def incomplete_writes(self) -> Iterator[str]:
+        yield from self.new.incomplete_writes()
+        yield from self.old.incomplete_writes()
+
     def presign_get(
         self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
     ) -> str | None:

@@ -79,7 +79,6 @@ def s3_client(
         region_name=region,
         config=Config(
             signature_version="s3v4",
-            s3={"addressing_style": "path" if path_style else "auto"},
             retries={"max_attempts": 3, "mode": "standard"},
             connect_timeout=5,
             read_timeout=60,
@@ -87,6 +86,13 @@ def s3_client(
             # boto3's default CRC32 on every request is computed in Python
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
+            # no second SHA-256 of each body for the signature (SigV4 over
+            # plain http hashes the payload): the signed x-amz-checksum-sha256
+            # header already binds the body, and the server checks it
+            s3={
+                "addressing_style": "path" if path_style else "auto",
+                "payload_signing_enabled": False,
+            },
         ),
         **keys,
     )
@@ -169,42 +175,49 @@ class S3BlobStore:
         self.put_stream(key, [data])
 
     def put_file(self, key: str, source: Path) -> None:
-        """Streams the file in parts; never holds more than one part in memory."""
-        if self._has_size(key, source.stat().st_size):
+        """Streams the file in parts read one at a time: one part (8 MiB) in
+        memory at once, whatever the file's size."""
+        size = source.stat().st_size
+        if self._has_size(key, size):
             return
-
-        def pieces() -> Iterator[bytes]:
-            with source.open("rb") as reader:
-                while piece := reader.read(_READ_PIECE):
-                    yield piece
-
-        self.put_stream(key, pieces())
+        with source.open("rb") as reader:
+            if size <= self.part_size:
+                self._put_single(key, reader.read())
+            else:
+                self._put_multipart(key, iter(lambda: reader.read(self.part_size), b""))
 
     def put_stream(self, key: str, pieces: Iterable[bytes]) -> None:
-        whole = hashlib.sha256()
         parts = _parts(pieces, self.part_size)
-        first = next(parts, b"")
-        whole.update(first)
-        second = next(parts, None)
-        if second is None:
-            self._check_content_key(key, whole)
-            with translated(f"blob {key}"):
-                answer = self._client.put_object(
-                    Bucket=self.bucket,
-                    Key=self._object(key),
-                    Body=first,
-                    ChecksumSHA256=_b64(hashlib.sha256(first).digest()),
-                )
-            if answer.get("ChecksumSHA256") not in (None, _b64(whole.digest())):
-                self._delete_object(key)
-                raise StoreError(f"object storage stored other bytes under {key}")
+        head = [next(parts, b"")]
+        following = next(parts, None)
+        if following is None:
+            self._put_single(key, head.pop())
             return
+        head.append(following)
+        del following  # the list alone holds the first two parts, and lets them go
+        self._put_multipart(key, _drain(head, parts))
+
+    def _put_single(self, key: str, body: bytes) -> None:
+        digest = hashlib.sha256(body)
+        self._check_content_key(key, digest)
+        with translated(f"blob {key}"):
+            answer = self._client.put_object(
+                Bucket=self.bucket,
+                Key=self._object(key),
+                Body=body,
+                ChecksumSHA256=_b64(digest.digest()),
+            )
+        if answer.get("ChecksumSHA256") not in (None, _b64(digest.digest())):
+            self._delete_object(key)
+            raise StoreError(f"object storage stored other bytes under {key}")
+
+    def _put_multipart(self, key: str, parts: Iterator[bytes]) -> None:
         with translated(f"blob {key}"):
             upload_id = self._client.create_multipart_upload(
                 Bucket=self.bucket, Key=self._object(key), ChecksumAlgorithm="SHA256"
             )["UploadId"]
         try:
-            self._upload_parts(key, upload_id, [first, second], parts, whole)
+            self._upload_parts(key, upload_id, parts)
         except BaseException:
             # nothing becomes readable: the parts are dropped with the upload
             with contextlib.suppress(Exception):
@@ -213,18 +226,12 @@ class S3BlobStore:
                 )
             raise
 
-    def _upload_parts(
-        self,
-        key: str,
-        upload_id: str,
-        head: list[bytes],
-        rest: Iterator[bytes],
-        whole: Any,
-    ) -> None:
+    def _upload_parts(self, key: str, upload_id: str, parts: Iterator[bytes]) -> None:
+        whole = hashlib.sha256()
         done: list[dict[str, Any]] = []
         part_digests: list[bytes] = []
-
-        def send(number: int, body: bytes) -> None:
+        for number, body in enumerate(parts, start=1):
+            whole.update(body)
             digest = hashlib.sha256(body).digest()
             with translated(f"blob {key} part {number}"):
                 answer = self._client.upload_part(
@@ -235,19 +242,11 @@ class S3BlobStore:
                     Body=body,
                     ChecksumSHA256=_b64(digest),
                 )
+            del body  # before the next part is read: one part in memory
             part_digests.append(digest)
             done.append(
                 {"PartNumber": number, "ETag": answer["ETag"], "ChecksumSHA256": _b64(digest)}
             )
-
-        send(1, head[0])
-        number = 2
-        body: bytes | None = head[1]
-        while body is not None:
-            whole.update(body)
-            send(number, body)
-            number += 1
-            body = next(rest, None)
         self._check_content_key(key, whole)
         with translated(f"blob {key}"):
             answer = self._client.complete_multipart_upload(
@@ -353,6 +352,10 @@ class S3BlobStore:
                 for upload in page.get("Uploads", ()):
                     yield str(upload["Key"])[len(self.prefix) :], str(upload["UploadId"])
 
+    def incomplete_writes(self) -> Iterator[str]:
+        for key, _ in self.incomplete_uploads():
+            yield key
+
     def abort_incomplete_uploads(self, prefix: str = "") -> int:
         """Abort every upload that never completed; how many were."""
         aborted = 0
@@ -386,12 +389,25 @@ class S3BlobStore:
 
 
 def _parts(pieces: Iterable[bytes], size: int) -> Iterator[bytes]:
-    """Re-cut a stream of pieces into parts of `size` bytes (the last shorter)."""
-    buffer = bytearray()
+    """Re-cut a stream of pieces into parts of `size` bytes (the last shorter),
+    each joined once from the pieces it holds."""
+    held: list[bytes] = []
+    length = 0
     for piece in pieces:
-        buffer += piece
-        while len(buffer) >= size:
-            yield bytes(buffer[:size])
-            del buffer[:size]
-    if buffer:
-        yield bytes(buffer)
+        while piece:
+            take = piece[: size - length]
+            piece = piece[len(take) :]
+            held.append(take)
+            length += len(take)
+            if length == size:
+                yield b"".join(held)
+                held, length = [], 0
+    if held:
+        yield b"".join(held)
+
+
+def _drain(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    """The parts in `head` (released as they are handed out), then the rest."""
+    while head:
+        yield head.pop(0)
+    yield from rest

@@ -104,6 +104,44 @@ def test_killed_after_the_bytes_leaves_a_pending_row_with_its_bytes(
     assert [f.kind for f in report.findings if f.blob_key == key] == ["pending-with-bytes"]
 
 
+def test_killed_in_the_middle_of_the_bytes_leaves_nothing_readable_and_reports_the_rest(
+    platform: Platform, tenant: str
+) -> None:
+    """A SIGKILL inside the put: no object under the key, a pending row
+    reported, and the stored-but-unreadable remains (an S3 upload never
+    completed, a folder's temp file) reported too, never removed on a guess."""
+    import hashlib
+
+    from tests.e2e.crash_registration import during_bytes_payload
+
+    seed = f"crash three {uuid.uuid4().hex}"
+    assert _run("during-bytes", tenant, seed, platform) == -signal.SIGKILL
+    key = blob_key_for(hashlib.sha256(during_bytes_payload(seed).encode()).hexdigest())
+    assert _state(platform, tenant) == [("pending", key)]
+    assert not platform.blobs.exists(key) and key not in set(platform.blobs.list_keys())
+    report = reconcile(platform.catalog, platform.blobs)
+    assert sorted(f.kind for f in report.findings if f.blob_key == key) == (
+        ["incomplete-write", "pending-without-bytes"]
+        if platform.settings.blob_backend == "s3"  # an upload is named by its key
+        else ["pending-without-bytes"]  # a temp file by its own name
+    )
+    folder = key.rsplit("/", 1)[0]
+    left = [
+        f.blob_key
+        for f in report.findings
+        if f.kind == "incomplete-write" and (f.blob_key == key or f.blob_key.startswith(folder))
+    ]
+    assert left, "the interrupted write's remains are not reported"
+    # deleting the key (the sweep, erasure) removes an S3 upload's parts; a
+    # folder's temp file is an operator's to remove (reconciliation never does)
+    platform.blobs.delete(key)
+    if platform.settings.blob_backend == "s3":
+        assert key not in set(platform.blobs.incomplete_writes())
+    else:
+        for path in left:
+            (platform.settings.blob_dir / path).unlink()
+
+
 def test_a_completed_registration_and_reconciliation_in_both_directions(
     platform: Platform, tenant: str
 ) -> None:

@@ -58,6 +58,9 @@ class RefusingDeletes:
     def list_keys(self) -> Iterator[str]:
         return self.inner.list_keys()
 
+    def incomplete_writes(self) -> Iterator[str]:
+        return self.inner.incomplete_writes()
+
     def presign_get(
         self, key: str, lifetime: timedelta, *, content_type: str, content_disposition: str
     ) -> str | None:
