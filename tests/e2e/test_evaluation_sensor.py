@@ -200,3 +200,45 @@ def test_a_tenant_that_never_goes_quiet_is_still_evaluated_but_spaced(
             if ticks.at(start + minute * 60, tenant):
                 requested_at.append(minute * 60)
         assert requested_at == [MAX_DEFERRAL_SECONDS]
+
+
+def test_a_candidate_model_is_evaluated_after_its_publication_run_only_when_it_changed(
+    platform: Platform,
+    index_prefix: str,
+    evaluated_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model being prepared is published by model_publish runs, and its
+    evaluation gates the switch: a finished run of it is examined; it is
+    evaluated when the tenant's served state differs from the candidate's last
+    evaluation, and a run that published nothing requests nothing."""
+    from dagster._core.test_utils import create_run_for_test
+
+    from groundwork.embedding_models import KNOWN_MODELS
+
+    tenant, partition = evaluated_tenant
+    candidate = next(m for m in sorted(KNOWN_MODELS) if m != platform.settings.default_model_key)
+    candidate_partition = str(tenant_model_key(tenant, candidate))
+
+    def publish_run_finished() -> None:
+        create_run_for_test(
+            instance,
+            job_name="model_publish",
+            status=dg.DagsterRunStatus.SUCCESS,
+            tags={
+                "dagster/partition": candidate_partition,
+                "dagster/partition/tenant": tenant,
+                "dagster/partition/embedding_model": candidate,
+            },
+        )
+
+    with dg.instance_for_test() as instance:
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 5_000_000.0
+        _first_evaluation(ticks, tenant, partition, t0)
+        publish_run_finished()
+        assert ticks.at(t0 + 2 * DEBOUNCE, tenant) == []
+        assert ticks.at(t0 + 3 * DEBOUNCE, tenant) == [candidate_partition]
+        publish_run_finished()  # nothing new published since
+        assert ticks.at(t0 + 4 * DEBOUNCE, tenant) == []
+        assert ticks.at(t0 + 5 * DEBOUNCE, tenant) == []
