@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from groundwork import lifecycle
 from groundwork.documents import (
@@ -30,6 +30,7 @@ from groundwork.reading import (
     extract_tables,
     read_document,
 )
+from groundwork.services.file_links import clamped_lifetime, presigned_read
 from groundwork.services.platform import PlatformPorts, WalledPlatform
 from groundwork.signing import MAX_LIFETIME, sign, verify
 from groundwork.signing import Refused as ReferenceRefused
@@ -231,14 +232,13 @@ def reference(
     chosen = stored_version(ports.files.versions(who.scope, source_id) or [], version)
     if chosen is None:
         raise NotFound(f"no stored version of source {source_id} is visible to this key")
+    lifetime = clamped_lifetime(ttl_seconds)
+    issued = now().replace(microsecond=0)  # never later than the URL's own clock
+    signed = presigned_read(ports, who.tenant_id, source_id, chosen.version_id, lifetime)
+    if signed is not None:  # the store's own URL: it cannot be revoked (file_links)
+        return Reference(signed, issued + lifetime)
     token, expires_at = sign(
-        ports.reference_secret(),
-        who.tenant_id,
-        source_id,
-        chosen.version_id,
-        # clamped before any arithmetic: 10**14 seconds would overflow timedelta
-        timedelta(seconds=min(ttl_seconds, int(MAX_LIFETIME.total_seconds()))),
-        now(),
+        ports.reference_secret(), who.tenant_id, source_id, chosen.version_id, lifetime, now()
     )
     return Reference(f"{PROXIED_READ}{token}", expires_at)
 
