@@ -13,11 +13,13 @@ unread (the hourly rescan of a 5,183-file tenant read and hashed every file,
 20 s, to find nothing). An edit that keeps size and mtime (a tool restoring
 the mtime in place) is invisible to the signature: the verification read each
 file gets once a day finds it. A replacement renamed over a file has a new
-inode and is read at once.
+inode and is read at once; a file written moments before its read is read
+again by the next scan (`RACY_WINDOW_NS`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,11 @@ Sniffer = Callable[[bytes, str], str]
 #: every inbox file is read and hashed again (the hidden-edit bound), which
 #: for the 5,183-file tenant is the 20 s a rescan used to cost every hour
 VERIFY_AFTER_SECONDS = 24 * 3600.0
+#: a signature taken this close to its file's mtime is not trusted (git's
+#: "racy" rule): timestamps are coarse (milliseconds on local disks, up to
+#: seconds on network mounts), so a same-size rewrite just after the read may
+#: keep the mtime; such a file is read again by the next scan
+RACY_WINDOW_NS = 3_000_000_000
 
 
 @dataclass(slots=True)
@@ -98,7 +105,8 @@ def sync_inbox(
             report.created += 1
         else:
             report.unchanged += 1
-        reads[registration.source_id] = (item.stat_signature, registration.version_id)
+        if time.time_ns() - item.mtime_ns >= RACY_WINDOW_NS:
+            reads[registration.source_id] = (item.stat_signature, registration.version_id)
         if before is not None:
             _rescope_if_changed(catalog, indexes, tenant_id, before, item.subjects, report)
     # after the registrations they describe: a crash before this costs one more read

@@ -46,6 +46,14 @@ def _sync(platform: Platform, tenant: str):  # type: ignore[no-untyped-def]
     )
 
 
+def _age_files(folder: Path, seconds: float) -> None:
+    """As if every file under `folder` was last written `seconds` ago."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            mtime = path.stat().st_mtime_ns - int(seconds * 1e9)
+            os.utime(path, ns=(mtime, mtime))
+
+
 def _age_last_reads(platform: Platform, tenant: str, hours: float) -> None:
     """As if the tenant's files were last read `hours` ago."""
     with platform.pool.connection() as conn:
@@ -66,6 +74,7 @@ def test_a_rescan_reads_no_unchanged_file_and_verification_finds_a_hidden_edit(
         tenant,
         {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n", "sub/c.md": "# C\n\ncharlie\n"},
     )
+    _age_files(platform.settings.inbox_dir / tenant, seconds=60)
     first = _sync(platform, tenant)
     assert (first.created, sorted(reads)) == (3, ["a.md", "b.md", "c.md"])
 
@@ -75,7 +84,7 @@ def test_a_rescan_reads_no_unchanged_file_and_verification_finds_a_hidden_edit(
 
     # a touched file is read again (and found unchanged); the others are not
     b = platform.settings.inbox_dir / tenant / "b.md"
-    os.utime(b, ns=(b.stat().st_atime_ns, b.stat().st_mtime_ns + 1_000_000_000))
+    os.utime(b, ns=(b.stat().st_atime_ns, b.stat().st_mtime_ns + 10_000_000_000))
     reads.clear()
     touched = _sync(platform, tenant)
     assert (touched.created, reads) == (0, ["b.md"])
@@ -115,6 +124,7 @@ def test_a_replaced_file_with_the_old_size_and_mtime_is_read(
     tenant = f"rs-{uuid.uuid4().hex[:8]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
     write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\nalpha\n"})
+    _age_files(platform.settings.inbox_dir / tenant, seconds=60)
     _sync(platform, tenant)
     a = platform.settings.inbox_dir / tenant / "a.md"
     before = a.stat()
@@ -125,3 +135,26 @@ def test_a_replaced_file_with_the_old_size_and_mtime_is_read(
     assert a.stat().st_ino != before.st_ino
     reads.clear()
     assert _sync(platform, tenant).created == 1 and reads == ["a.md"]
+
+
+def test_a_file_written_moments_before_its_read_is_read_again(
+    platform: Platform, reads: list[str]
+) -> None:
+    """Timestamps are coarse (a few ms here, seconds on some mounts): a file
+    rewritten with the same size right after it was read can keep its mtime.
+    As in git's "racy" rule, a signature taken within the racy window of the
+    file's mtime is not trusted; the next rescan reads the file again."""
+    tenant = f"rs-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    write_inbox(platform.settings.inbox_dir, tenant, {"a.md": "# A\n\nalpha\n"})
+    assert _sync(platform, tenant).created == 1
+    a = platform.settings.inbox_dir / tenant / "a.md"
+    mtime = a.stat().st_mtime_ns
+    a.write_text("# A\n\nomega\n")  # same size, same inode
+    os.utime(a, ns=(mtime, mtime))  # and, as a coarse clock would, the same mtime
+    reads.clear()
+    assert _sync(platform, tenant).created == 1 and reads == ["a.md"]
+    _age_files(platform.settings.inbox_dir / tenant, seconds=60)
+    _sync(platform, tenant)  # read once more: now old enough to be trusted
+    reads.clear()
+    assert _sync(platform, tenant).created == 0 and reads == []
