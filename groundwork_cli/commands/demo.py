@@ -32,6 +32,7 @@ DEMO_PRINCIPALS = {
     "acme-staff": ("acme", ["tenant:acme"]),
     "acme-finance": ("acme", ["tenant:acme", "group:finance"]),
     "globex-staff": ("globex", ["tenant:globex"]),
+    "initech-staff": ("initech", ["tenant:initech"]),
 }
 
 DEMO_QUERIES = [
@@ -41,6 +42,11 @@ DEMO_QUERIES = [
     ("acme-staff", "What is the 2027 hiring budget?"),
     ("acme-finance", "What is the 2027 hiring budget?"),
     ("globex-staff", "What does ERR-4021 mean?"),
+    # initech's files show each kind of location a citation carries
+    ("initech-staff", "How much did the team offsite cost in August?"),  # a PDF table row
+    ("initech-staff", "What is the Q2 2027 sales forecast for the Northeast region?"),  # cells
+    ("initech-staff", "What ships in the second quarter of 2027?"),  # a slide
+    ("initech-staff", "When does the parking garage on Elm Street close?"),  # a poor scan
 ]
 
 
@@ -100,7 +106,12 @@ def _print_results(api: str, keys: dict[str, str]) -> None:
                     (text[:220] + "…") if len(text) > 220 else text,
                     f"{citation['title']} ({hit['filename']})\n{citation['location_label']}"
                     f" · {' > '.join(citation['heading_path'])}\n"
-                    f"[dim]{citation['source_version_id'][:16]} · legs {hit['leg_ranks']}[/]",
+                    f"[dim]{citation['source_version_id'][:16]} · legs {hit['leg_ranks']}[/]"
+                    + (
+                        "\n[yellow]low OCR confidence: check against the original[/]"
+                        if citation.get("low_confidence")
+                        else ""
+                    ),
                 )
             console.print(table)
 
