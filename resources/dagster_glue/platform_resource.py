@@ -57,6 +57,12 @@ def engines_running(settings: GroundworkSettings) -> str | None:
         and not embedded_opensearch(settings).is_running()
     ):
         return "OpenSearch"
+    if settings.blob_backend == "s3" and not settings.s3_endpoint:
+        from resources.composition.blobs import embedded_seaweedfs
+
+        # the process, not an S3 round trip: a tick must stay cheap
+        if not embedded_seaweedfs(settings).has_process():
+            return "SeaweedFS"
     return None
 
 

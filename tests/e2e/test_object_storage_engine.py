@@ -87,3 +87,23 @@ def _non_loopback_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") else address
+
+
+def test_a_sensor_tick_sees_the_embedded_server_down_or_up(
+    tmp_path: Path, engines: EngineEndpoints, seaweedfs: object, settings: GroundworkSettings
+) -> None:
+    """Sensors skip a tick while an engine is down instead of starting it."""
+    from resources.dagster_glue.platform_resource import engines_running
+    from tests.conftest import TEST_S3_PORT
+
+    env = {
+        "GROUNDWORK_BLOB_BACKEND": "s3",
+        "GROUNDWORK_DATABASE_URL": engines.server_url,
+        "GROUNDWORK_KEYWORD_BACKEND": "postgres",
+    }
+    down = GroundworkSettings.from_env({**env, "GROUNDWORK_HOME": str(tmp_path / "none")})
+    assert engines_running(down) == "SeaweedFS"
+    up = GroundworkSettings.from_env(
+        {**env, "GROUNDWORK_HOME": str(settings.home), "GROUNDWORK_S3_PORT": str(TEST_S3_PORT)}
+    )
+    assert engines_running(up) is None
