@@ -167,9 +167,35 @@ def run(args: argparse.Namespace) -> int:
         )
         if not args.exit:
             supervisor.wait_for_interrupt()
+        else:
+            _wait_for_runs(instance)
         return 0
     finally:
         supervisor.stop()
+
+
+#: runs that still hold a launcher's worker: stopping under them fails them
+ACTIVE_RUNS = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
+
+
+def _wait_for_runs(instance: Any, timeout: float = 180.0, settle: float = 6.0) -> None:
+    """--exit stops only when the runs the demo caused are over (and none was
+    requested for `settle` seconds): stopping the launcher under a run that had
+    just started left it "Failed to start" and the UI red."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    statuses = [DagsterRunStatus[name] for name in ACTIVE_RUNS]
+    deadline = time.monotonic() + timeout
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        active = instance.get_runs_count(RunsFilter(statuses=statuses))
+        if active:
+            console.print(f"[dim]waiting for {active} Dagster run(s) to finish before stopping[/]")
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            return
+        time.sleep(2)
+    console.print(f"[yellow]runs still active after {timeout:.0f} s; stopping anyway[/]")
 
 
 def _demo_golden_scores(settings: GroundworkSettings, tenants: list[str]) -> None:
