@@ -29,7 +29,7 @@ from groundwork.ports import (
     VisionProvider,
 )
 from groundwork.retrieval.kernel import SearchEngines
-from groundwork.retrieval.rerank import IdentifierReranker
+from groundwork.retrieval.rerank import Reranker
 from groundwork.services.health import KeywordClusterState, ReplicaState
 from groundwork.summaries import Summarizer
 
@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from groundwork.services.platform import PlatformPorts, WalledPlatform
 from resources.blobs.upload_staging import UploadStaging
 from resources.composition.blobs import build_blob_store, embedded_seaweedfs
+from resources.composition.remote_models import (
+    configured_reranker,
+    is_remote_model,
+    remote_embedder,
+)
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.composition.signing_key import signing_secret
 from resources.engines.clamd import EmbeddedClamd
@@ -151,6 +156,7 @@ class Platform:
     #: starts with no views, never serving views of the platform it was copied from
     _views: dict[str, Platform] = field(default_factory=dict, init=False)
     _approval: bytes | None = field(default=None, init=False)
+    _rerankers: tuple[Reranker, Reranker | None] | None = field(default=None, init=False)
     _eval_runs: EvalRuns | None = field(default=None, init=False)
 
     def ingest_trigger(self) -> IngestTrigger:
@@ -168,8 +174,13 @@ class Platform:
     def embedder(self, model_key: str) -> EmbeddingProvider:
         with self._lock:
             if model_key not in self._embedders:
-                provider: EmbeddingProvider = load_embedding_provider(
-                    model_by_key(model_key), self.settings.models_dir, serving=self.serving
+                model = model_by_key(model_key)
+                provider: EmbeddingProvider = (
+                    remote_embedder(model, self.settings)
+                    if is_remote_model(model)
+                    else load_embedding_provider(
+                        model, self.settings.models_dir, serving=self.serving
+                    )
                 )
                 # a serving process sees repeated queries; ingest never repeats one
                 entries = self.settings.query_cache_entries
@@ -232,8 +243,17 @@ class Platform:
             vectors=self.vector_index(model_key),
             keywords=self.keywords,
             reader=PublishedChunkReader(self.catalog, model_key),
-            reranker=IdentifierReranker(),
+            reranker=self.rerankers()[0],
+            fallback_reranker=self.rerankers()[1],
         )
+
+    def rerankers(self) -> tuple[Reranker, Reranker | None]:
+        """One per platform: a remote reranker's circuit breaker and connections
+        outlive a single search."""
+        with self._lock:
+            if self._rerankers is None:
+                self._rerankers = configured_reranker(self.settings)
+            return self._rerankers
 
     @property
     def artifacts(self) -> PostgresArtifacts:
