@@ -29,7 +29,9 @@ import base64
 import contextlib
 import hashlib
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -41,10 +43,13 @@ from botocore.config import Config
 
 from groundwork.errors import EngineUnavailable, NotFound, StoreError
 
-#: the part size of multipart uploads and the most a put holds in memory at
-#: once. S3's minimum part is 5 MiB; 8 MiB keeps a 100 MiB upload at 13
-#: parts and the API's memory growth within the 32 MiB budget.
-PART_SIZE = 8 * 1024 * 1024
+#: the part size of multipart uploads. S3's minimum part is 5 MiB.
+PART_SIZE = 6 * 1024 * 1024
+#: parts sent at once: the next part is read and hashed while one is on the
+#: wire. Measured (100 MiB into SeaweedFS, raw boto3): one at a time 57-66
+#: MiB/s, two 64-82, three of 5 MiB 62-81, four of 8 MiB 72-74; two parts of
+#: 6 MiB keep what a put holds at 12 MiB (the API's budget is +32 MiB).
+PARTS_IN_FLIGHT = 2
 _READ_PIECE = 1024 * 1024
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
 _CONTENT_KEY = re.compile(r"^sha256/[0-9a-f]{2}/([0-9a-f]{64})$")
@@ -127,7 +132,13 @@ def _b64(digest: bytes) -> str:
 
 class S3BlobStore:
     def __init__(
-        self, client: Any, bucket: str, *, prefix: str = "", part_size: int = PART_SIZE
+        self,
+        client: Any,
+        bucket: str,
+        *,
+        prefix: str = "",
+        part_size: int = PART_SIZE,
+        parts_in_flight: int = PARTS_IN_FLIGHT,
     ) -> None:
         """`prefix`: a folder of the bucket this store keeps to (a bucket shared
         by deployments, or one per test); its keys are listed without it."""
@@ -139,6 +150,7 @@ class S3BlobStore:
         self.bucket = bucket
         self.prefix = prefix
         self.part_size = part_size
+        self.parts_in_flight = max(1, parts_in_flight)
 
     def __repr__(self) -> str:
         return (
@@ -175,8 +187,8 @@ class S3BlobStore:
         self.put_stream(key, [data])
 
     def put_file(self, key: str, source: Path) -> None:
-        """Streams the file in parts read one at a time: one part (8 MiB) in
-        memory at once, whatever the file's size."""
+        """Streams the file in parts read as they are sent: at most
+        PARTS_IN_FLIGHT parts (12 MiB) in memory, whatever the file's size."""
         size = source.stat().st_size
         if self._has_size(key, size):
             return
@@ -230,23 +242,18 @@ class S3BlobStore:
         whole = hashlib.sha256()
         done: list[dict[str, Any]] = []
         part_digests: list[bytes] = []
-        for number, body in enumerate(parts, start=1):
-            whole.update(body)
-            digest = hashlib.sha256(body).digest()
-            with translated(f"blob {key} part {number}"):
-                answer = self._client.upload_part(
-                    Bucket=self.bucket,
-                    Key=self._object(key),
-                    UploadId=upload_id,
-                    PartNumber=number,
-                    Body=body,
-                    ChecksumSHA256=_b64(digest),
-                )
-            del body  # before the next part is read: one part in memory
-            part_digests.append(digest)
-            done.append(
-                {"PartNumber": number, "ETag": answer["ETag"], "ChecksumSHA256": _b64(digest)}
-            )
+        sending: deque[Future[dict[str, Any]]] = deque()
+        with ThreadPoolExecutor(self.parts_in_flight, thread_name_prefix="s3-part") as pool:
+            for number, body in enumerate(parts, start=1):
+                whole.update(body)
+                digest = hashlib.sha256(body).digest()
+                part_digests.append(digest)
+                sending.append(pool.submit(self._send_part, key, upload_id, number, body, digest))
+                del body  # the pool holds it until sent
+                while len(sending) >= self.parts_in_flight:
+                    done.append(sending.popleft().result())  # a failed part raises here
+            while sending:
+                done.append(sending.popleft().result())
         self._check_content_key(key, whole)
         with translated(f"blob {key}"):
             answer = self._client.complete_multipart_upload(
@@ -262,6 +269,20 @@ class S3BlobStore:
         if reported is not None and reported not in (expected, expected.rsplit("-", 1)[0]):
             self._delete_object(key)
             raise StoreError(f"object storage's checksum of {key} differs from ours")
+
+    def _send_part(
+        self, key: str, upload_id: str, number: int, body: bytes, digest: bytes
+    ) -> dict[str, Any]:
+        with translated(f"blob {key} part {number}"):
+            answer = self._client.upload_part(
+                Bucket=self.bucket,
+                Key=self._object(key),
+                UploadId=upload_id,
+                PartNumber=number,
+                Body=body,
+                ChecksumSHA256=_b64(digest),
+            )
+        return {"PartNumber": number, "ETag": answer["ETag"], "ChecksumSHA256": _b64(digest)}
 
     def _check_content_key(self, key: str, whole: Any) -> None:
         match = _CONTENT_KEY.match(key)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.errors import NotFound, StoreError
+from groundwork.errors import EngineUnavailable, NotFound, StoreError
 from groundwork.ports import BlobStore
 from groundwork.stages.registration import blob_key_for
 
@@ -317,3 +317,29 @@ class TestMigratingBlobStore(BlobStoreContract):
         assert store.new.exists("k/old")  # type: ignore[attr-defined]
         store.delete("k/old")
         assert not old.exists("k/old") and not store.exists("k/old")
+
+
+class _PartTwoFails:
+    """Mixin: the second part of every multipart upload fails on the wire."""
+
+    def _send_part(self, key: str, upload_id: str, number: int, body: bytes, digest: bytes):  # type: ignore[no-untyped-def]
+        if number == 2:
+            raise EngineUnavailable("the connection dropped during part 2")
+        return super()._send_part(key, upload_id, number, body, digest)  # type: ignore[misc]
+
+
+def test_a_part_lost_on_the_wire_aborts_the_whole_upload(seaweedfs: object) -> None:
+    """Parts go out two at a time: one failing leaves no object and no upload."""
+    from resources.blobs.s3 import S3BlobStore
+    from tests.conftest import TEST_S3_BUCKET
+
+    class Flaky(_PartTwoFails, S3BlobStore):
+        pass
+
+    client = seaweedfs.client()  # type: ignore[attr-defined]
+    store = Flaky(client, TEST_S3_BUCKET, prefix=f"flaky-{uuid.uuid4().hex[:10]}")
+    payload = os.urandom(20 * MIB)
+    key = blob_key_for(hashlib.sha256(payload).hexdigest())
+    with pytest.raises(EngineUnavailable):
+        store.put_stream(key, [payload])
+    assert not store.exists(key) and list(store.incomplete_uploads()) == []
