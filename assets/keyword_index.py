@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.embeddings import index_shards
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from assets.summary_layer import summary_layer
@@ -11,7 +12,8 @@ from resources.dagster_glue.platform_resource import GroundworkResource
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    deps=[summary_layer],
+    # after the shards when a distributed run selects them (they leave nothing to do)
+    deps=[summary_layer, index_shards],
     group_name="keyword_index",
     kinds={"opensearch"},
     retry_policy=INFRA_RETRY,

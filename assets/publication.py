@@ -8,7 +8,7 @@ from typing import Any
 
 import dagster as dg
 
-from assets.embeddings import embedding_metadata, embeddings
+from assets.embeddings import embedding_metadata, embeddings, index_shards
 from assets.keyword_index import keyword_index
 from assets.partitions import (
     by_tenant,
@@ -142,7 +142,8 @@ def published_index(
 
 @dg.asset(
     partitions_def=tenant_partitions,
-    deps=[summary_layer, keyword_index],
+    # index_shards: in a distributed run, one publication after every shard succeeded
+    deps=[summary_layer, keyword_index, index_shards],
     group_name="publication",
     kinds={"postgres", "pgvector", "opensearch", "onnx"},
     pool="embedding",

@@ -6,6 +6,7 @@ incremental and a rerun finds nothing to do.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -225,6 +226,30 @@ class RegistrationLedger(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class VersionShard:
+    """One of `count` disjoint slices of a tenant's versions, chosen by a digest
+    of the version id (never by position in a listing, which moves as versions
+    arrive): a shard run twice, or retried after a crash, takes the versions of
+    its slice that still wait, and no other shard ever takes them. The
+    PostgreSQL adapter computes the same bucket in SQL (`version_bucket`)."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"shard {self.index} of {self.count}")
+
+    def contains(self, version_id: str) -> bool:
+        return version_bucket(version_id, self.count) == self.index
+
+
+def version_bucket(version_id: str, count: int) -> int:
+    """The low 31 bits of the first 4 bytes of md5(version id), modulo count."""
+    return (int(hashlib.md5(version_id.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF) % count
+
+
 @runtime_checkable
 class StageProgress(Protocol):
     """What each stage still has to do, and the record that it did it:
@@ -251,7 +276,11 @@ class StageProgress(Protocol):
         chunked, in one transaction."""
         ...
 
-    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]: ...
+    def batches_to_keyword_index(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
+        """Summarized versions not yet in the keyword index (only `shard`'s, when given)."""
+        ...
 
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None: ...
 
@@ -260,7 +289,11 @@ class StageProgress(Protocol):
         the version leaves every stage's work and shows the reason."""
         ...
 
-    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]: ...
+    def batches_to_embed(
+        self, tenant_id: str, model_key: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
+        """Summarized versions without `model_key`'s vectors (only `shard`'s, when given)."""
+        ...
 
     def mark_embedded(self, version_id: str, tenant_id: str, model_key: str) -> None: ...
 

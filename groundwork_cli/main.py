@@ -26,6 +26,7 @@ COMMANDS = (
     "mcp",
     "eval",
     "blobs",
+    "worker",
 )
 
 

@@ -1,12 +1,13 @@
 """Jobs: one per partitions definition (a run covers one partition). The
-executor is set once, for every job, in the Definitions."""
+executor is set once, for every job, in the Definitions, except for
+tenant_ingest_distributed, which names Dagster's Celery executor."""
 
 from __future__ import annotations
 
 import dagster as dg
 
 from assets.chunks import chunks
-from assets.embeddings import embeddings
+from assets.embeddings import embeddings, index_shards
 from assets.evals import retrieval_quality
 from assets.extraction import extracted_documents
 from assets.keyword_index import keyword_index
@@ -15,6 +16,7 @@ from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
 from assets.summary_layer import summary_layer
+from resources.dagster_glue.celery_steps import distributed_executor
 
 tenant_ingest_job = dg.define_asset_job(
     "tenant_ingest",
@@ -55,6 +57,35 @@ eval_job = dg.define_asset_job(
     description="Score one tenant x model on its eval suite; store, report, gate.",
 )
 
+
+#: the same run from stored bytes to searchable, with its steps on the worker
+#: hosts (`groundwork worker`) through Dagster's Celery executor; a large
+#: tenant's indexing fans out as shards (assets/embeddings.py: index_shards).
+#: Registration stays with tenant_ingest on the host that owns the inbox (a
+#: worker host has no inbox); the API's uploads register into object storage.
+tenant_ingest_distributed_job = dg.define_asset_job(
+    "tenant_ingest_distributed",
+    selection=[
+        extracted_documents,
+        chunks,
+        summary_layer,
+        index_shards,
+        keyword_index,
+        serving_index,
+    ],
+    executor_def=distributed_executor(),
+    description="Extract, chunk, summarize, index (in shards on any worker host), embed and "
+    "publish one tenant's registered sources on the worker hosts: Dagster's Celery executor, "
+    "broker GROUNDWORK_BROKER_URL. One publication after every shard succeeded.",
+)
+
 defs = dg.Definitions(
-    jobs=[tenant_ingest_job, model_publish_job, deletion_sweep_job, reconciliation_job, eval_job]
+    jobs=[
+        tenant_ingest_job,
+        model_publish_job,
+        deletion_sweep_job,
+        reconciliation_job,
+        eval_job,
+        tenant_ingest_distributed_job,
+    ]
 )

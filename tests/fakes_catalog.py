@@ -31,6 +31,7 @@ from groundwork.catalog import (
     TenantWork,
     Unchanged,
     VersionRecord,
+    VersionShard,
 )
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
@@ -349,13 +350,16 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             batches.append(ChunkBatch(version, indexed))
         return batches
 
-    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]:
+    def batches_to_keyword_index(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
         with self._lock:
             return self._batches(
                 self._listed(
                     tenant_id,
                     lambda v, row: (
-                        row.summarized_at is not None
+                        (shard is None or shard.contains(v))
+                        and row.summarized_at is not None
                         and row.keyword_indexed_at is None
                         and row.processing_state == "extracted"
                         and self._is_live_current(v)
@@ -374,13 +378,16 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         progress = self._progress.get((version_id, model_key))
         return progress is not None and progress.embedded_at is not None
 
-    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
+    def batches_to_embed(
+        self, tenant_id: str, model_key: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
         with self._lock:
             return self._batches(
                 self._listed(
                     tenant_id,
                     lambda v, row: (
-                        row.summarized_at is not None
+                        (shard is None or shard.contains(v))
+                        and row.summarized_at is not None
                         and row.processing_state == "extracted"
                         and self._is_live_current(v)
                         and not self._embedded(v, model_key)

@@ -7,6 +7,7 @@ import time
 from groundwork.catalog import (
     ChunkBatch,
     StageProgress,
+    VersionShard,
 )
 from groundwork.errors import DimensionMismatch, DocumentRefused
 from groundwork.ports import (
@@ -66,7 +67,13 @@ def embed_pending(
     tenant_id: str,
     batch: int = 200,
     embed_batch: int = 32,
+    shard: VersionShard | None = None,
 ) -> StageReport:
+    """Embed the tenant's waiting versions (only `shard`'s slice, when given:
+    a shard of a large tenant's embedding, on any worker). Each version is
+    marked as soon as its vectors are written, so a shard retried after a
+    crash skips what it finished; vectors are upserted by chunk id, so a
+    version written twice (a crash between write and mark) has its rows once."""
     if embedder.model.key != vectors.model.key:
         raise DimensionMismatch(
             f"embedder model {embedder.model.key} does not match index model {vectors.model.key}"
@@ -74,7 +81,7 @@ def embed_pending(
     report = StageReport()
     started = time.monotonic()
     model_key = vectors.model.key
-    while items := catalog.batches_to_embed(tenant_id, model_key, batch):
+    while items := catalog.batches_to_embed(tenant_id, model_key, batch, shard):
         # One cache lookup and full model batches across the versions of this
         # batch: per version, a document of four chunks fed the model batches
         # of four (the embedding stage ran 60% over the bare model time).

@@ -6,6 +6,7 @@ import time
 
 from groundwork.catalog import (
     StageProgress,
+    VersionShard,
 )
 from groundwork.errors import DocumentRefused
 from groundwork.ports import (
@@ -15,11 +16,18 @@ from groundwork.stages.report import StageReport, fail_version
 
 
 def keyword_index_pending(
-    catalog: StageProgress, keywords: KeywordIndex, tenant_id: str, batch: int = 200
+    catalog: StageProgress,
+    keywords: KeywordIndex,
+    tenant_id: str,
+    batch: int = 200,
+    shard: VersionShard | None = None,
 ) -> StageReport:
+    """Write the tenant's summarized versions into the keyword index, hidden
+    (only `shard`'s slice, when given). Documents are keyed by chunk id, so a
+    retried shard rewrites a document in place, never beside itself."""
     report = StageReport()
     started = time.monotonic()
-    while items := catalog.batches_to_keyword_index(tenant_id, batch):
+    while items := catalog.batches_to_keyword_index(tenant_id, batch, shard):
         # Written hidden, beside the published version's documents: those stay
         # searchable until publication switches, and leave after it.
         try:

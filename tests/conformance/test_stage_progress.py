@@ -26,7 +26,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from groundwork.catalog import ChunkBatch, RegistrationLedger, StageProgress, TenantCounts
+from groundwork.catalog import (
+    ChunkBatch,
+    RegistrationLedger,
+    StageProgress,
+    TenantCounts,
+    VersionShard,
+    version_bucket,
+)
 from groundwork.documents import ExtractionFailure, FailureReason
 from groundwork.stages.registration import blob_key_for
 from resources.composition.platform import Platform
@@ -205,6 +212,29 @@ class StageProgressContract:
         assert first.content == "Intro\n\nbody 0 of 1" == chunks[0].content
         assert [c.content_hash for c in batch.chunks] == [c.content_hash for c in chunks]
         assert first.source_date == version.created_at
+
+    def test_shards_split_the_waiting_versions_disjointly_by_version_id(
+        self, ledger: PipelineLedger, tenant: str
+    ) -> None:
+        versions = [chunked(ledger, tenant, f"inbox:s{i}.md", f"s{i}")[0] for i in range(12)]
+        everyone = sorted(v.version_id for v in versions)
+        shards = [VersionShard(i, 3) for i in range(3)]
+        for listing in (
+            lambda shard: ledger.batches_to_embed(tenant, MODEL_A, 100, shard),
+            lambda shard: ledger.batches_to_keyword_index(tenant, 100, shard),
+        ):
+            taken = [[b.version.version_id for b in listing(shard)] for shard in shards]
+            assert sorted(v for part in taken for v in part) == everyone  # each once
+            for shard, part in zip(shards, taken, strict=True):
+                assert all(version_bucket(v, 3) == shard.index for v in part)
+        # a shard's finished versions leave only its own listing
+        first = [
+            b.version.version_id for b in ledger.batches_to_embed(tenant, MODEL_A, 100, shards[0])
+        ]
+        for version_id in first:
+            ledger.mark_embedded(version_id, tenant, MODEL_A)
+        assert ledger.batches_to_embed(tenant, MODEL_A, 100, shards[0]) == []
+        assert len(ledger.batches_to_embed(tenant, MODEL_A, 100)) == 12 - len(first)
 
     def test_keyword_indexing_and_each_models_embedding_are_tracked_apart(
         self, ledger: PipelineLedger, tenant: str, other: str

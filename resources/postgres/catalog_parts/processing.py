@@ -14,6 +14,7 @@ from groundwork.catalog import (
     TenantCounts,
     TenantWork,
     VersionRecord,
+    VersionShard,
 )
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
@@ -36,6 +37,15 @@ _STAGE_COUNTS = (
     "  AND m.embedded_at IS NULL), "
     "count(*) FILTER (WHERE v.processing_state = 'extracted' AND m.published_at IS NULL)"
 )
+
+#: groundwork.catalog.version_bucket in SQL: the low 31 bits of md5's first 4 bytes
+_BUCKET = "((('x' || substr(md5(v.version_id::text), 1, 8))::bit(32)::int & 2147483647) %% %s)"
+
+
+def _in_shard(shard: VersionShard | None) -> tuple[str, tuple[int, ...]]:
+    if shard is None:
+        return "", ()
+    return f" AND {_BUCKET} = %s", (shard.count, shard.index)
 
 
 def write_chunk_rows(cur: Cursor[Any], chunks: Sequence[Chunk]) -> None:
@@ -219,14 +229,17 @@ class Processing(StoreBase):
                 batches.append(ChunkBatch(version, indexed))
         return batches
 
-    def batches_to_keyword_index(self, tenant_id: str, limit: int) -> list[ChunkBatch]:
+    def batches_to_keyword_index(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
+        where, params = _in_shard(shard)
         with translated_errors("listing versions to index"):
             return self._batches(
                 # summarized: both layers of a version go into the indexes together
                 "v.tenant_id = %s AND v.summarized_at IS NOT NULL AND v.keyword_indexed_at IS NULL "
                 "AND v.processing_state = 'extracted' "
-                "AND s.state = 'active' AND s.current_version_id = v.version_id",
-                (tenant_id,),
+                "AND s.state = 'active' AND s.current_version_id = v.version_id" + where,
+                (tenant_id, *params),
                 limit,
             )
 
@@ -237,14 +250,18 @@ class Processing(StoreBase):
                 (list(version_ids),),
             )
 
-    def batches_to_embed(self, tenant_id: str, model_key: str, limit: int) -> list[ChunkBatch]:
+    def batches_to_embed(
+        self, tenant_id: str, model_key: str, limit: int, shard: VersionShard | None = None
+    ) -> list[ChunkBatch]:
+        where, params = _in_shard(shard)
         with translated_errors("listing versions to embed"):
             return self._batches(
                 "v.tenant_id = %s AND v.summarized_at IS NOT NULL AND s.state = 'active' "
                 "AND v.processing_state = 'extracted' "
                 "AND s.current_version_id = v.version_id AND NOT EXISTS (SELECT 1 FROM version_models m "
-                "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)",
-                (tenant_id, model_key),
+                "WHERE m.version_id = v.version_id AND m.model_key = %s AND m.embedded_at IS NOT NULL)"
+                + where,
+                (tenant_id, model_key, *params),
                 limit,
             )
 
