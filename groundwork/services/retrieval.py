@@ -17,12 +17,13 @@ from typing import Any, Literal
 from groundwork.catalog import Tenant
 from groundwork.citations import Citation
 from groundwork.documents import Location
-from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound
+from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound, Refused
 from groundwork.ports import Principal, SearchFilters
 from groundwork.retrieval.context import ContextSelection, select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest
 from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
+from groundwork.services import sources
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.turns import TurnLedger, issue_turn
 from groundwork.summaries import (
@@ -348,6 +349,18 @@ def summarize_one(ports: PlatformPorts, who: Principal, source_id: str) -> Sourc
         return None
     ports.catalog.record_issued(who.key_id, list(found[0].pointers))
     return found[0]
+
+
+def summarize_file(ports: PlatformPorts, who: Principal, source_id: str) -> SourceSummary:
+    """`summarize_one` for a source the caller can see. Refusals: `not_found`,
+    `not_ready` (no text yet)."""
+    sources.current_version(ports, who, source_id)
+    summary = summarize_one(ports, who, source_id)
+    if summary is None:
+        raise Refused(
+            f"{source_id} has no text yet", "call get_file_processing_status", code="not_ready"
+        )
+    return summary
 
 
 def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView:

@@ -1,6 +1,7 @@
-"""Sources for every transport: processing status, reading windows, tables,
-the extracted document, file listings, deletion, permission and tag changes,
-and references to a version's bytes with the reads through them.
+"""Sources for every transport: processing status, reading windows (of
+blocks, and of text by byte offset), tables, the extracted document, image
+analysis, file listings, deletion, permission and tag changes, and references
+to a version's bytes with the reads through them.
 
 Every read takes the caller's scope: a source that is hidden answers the same
 not_found as one that does not exist (no oracle). A reference is the only way
@@ -12,24 +13,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from groundwork import lifecycle
+from groundwork.compare import compare_blocks
 from groundwork.documents import (
     FAILURE_GUIDANCE,
     ExtractedDocument,
     ExtractionFailure,
     FailureReason,
 )
-from groundwork.errors import NotFound, Refused
+from groundwork.errors import CapabilityUnavailable, NotFound, Refused
 from groundwork.files import MAX_PAGE, FilePage, FileVersionInfo, stored_version
 from groundwork.ports import Principal
 from groundwork.reading import (
     MAX_WINDOW_BLOCKS,
+    MAX_WINDOW_CHARS,
     LocatedTable,
     ReadResult,
     extract_tables,
     read_document,
 )
+from groundwork.render.markdown import to_markdown
 from groundwork.services.file_links import clamped_lifetime, presigned_read
 from groundwork.services.platform import PlatformPorts, WalledPlatform
 from groundwork.signing import MAX_LIFETIME, sign, verify
@@ -40,6 +45,10 @@ Clock = Callable[[], datetime]
 MAX_TABLES = 200
 #: where a reference's token is read back (the proxied read: never a storage URL)
 PROXIED_READ = "/v1/files/"
+#: stored bytes that are text already: read as stored, not as the extracted Markdown
+TEXT_TYPES = frozenset({"text/markdown", "text/plain", "text/csv", "text/html"})
+#: OCR lines in one image analysis
+MAX_OCR_LINES = 2000
 
 
 def _now() -> datetime:
@@ -136,15 +145,12 @@ def tables(ports: PlatformPorts, who: Principal, source_id: str) -> SourceTables
 def extracted(
     ports: PlatformPorts, who: Principal, source_id: str, version_no: int | None = None
 ) -> tuple[str, ExtractedDocument]:
-    """(version id, document) of a readable extraction. Refusals: `not_found`,
+    """(version id, document) of a readable extraction. NotFound for a hidden or
+    missing source (the same sentence as every other read); refusals:
     `not_ready` (still processing), `unreadable` (with the failure's guidance)."""
     found = ports.catalog.current_extraction(who.scope, source_id, version_no)
     if found is None:
-        raise Refused(
-            f"no file {source_id} is visible to you",
-            "call list_files or search_files to find the ids you can read",
-            code="not_found",
-        )
+        raise _not_visible(source_id)
     version_id, document = found
     if document is None:
         raise Refused(
@@ -159,6 +165,168 @@ def extracted(
             code="unreadable",
         )
     return version_id, document
+
+
+@dataclass(frozen=True, slots=True)
+class TextWindow:
+    version_id: str
+    offset: int
+    next_offset: int
+    total_bytes: int
+    #: the window asked for was larger than the limit and was clamped to it
+    clamped: bool
+    text: str
+
+
+def _text_bytes(ports: PlatformPorts, who: Principal, source_id: str) -> tuple[str, bytes]:
+    current = current_version(ports, who, source_id)
+    if current.sniffed_type in TEXT_TYPES:
+        found = ports.catalog.readable_version(who.tenant_id, source_id, current.version_id)
+        if found is None:
+            raise _not_visible(source_id)
+        return current.version_id, ports.blobs.get(found[0])
+    version_id, document = extracted(ports, who, source_id)
+    return version_id, to_markdown(document.blocks).encode()
+
+
+def read_text(
+    ports: PlatformPorts,
+    who: Principal,
+    source_id: str,
+    *,
+    offset: int,
+    max_bytes: int,
+    limit: int,
+) -> TextWindow:
+    """A window of the file's text by byte offset: the stored bytes of a text
+    type, else the extracted Markdown. At most `limit` bytes (a larger ask is
+    clamped, not refused) and never a split UTF-8 character. Refusal:
+    `invalid` for an offset past the end or inside a character."""
+    version_id, data = _text_bytes(ports, who, source_id)
+    if offset > len(data):
+        raise Refused(
+            f"offset {offset} is past the end ({len(data)} bytes)",
+            "start at 0 or at a next_offset this tool returned",
+            code="invalid",
+        )
+    if offset < len(data) and (data[offset] & 0xC0) == 0x80:
+        raise Refused(
+            f"offset {offset} is inside a character",
+            "continue from the next_offset the previous call returned",
+            code="invalid",
+        )
+    end = min(offset + min(max_bytes, limit), len(data))
+    while end < len(data) and (data[end] & 0xC0) == 0x80:
+        end -= 1  # never split a UTF-8 character
+    return TextWindow(
+        version_id,
+        offset,
+        end,
+        len(data),
+        max_bytes > limit,
+        data[offset:end].decode("utf-8", errors="replace"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CharWindow:
+    version_id: str
+    text: str
+    next_char: int | None  # None: the end of the text
+    total_chars: int
+
+
+def extract_text(
+    ports: PlatformPorts, who: Principal, source_id: str, start_char: int = 0
+) -> CharWindow:
+    """A window of at most MAX_WINDOW_CHARS of the extracted Markdown."""
+    version_id, document = extracted(ports, who, source_id)
+    text = to_markdown(document.blocks)
+    end = min(start_char + MAX_WINDOW_CHARS, len(text))
+    return CharWindow(version_id, text[start_char:end], end if end < len(text) else None, len(text))
+
+
+@dataclass(frozen=True, slots=True)
+class TablesWindow:
+    version_id: str
+    start: int
+    tables: tuple[LocatedTable, ...]
+    next_table: int | None  # None: no more tables
+
+
+def tables_window(
+    ports: PlatformPorts, who: Principal, source_id: str, start: int, size: int
+) -> TablesWindow:
+    """At most `size` of the extracted document's tables from `start`."""
+    version_id, document = extracted(ports, who, source_id)
+    found = extract_tables(document)
+    window = tuple(found[start : start + size])
+    following = start + len(window)
+    return TablesWindow(version_id, start, window, following if following < len(found) else None)
+
+
+def compare(
+    ports: PlatformPorts,
+    who: Principal,
+    first: tuple[str, int | None],
+    second: tuple[str, int | None],
+) -> dict[str, Any]:
+    """Section-level differences between two readable documents, each a
+    (source id, version number or None for the current one)."""
+    _, a = extracted(ports, who, *first)
+    _, b = extracted(ports, who, *second)
+    return compare_blocks(a.blocks, b.blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class OcrLine:
+    text: str
+    confidence: float | None
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageAnalysis:
+    version_id: str
+    lines: tuple[OcrLine, ...]
+    mean_confidence: float | None
+    #: a vision model's description, when one is configured
+    description: str | None
+    description_status: str
+
+
+def analyze_image(ports: PlatformPorts, who: Principal, source_id: str) -> ImageAnalysis:
+    """The OCR'd lines of an image or scan with their confidence, and a vision
+    model's description when one is configured (its absence is a status, not
+    a failure). Refusal: `invalid` for a file that is neither."""
+    current = current_version(ports, who, source_id)
+    if not (current.sniffed_type.startswith("image/") or current.sniffed_type == "application/pdf"):
+        raise Refused(
+            f"{source_id} is {current.sniffed_type}, not an image or scan",
+            "use read_file or scan_document for documents",
+            code="invalid",
+        )
+    version_id, document = extracted(ports, who, source_id)
+    lines = tuple(
+        OcrLine(b.text, b.confidence, b.location.label()) for b in document.blocks if b.text.strip()
+    )
+    confidences = [b.confidence for b in document.blocks if b.confidence is not None]
+    description, status = None, "available"
+    try:
+        blob = ports.catalog.readable_version(who.tenant_id, source_id, current.version_id)
+        if blob is None:
+            raise _not_visible(source_id)
+        described = ports.vision().describe(ports.blobs.get(blob[0]))
+        description = f"[description by {described.model}] {described.text}"
+    except CapabilityUnavailable as exc:
+        status = f"unavailable: {exc}"
+    return ImageAnalysis(
+        version_id,
+        lines[:MAX_OCR_LINES],
+        sum(confidences) / len(confidences) if confidences else None,
+        description,
+        status,
+    )
 
 
 def list_files(

@@ -11,25 +11,19 @@ from typing import Any
 
 from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifacts import Provenance, provenance_from
-from groundwork.compare import compare_blocks
-from groundwork.errors import CapabilityUnavailable, NotFound
-from groundwork.files import FileVersionInfo, stored_version
+from groundwork.errors import NotFound
 from groundwork.ports import Principal, SearchFilters
 from groundwork.reading import (
-    MAX_WINDOW_CHARS,
     NothingToRead,
-    extract_tables,
     fence_untrusted,
 )
 from groundwork.render import ExportFormat
-from groundwork.render.markdown import to_markdown
 from groundwork.services import artifacts as artifact_service
 from groundwork.services import documents, retrieval, sources, turns
 from groundwork.services.platform import PlatformPorts
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
 from groundwork.tools.spec import ToolRefusal
 
-TEXT_TYPES = {"text/markdown", "text/plain", "text/csv", "text/html"}
 Result = dict[str, Any] | ToolRefusal
 Handler = Callable[[PlatformPorts, Principal, dict[str, Any]], Result]
 HANDLERS: dict[str, Handler] = {}
@@ -41,18 +35,6 @@ def handler(name: str) -> Callable[[Handler], Handler]:
         return fn
 
     return register
-
-
-def not_found(file_id: str) -> ToolRefusal:
-    return ToolRefusal(
-        "not_found",
-        f"no file {file_id} is visible to you",
-        "call list_files or search_files to find the ids you can read",
-    )
-
-
-def _current(platform: PlatformPorts, who: Principal, file_id: str) -> FileVersionInfo | None:
-    return stored_version(platform.files.versions(who.scope, file_id) or [])
 
 
 @handler("list_files")
@@ -86,55 +68,26 @@ def list_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) ->
     return result
 
 
-def _text_bytes(
-    platform: PlatformPorts, who: Principal, file_id: str
-) -> tuple[str, bytes] | ToolRefusal:
-    current = _current(platform, who, file_id)
-    if current is None:
-        return not_found(file_id)
-    if current.sniffed_type in TEXT_TYPES:
-        found = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
-        if found is None:
-            return not_found(file_id)
-        return current.version_id, platform.blobs.get(found[0])
-    version_id, extracted = sources.extracted(platform, who, file_id)
-    return version_id, to_markdown(extracted.blocks).encode()
-
-
 @handler("read_file")
 def read_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    loaded = _text_bytes(platform, who, file_id)
-    if isinstance(loaded, ToolRefusal):
-        return loaded
-    version_id, data = loaded
-    offset = int(args.get("offset", 0))
-    asked = int(args.get("max_bytes", READ_FILE_MAX_BYTES))
-    size = min(asked, READ_FILE_MAX_BYTES)
-    if offset > len(data):
-        return ToolRefusal(
-            "invalid",
-            f"offset {offset} is past the end ({len(data)} bytes)",
-            "start at 0 or at a next_offset this tool returned",
-        )
-    if offset < len(data) and (data[offset] & 0xC0) == 0x80:
-        return ToolRefusal(
-            "invalid",
-            f"offset {offset} is inside a character",
-            "continue from the next_offset the previous call returned",
-        )
-    end = min(offset + size, len(data))
-    while end < len(data) and (data[end] & 0xC0) == 0x80:
-        end -= 1  # never split a UTF-8 character
+    window = sources.read_text(
+        platform,
+        who,
+        file_id,
+        offset=int(args.get("offset", 0)),
+        max_bytes=int(args.get("max_bytes", READ_FILE_MAX_BYTES)),
+        limit=READ_FILE_MAX_BYTES,
+    )
     return {
         "file_id": file_id,
-        "version_id": version_id,
-        "offset": offset,
-        "next_offset": end,
-        "eof": end >= len(data),
-        "total_bytes": len(data),
-        "clamped": asked > READ_FILE_MAX_BYTES,
-        "untrusted_content": data[offset:end].decode("utf-8", errors="replace"),
+        "version_id": window.version_id,
+        "offset": window.offset,
+        "next_offset": window.next_offset,
+        "eof": window.next_offset >= window.total_bytes,
+        "total_bytes": window.total_bytes,
+        "clamped": window.clamped,
+        "untrusted_content": window.text,
     }
 
 
@@ -237,69 +190,47 @@ def scan_document(platform: PlatformPorts, who: Principal, args: dict[str, Any])
 @handler("analyze_image")
 def analyze_image(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    current = _current(platform, who, file_id)
-    if current is None:
-        return not_found(file_id)
-    if not (current.sniffed_type.startswith("image/") or current.sniffed_type == "application/pdf"):
-        return ToolRefusal(
-            "invalid",
-            f"{file_id} is {current.sniffed_type}, not an image or scan",
-            "use read_file or scan_document for documents",
-        )
-    version_id, extracted = sources.extracted(platform, who, file_id)
-    lines = [
-        {"untrusted_text": b.text, "confidence": b.confidence, "location": b.location.label()}
-        for b in extracted.blocks
-        if b.text.strip()
-    ]
-    confidences = [b.confidence for b in extracted.blocks if b.confidence is not None]
+    analysis = sources.analyze_image(platform, who, file_id)
     result: dict[str, Any] = {
         "file_id": file_id,
-        "version_id": version_id,
-        "ocr_lines": lines[:2000],
-        "mean_confidence": sum(confidences) / len(confidences) if confidences else None,
+        "version_id": analysis.version_id,
+        "ocr_lines": [
+            {"untrusted_text": line.text, "confidence": line.confidence, "location": line.location}
+            for line in analysis.lines
+        ],
+        "mean_confidence": analysis.mean_confidence,
+        "description_status": analysis.description_status,
     }
-    try:
-        blob = platform.catalog.readable_version(who.tenant_id, file_id, current.version_id)
-        assert blob is not None
-        described = platform.vision().describe(platform.blobs.get(blob[0]))
-        result["description"] = f"[description by {described.model}] {described.text}"
-        result["description_status"] = "available"
-    except CapabilityUnavailable as exc:
-        result["description_status"] = f"unavailable: {exc}"
+    if analysis.description is not None:
+        result["description"] = analysis.description
     return result
 
 
 @handler("extract_text")
 def extract_text(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    version_id, extracted = sources.extracted(platform, who, file_id)
-    text = to_markdown(extracted.blocks)
-    start = int(args.get("start_char", 0))
-    end = min(start + MAX_WINDOW_CHARS, len(text))
+    window = sources.extract_text(platform, who, file_id, int(args.get("start_char", 0)))
     return {
         "file_id": file_id,
-        "version_id": version_id,
-        "untrusted_content": text[start:end],
-        "next_char": end if end < len(text) else -1,
-        "total_chars": len(text),
+        "version_id": window.version_id,
+        "untrusted_content": window.text,
+        "next_char": window.next_char if window.next_char is not None else -1,
+        "total_chars": window.total_chars,
     }
 
 
 @handler("extract_tables")
 def extract_tables_tool(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    version_id, extracted = sources.extracted(platform, who, file_id)
-    tables = extract_tables(extracted)
-    start = int(args.get("start_table", 0))
-    window = tables[start : start + LIST_CAP]
-    following = start + len(window)
+    window = sources.tables_window(
+        platform, who, file_id, int(args.get("start_table", 0)), LIST_CAP
+    )
     return {
         "file_id": file_id,
-        "version_id": version_id,
+        "version_id": window.version_id,
         "tables": [
             {
-                "index": start + n,
+                "index": window.start + n,
                 "number": t.number,
                 "location": t.location.label(),
                 "headings": list(t.heading_path),
@@ -309,22 +240,16 @@ def extract_tables_tool(platform: PlatformPorts, who: Principal, args: dict[str,
                 "row_numbers": list(t.row_numbers()),
                 "untrusted_rows": [list(r) for r in t.table.rows],
             }
-            for n, t in enumerate(window)
+            for n, t in enumerate(window.tables)
         ],
-        "next_table": following if following < len(tables) else -1,
+        "next_table": window.next_table if window.next_table is not None else -1,
     }
 
 
 @handler("summarize_document")
 def summarize_document(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     file_id = str(args["file_id"])
-    if _current(platform, who, file_id) is None:
-        return not_found(file_id)
-    summary = retrieval.summarize_one(platform, who, file_id)
-    if summary is None:
-        return ToolRefusal(
-            "not_ready", f"{file_id} has no text yet", "call get_file_processing_status"
-        )
+    summary = retrieval.summarize_file(platform, who, file_id)
     return {
         "file_id": file_id,
         "method": summary.kind,
@@ -335,9 +260,12 @@ def summarize_document(platform: PlatformPorts, who: Principal, args: dict[str, 
 
 @handler("compare_documents")
 def compare_documents(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    _, a = sources.extracted(platform, who, str(args["file_id_a"]), args.get("version_a"))
-    _, b = sources.extracted(platform, who, str(args["file_id_b"]), args.get("version_b"))
-    return compare_blocks(a.blocks, b.blocks)
+    return sources.compare(
+        platform,
+        who,
+        (str(args["file_id_a"]), args.get("version_a")),
+        (str(args["file_id_b"]), args.get("version_b")),
+    )
 
 
 def _provenance(args: dict[str, Any]) -> Provenance:

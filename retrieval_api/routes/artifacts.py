@@ -68,13 +68,7 @@ def artifact_out(view: ArtifactView, with_markdown: bool) -> ArtifactOut:
 
 
 def _saved_out(saved: Saved) -> SavedOut:
-    return SavedOut(
-        artifact_id=saved.artifact_id,
-        source_id=saved.source_id,
-        generation=saved.generation,
-        changed=saved.changed,
-        summary=list(saved.summary),
-    )
+    return SavedOut.model_validate(saved, from_attributes=True)
 
 
 def _export_out(exported: Export) -> ExportOut:

@@ -27,12 +27,7 @@ def _input(ref: FileRef) -> InputFile:
 
 
 def _registration_out(registered: Registered) -> RegistrationOut:
-    return RegistrationOut(
-        source_id=registered.source_id,
-        version_id=registered.version_id,
-        created=registered.created,
-        media_type=registered.media_type,
-    )
+    return RegistrationOut.model_validate(registered, from_attributes=True)
 
 
 def _one(registered: Registered, unrenderable: tuple[str, ...] = ()) -> NewFilesOut:

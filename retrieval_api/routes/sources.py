@@ -50,29 +50,14 @@ async def register_source(
         subjects=subjects,
         replace_existing=replace_existing,
     )
-    return RegistrationOut(
-        source_id=registered.source_id,
-        version_id=registered.version_id,
-        created=registered.created,
-        media_type=registered.media_type,
-    )
+    return RegistrationOut.model_validate(registered, from_attributes=True)
 
 
 @router.get("/v1/sources/{source_id}/status", response_model=VersionStatusOut)
 def source_status(source_id: str, who: PrincipalDep, platform: PlatformDep) -> VersionStatusOut:
-    found = sources.status(platform, who, source_id)
-    return VersionStatusOut(
-        source_id=found.source_id,
-        version_id=found.version_id,
-        version_no=found.version_no,
-        filename=found.filename,
-        media_type=found.media_type,
-        processing_state=found.processing_state,
-        failure_reason=found.failure_reason,
-        failure_guidance=found.failure_guidance,
-        published=found.published,
-        low_confidence=found.low_confidence,
-        warnings=list(found.warnings),
+    # the service's value has the response's fields, by name
+    return VersionStatusOut.model_validate(
+        sources.status(platform, who, source_id), from_attributes=True
     )
 
 
