@@ -304,9 +304,9 @@ class Supervisor:
         """Keep everything running until Ctrl-C: a child that exits is restarted
         with backoff (1 s doubling to 30 s) and the crash logged; an engine that
         stopped is started again."""
-        console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
-        _install_interrupt_handlers()
-        try:
+        try:  # from the first statement: a Ctrl-C during the message is a stop, too
+            _install_interrupt_handlers()
+            console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
             while True:
                 self.heal_once()
                 time.sleep(1)
