@@ -242,3 +242,41 @@ def test_a_candidate_model_is_evaluated_after_its_publication_run_only_when_it_c
         publish_run_finished()  # nothing new published since
         assert ticks.at(t0 + 4 * DEBOUNCE, tenant) == []
         assert ticks.at(t0 + 5 * DEBOUNCE, tenant) == []
+
+
+def test_an_evaluation_does_not_itself_request_another(
+    platform: Platform, index_prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an evaluation writes (its run, its report, the tenant's fusion
+    setting) is not what the tenant serves: a real evaluation, requested by
+    the sensor, is not followed by another one."""
+    from assets.evals import retrieval_quality
+    from evals.retrieval import write_corpus
+    from tests.e2e.helpers import run_pipeline
+    from tests.e2e.test_eval_retrieval import _beir
+
+    folder = _beir(tmp_path / "tiny")
+    tenant = f"ev-{uuid.uuid4().hex[:8]}"
+    model = platform.settings.default_model_key
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+    write_corpus(folder, platform.settings.inbox_dir, tenant)
+    PostgresEvalRuns(platform.pool).set_suite(
+        tenant, EvalSuite(beir_folder=str(folder), split="test")
+    )
+    with dg.instance_for_test() as instance:
+        run_pipeline(instance, tenant, model, resource(index_prefix))
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 6_000_000.0
+        assert ticks.at(t0, tenant) == []
+        [partition] = ticks.at(t0 + DEBOUNCE, tenant)
+        evaluation = dg.materialize(
+            ALL_ASSETS,
+            selection=[retrieval_quality],
+            partition_key=tenant_model_key(tenant, model),
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert evaluation.success
+        assert PostgresEvalRuns(platform.pool).latest(tenant, model) is not None
+        for later in (DEBOUNCE, 2 * DEBOUNCE, 10 * DEBOUNCE):
+            assert ticks.at(t0 + DEBOUNCE + later, tenant) == []
