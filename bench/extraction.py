@@ -29,6 +29,8 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pypdfium2 as pdfium  # noqa: E402
@@ -106,7 +108,7 @@ def ground_truth_for(source: Path) -> Path | None:
     return None
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument(
@@ -119,17 +121,13 @@ def main() -> int:
         "escapes and curly quotes as they are; precision also on documents whose ground "
         "truth has no table",
     )
-    args = parser.parse_args()
-    global LEGACY
-    LEGACY = args.legacy_scoring
-    if not args.data.exists():
-        print(f"no evaluation documents at {args.data}")
-        return 1
-    ocr = TesseractOcr()
-    rows: dict[str, list[tuple[str, float, float | None, float | None]]] = defaultdict(list)
-    speed: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    untabled: dict[str, list[str]] = defaultdict(list)
-    for source in sorted(args.data.rglob("*")):
+    return parser.parse_args()
+
+
+def scored_documents(data: Path) -> Iterator[tuple[Path, Path]]:
+    """(document, its ground truth) under `data`: every file but the ground
+    truth and notes themselves (Markdown counts in an `md` folder)."""
+    for source in sorted(data.rglob("*")):
         if (
             not source.is_file()
             or "groundtruth" in source.parts
@@ -137,66 +135,93 @@ def main() -> int:
         ) and not (source.suffix == ".md" and source.parent.name == "md"):
             continue
         truth_path = ground_truth_for(source)
-        if truth_path is None:
-            continue
-        data = source.read_bytes()
-        media_type = sniff_media_type(data, source.name)
-        started = time.perf_counter()
-        result = extract(data, media_type, source.name, ocr=ocr)
-        elapsed = time.perf_counter() - started
-        fmt = source.suffix.lstrip(".").lower()
-        if fmt == "pdf" and "ocr" in source.parts:
-            fmt = "pdf-ocr"
-        if not isinstance(result, ExtractedDocument):
-            rows[fmt].append((source.name, 0.0, None, None))
-            print(f"  {fmt:8s} {source.name:50s} FAILED {result.reason.value}")
-            continue
-        ours = to_markdown(result.blocks)
-        truth = truth_path.read_text(errors="replace")
-        similarity = Levenshtein.normalized_similarity(normalise(ours), normalise(truth))
-        truth_cells, our_cells = table_cells(truth), table_cells(ours)
-        recall = precision = None
-        common = sum((truth_cells & our_cells).values())
-        if truth_cells:
-            recall = common / sum(truth_cells.values())
-        if our_cells and (truth_cells or LEGACY):
-            # precision over the cells we emitted (a document where we emit none has none)
-            precision = common / sum(our_cells.values())
-        elif our_cells:
-            # the reference has no table here: a table we find cannot be told
-            # from one the reference missed (docling reads some drawn grids as
-            # text), so it is listed, not scored; false tables are measured
-            # where the truth is known, on the generated table-free pages
-            tables = sum(1 for b in result.blocks if b.kind is BlockKind.TABLE)
-            untabled[fmt].append(f"{source.name} ({tables})")
-        rows[fmt].append((source.name, similarity, recall, precision))
-        if fmt.startswith("pdf"):
-            pages = len(pdfium.PdfDocument(data))
-            if fmt == "pdf":  # a shared machine is noisy: the median of a few runs
-                elapsed = statistics.median(
-                    [
-                        elapsed,
-                        *(
-                            _timed(data, media_type, source.name, ocr)
-                            for _ in range(1, args.repeat)
-                        ),
-                    ]
-                )
-            speed[fmt].append((pages, elapsed))
-        print(
-            f"  {fmt:8s} {source.name:50s} similarity {similarity:.3f}"
-            + (f"  cells R {recall:.2f}" if recall is not None else "")
-            + (f" P {precision:.2f}" if precision is not None else "")
-        )
+        if truth_path is not None:
+            yield source, truth_path
+
+
+Row = tuple[str, float, float | None, float | None]
+
+
+@dataclass(slots=True)
+class Scores:
+    """Per format: (name, similarity, cell recall, cell precision) a document,
+    (pages, seconds) a PDF, and the documents where we found tables the ground
+    truth has none of."""
+
+    rows: dict[str, list[Row]] = field(default_factory=lambda: defaultdict(list))
+    speed: dict[str, list[tuple[int, float]]] = field(default_factory=lambda: defaultdict(list))
+    untabled: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def cell_scores(
+    truth_cells: Counter[str], our_cells: Counter[str]
+) -> tuple[float | None, float | None]:
+    """Recall of the truth's cells among ours, precision of ours (None where
+    there is nothing to score; see the module docstring for precision)."""
+    recall = precision = None
+    common = sum((truth_cells & our_cells).values())
+    if truth_cells:
+        recall = common / sum(truth_cells.values())
+    if our_cells and (truth_cells or LEGACY):
+        # precision over the cells we emitted (a document where we emit none has none)
+        precision = common / sum(our_cells.values())
+    return recall, precision
+
+
+def score_document(
+    source: Path, truth_path: Path, ocr: TesseractOcr, repeat: int, scores: Scores
+) -> None:
+    """One document extracted, timed and scored against its ground truth; its line printed."""
+    data = source.read_bytes()
+    media_type = sniff_media_type(data, source.name)
+    started = time.perf_counter()
+    result = extract(data, media_type, source.name, ocr=ocr)
+    elapsed = time.perf_counter() - started
+    fmt = source.suffix.lstrip(".").lower()
+    if fmt == "pdf" and "ocr" in source.parts:
+        fmt = "pdf-ocr"
+    if not isinstance(result, ExtractedDocument):
+        scores.rows[fmt].append((source.name, 0.0, None, None))
+        print(f"  {fmt:8s} {source.name:50s} FAILED {result.reason.value}")
+        return
+    ours = to_markdown(result.blocks)
+    truth = truth_path.read_text(errors="replace")
+    similarity = Levenshtein.normalized_similarity(normalise(ours), normalise(truth))
+    truth_cells, our_cells = table_cells(truth), table_cells(ours)
+    recall, precision = cell_scores(truth_cells, our_cells)
+    if precision is None and our_cells:
+        # the reference has no table here: a table we find cannot be told
+        # from one the reference missed (docling reads some drawn grids as
+        # text), so it is listed, not scored; false tables are measured
+        # where the truth is known, on the generated table-free pages
+        tables = sum(1 for b in result.blocks if b.kind is BlockKind.TABLE)
+        scores.untabled[fmt].append(f"{source.name} ({tables})")
+    scores.rows[fmt].append((source.name, similarity, recall, precision))
+    if fmt.startswith("pdf"):
+        pages = len(pdfium.PdfDocument(data))
+        if fmt == "pdf":  # a shared machine is noisy: the median of a few runs
+            elapsed = statistics.median(
+                [elapsed, *(_timed(data, media_type, source.name, ocr) for _ in range(1, repeat))]
+            )
+        scores.speed[fmt].append((pages, elapsed))
+    print(
+        f"  {fmt:8s} {source.name:50s} similarity {similarity:.3f}"
+        + (f"  cells R {recall:.2f}" if recall is not None else "")
+        + (f" P {precision:.2f}" if precision is not None else "")
+    )
+
+
+def print_formats(scores: Scores) -> None:
+    """A row per format: files, mean similarity, cell recall and precision, speed."""
     print("\nformat    files  similarity  cell recall  cell precision  speed")
-    for fmt, items in sorted(rows.items()):
+    for fmt, items in sorted(scores.rows.items()):
         sims = [s for _, s, _, _ in items]
         recalls = [r for _, _, r, _ in items if r is not None]
         precisions = [p for _, _, _, p in items if p is not None]
         speed_text = ""
-        if fmt in speed:
-            pages = sum(p for p, _ in speed[fmt])
-            seconds = sum(s for _, s in speed[fmt])
+        if fmt in scores.speed:
+            pages = sum(p for p, _ in scores.speed[fmt])
+            seconds = sum(s for _, s in scores.speed[fmt])
             speed_text = (
                 f"{pages / seconds:.1f} pages/s"
                 if fmt == "pdf"
@@ -207,8 +232,22 @@ def main() -> int:
             f"{(statistics.mean(recalls) if recalls else float('nan')):11.2f}  "
             f"{(statistics.mean(precisions) if precisions else float('nan')):14.2f}  {speed_text}"
         )
-    for fmt, names in sorted(untabled.items()):
+    for fmt, names in sorted(scores.untabled.items()):
         print(f"{fmt}: tables where the ground truth has none (not scored): {', '.join(names)}")
+
+
+def main() -> int:
+    args = parse_args()
+    global LEGACY
+    LEGACY = args.legacy_scoring
+    if not args.data.exists():
+        print(f"no evaluation documents at {args.data}")
+        return 1
+    ocr = TesseractOcr()
+    scores = Scores()
+    for source, truth_path in scored_documents(args.data):
+        score_document(source, truth_path, ocr, args.repeat, scores)
+    print_formats(scores)
     generated_tables(args.repeat)
     return 0
 

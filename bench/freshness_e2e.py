@@ -118,6 +118,66 @@ def _runs_since(instance: object, since: float) -> list[tuple[str, float, float,
     return sorted(out, key=lambda r: r[1])
 
 
+def _search_until_found(api: str, key: str, marker: str, started: float) -> None:
+    """Keyword searches every 0.1 s until the marker's page is the first hit
+    (at most 180 s after `started`)."""
+    while time.monotonic() - started < 180:
+        body = httpx.post(
+            f"{api}/v1/search",
+            json={"query": marker, "mode": "keyword"},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        ).json()
+        if body.get("hits") and marker in body["hits"][0]["untrusted_text"]:
+            return
+        time.sleep(0.1)
+
+
+def _drop_in_inbox(home: Path, marker: str, data: bytes) -> Path:
+    target = home / "inbox" / "acme" / f"fresh-{marker}.pdf"
+    partial = target.with_name(f".{target.name}.part")  # hidden: the inbox skips it
+    partial.write_bytes(data)
+    partial.rename(target)  # whole file at once: never a half-written PDF
+    return target
+
+
+def _breakdown(
+    runs: list[tuple[str, float, float, float]], wall_started: float, found_at: float, total: float
+) -> tuple[float, float, float, float]:
+    """(wait, start, work, rest) of a round, from its runs' records (see the module docstring)."""
+    wait = runs[0][1] - wall_started
+    start = sum(max(0.0, r[2] - r[1]) for r in runs if r[2])
+    work = sum(max(0.0, min(r[3] or found_at, found_at) - r[2]) for r in runs if r[2])
+    seen = max(0.0, total - wait - start - work)  # hops between runs + polling
+    return wait, start, work, seen
+
+
+def _remove_bench_files(api: str, key: str, dropped: list[Path], uploaded: list[str]) -> None:
+    """Leave the demo tenant as it was: the bench's files are deleted again."""
+    for path in dropped:
+        path.unlink(missing_ok=True)
+    for source_id in uploaded:
+        httpx.delete(
+            f"{api}/v1/sources/{source_id}",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        )
+
+
+def _print_summary(via: str, latencies: list[float], parts: dict[str, list[float]]) -> None:
+    latencies.sort()
+    p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
+    print(
+        f"{via} -> searchable (10-page PDF): p50 {statistics.median(latencies):.1f} s, "
+        f"p95 {p95:.1f} s, max {latencies[-1]:.1f} s ({len(latencies)} rounds)"
+    )
+    if parts["wait"]:
+        print(
+            "median breakdown: "
+            + ", ".join(f"{k} {statistics.median(v):.1f} s" for k, v in parts.items())
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=20)
@@ -145,60 +205,26 @@ def main() -> int:
         wall_started = time.time()
         started = time.monotonic()
         if args.via == "inbox":
-            target = home / "inbox" / "acme" / f"fresh-{marker}.pdf"
-            partial = target.with_name(f".{target.name}.part")  # hidden: the inbox skips it
-            partial.write_bytes(data)
-            partial.rename(target)  # whole file at once: never a half-written PDF
-            dropped.append(target)
+            dropped.append(_drop_in_inbox(home, marker, data))
         else:
             uploaded.append(_upload(args.api, key, f"fresh-{marker}.pdf", data))
-        while time.monotonic() - started < 180:
-            body = httpx.post(
-                f"{args.api}/v1/search",
-                json={"query": marker, "mode": "keyword"},
-                headers={"Authorization": f"Bearer {key}"},
-                timeout=10,
-            ).json()
-            if body.get("hits") and marker in body["hits"][0]["untrusted_text"]:
-                break
-            time.sleep(0.1)
+        _search_until_found(args.api, key, marker, started)
         found_at = time.time()
         latencies.append(time.monotonic() - started)
         runs = [r for r in _runs_since(instance, wall_started - 1) if r[1] <= found_at]
         if runs:
-            wait = runs[0][1] - wall_started
-            start = sum(max(0.0, r[2] - r[1]) for r in runs if r[2])
-            work = sum(max(0.0, min(r[3] or found_at, found_at) - r[2]) for r in runs if r[2])
-            seen = max(0.0, latencies[-1] - wait - start - work)  # hops between runs + polling
-            for name, value in zip(parts, (wait, start, work, seen), strict=True):
+            figures = _breakdown(runs, wall_started, found_at, latencies[-1])
+            for name, value in zip(parts, figures, strict=True):
                 parts[name].append(value)
-            breakdown = f"{wait:6.1f} {start:6.1f} {work:6.1f} {seen:6.1f}"
+            breakdown = " ".join(f"{value:6.1f}" for value in figures)
         else:
             breakdown = f"{'?':>6} {'?':>6} {'?':>6} {'?':>6}"
         names = ",".join(r[0] for r in runs)
         print(f"{round_:>5} {latencies[-1]:6.1f} {breakdown}  {names}", flush=True)
         # a random gap: drops must not phase-lock with the sensor daemon's 5 s loop
         time.sleep(random.uniform(1.0, 6.0))
-    # leave the demo tenant as it was: the bench's files are deleted again
-    for path in dropped:
-        path.unlink(missing_ok=True)
-    for source_id in uploaded:
-        httpx.delete(
-            f"{args.api}/v1/sources/{source_id}",
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=10,
-        )
-    latencies.sort()
-    p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
-    print(
-        f"{args.via} -> searchable (10-page PDF): p50 {statistics.median(latencies):.1f} s, "
-        f"p95 {p95:.1f} s, max {latencies[-1]:.1f} s ({len(latencies)} rounds)"
-    )
-    if parts["wait"]:
-        print(
-            "median breakdown: "
-            + ", ".join(f"{k} {statistics.median(v):.1f} s" for k, v in parts.items())
-        )
+    _remove_bench_files(args.api, key, dropped, uploaded)
+    _print_summary(args.via, latencies, parts)
     return 0
 
 

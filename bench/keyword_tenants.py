@@ -109,8 +109,7 @@ def print_row(
     )
 
 
-def main() -> int:
-    settings = GroundworkSettings.from_env()
+def parse_args(settings: GroundworkSettings) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tenants", type=int, default=1500)
     parser.add_argument("--docs", type=int, default=20)
@@ -126,7 +125,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.shard_limit is None:
         args.shard_limit = shard_limit_for_heap(args.heap)
-    home = settings.home / "bench-keyword-tenants"
+    return args
+
+
+def start_node(home: Path, args: argparse.Namespace) -> EmbeddedOpenSearch:
+    """A node of the bench's own in a scratch home, with the shard limit asked for."""
     shutil.rmtree(home, ignore_errors=True)
     node = EmbeddedOpenSearch(
         home,
@@ -138,8 +141,73 @@ def main() -> int:
         gc_options=SERIAL_GC if args.gc == "serial" else G1_GC,
     )
     node.start()
-    keywords = OpenSearchKeywordIndex(client_for(node.url), PREFIX)
+    return node
+
+
+def print_refusal(
+    node: EmbeddedOpenSearch, keywords: OpenSearchKeywordIndex, n: int, took: float, exc: Exception
+) -> None:
+    """The figures at the limit (or wherever it stopped), then the refusal; a
+    node out of heap may refuse those requests too."""
+    try:
+        print_row(node, keywords, n, took)
+    except Exception as unavailable:  # noqa: BLE001 - report and go on to the refusal
+        print(f"no figures at {n} tenants: {str(unavailable)[:200]}")
+    shards = keywords.client.cluster.health()["active_shards"]
+    print(f"tenant {n + 1} refused at {shards} shards: {type(exc).__name__}: {str(exc)[:600]}")
+
+
+def fill_tenants(
+    node: EmbeddedOpenSearch, keywords: OpenSearchKeywordIndex, tenants: int, docs: int
+) -> None:
+    """Tenant after tenant, each index filled and published, a row printed at
+    each checkpoint, until `tenants` or the first refusal."""
+    started = time.perf_counter()
+    since = 0
+    for n in range(tenants):
+        tenant = f"kt{n:05d}"
+        try:
+            keywords.upsert(
+                [
+                    chunk(tenant, f"document {d} of tenant {n} about replica lag and quotas")
+                    for d in range(docs)
+                ]
+            )
+            keywords.set_versions_live(tenant, ["ver-1"], True)
+        except GroundworkError as exc:
+            print_refusal(
+                node, keywords, n, (time.perf_counter() - started) / max(1, n - since), exc
+            )
+            break
+        if is_checkpoint(n + 1):
+            print_row(node, keywords, n + 1, (time.perf_counter() - started) / (n + 1 - since))
+            started = time.perf_counter()
+            since = n + 1
+
+
+def print_ensure_schema(keywords: OpenSearchKeywordIndex) -> None:
+    """Every process that connects runs ensure_schema: one template read when
+    the schema is unchanged, a pass over every tenant index when it changed."""
     client = keywords.client
+    shards = client.cluster.health()["active_shards"]
+    started = time.perf_counter()
+    keywords.ensure_schema()
+    unchanged = time.perf_counter() - started
+    started = time.perf_counter()
+    OpenSearchKeywordIndex(client, PREFIX, replicas=0).ensure_schema()
+    changed = time.perf_counter() - started
+    print(
+        f"ensure_schema over {shards} tenant indexes: {unchanged:.2f} s unchanged, "
+        f"{changed:.2f} s with a changed replica setting"
+    )
+
+
+def main() -> int:
+    settings = GroundworkSettings.from_env()
+    args = parse_args(settings)
+    home = settings.home / "bench-keyword-tenants"
+    node = start_node(home, args)
+    keywords = OpenSearchKeywordIndex(client_for(node.url), PREFIX)
     keywords.ensure_schema()
     print(
         f"one node, heap {args.heap} ({args.gc} GC), cluster.max_shards_per_node {args.shard_limit}, "
@@ -151,49 +219,8 @@ def main() -> int:
         "state_KiB breaker_trips status"
     )
     try:
-        started = time.perf_counter()
-        since = 0
-        for n in range(args.tenants):
-            tenant = f"kt{n:05d}"
-            try:
-                keywords.upsert(
-                    [
-                        chunk(tenant, f"document {d} of tenant {n} about replica lag and quotas")
-                        for d in range(args.docs)
-                    ]
-                )
-                keywords.set_versions_live(tenant, ["ver-1"], True)
-            except GroundworkError as exc:
-                # the figures at the limit (or wherever it stopped), then the refusal;
-                # a node out of heap may refuse those requests too
-                try:
-                    took = (time.perf_counter() - started) / max(1, n - since)
-                    print_row(node, keywords, n, took)
-                except Exception as unavailable:  # noqa: BLE001 - report and go on to the refusal
-                    print(f"no figures at {n} tenants: {str(unavailable)[:200]}")
-                shards = client.cluster.health()["active_shards"]
-                print(
-                    f"tenant {n + 1} refused at {shards} shards: "
-                    f"{type(exc).__name__}: {str(exc)[:600]}"
-                )
-                break
-            if is_checkpoint(n + 1):
-                print_row(node, keywords, n + 1, (time.perf_counter() - started) / (n + 1 - since))
-                started = time.perf_counter()
-                since = n + 1
-        # every process that connects runs ensure_schema: one template read when
-        # the schema is unchanged, a pass over every tenant index when it changed
-        shards = client.cluster.health()["active_shards"]
-        started = time.perf_counter()
-        keywords.ensure_schema()
-        unchanged = time.perf_counter() - started
-        started = time.perf_counter()
-        OpenSearchKeywordIndex(client, PREFIX, replicas=0).ensure_schema()
-        changed = time.perf_counter() - started
-        print(
-            f"ensure_schema over {shards} tenant indexes: {unchanged:.2f} s unchanged, "
-            f"{changed:.2f} s with a changed replica setting"
-        )
+        fill_tenants(node, keywords, args.tenants, args.docs)
+        print_ensure_schema(keywords)
     finally:
         node.stop()
         shutil.rmtree(home, ignore_errors=True)

@@ -34,24 +34,28 @@ difference under ~20%.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import shutil
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg  # noqa: E402
 
 from bench.engines import BenchEngines  # noqa: E402
+from bench.ingestion import (  # noqa: E402
+    QUIET_RUN,
+    bare_embedding_seconds,
+    embedding_texts,
+    settings_with_private_inbox,
+)
 from evals.beir import BeirDocument, load_corpus  # noqa: E402
 from pipelines.definitions import build_definitions  # noqa: E402
 from resources.composition.machine import available_cores  # noqa: E402
-from resources.composition.platform import connect  # noqa: E402
-from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.composition.platform import Platform, connect  # noqa: E402
 from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
 
 #: its own database: a tier tenant left in groundwork_bench (24k chunks at 20,000
@@ -136,7 +140,7 @@ def stage_figures(
     return figures
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--tenants", type=int, default=1, help="split the documents over N tenants")
@@ -147,14 +151,143 @@ def main() -> int:
         help="time the bare embedding on this fraction of the texts and scale it (0-1]",
     )
     parser.add_argument("--beir", type=Path, default=DEFAULT_CORPUS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def write_inboxes(folders: list[Path], corpus: dict[str, str]) -> None:
+    """The documents dealt over the tenants' inbox folders, in name order."""
+    names = sorted(corpus)
+    for t, folder in enumerate(folders):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names[t :: len(folders)]:
+            (folder / name).write_text(corpus[name])
+
+
+@dataclass(slots=True)
+class RunTotals:
+    """Per stage, over every tenant's run: [step wall, own seconds, items], in
+    the order the stages first appeared; and the runs' wall time."""
+
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    run_seconds: float = 0.0
+
+    def add(self, figure: StageFigure) -> None:
+        row = self.stages.setdefault(figure.stage, [0.0, 0.0, 0.0])
+        row[0] += figure.wall
+        row[1] += figure.own
+        row[2] += figure.items
+
+    def own(self, stage: str) -> float:
+        return self.stages.get(stage, [0.0, 0.0, 0.0])[1]
+
+
+def run_tier_job(tenants: list[str]) -> RunTotals | None:
+    """The code location's `tenant_ingest` job, one in-process run per tenant;
+    None when a run failed (said so)."""
+    job = build_definitions(
+        GroundworkResource(database=DATABASE, index_prefix=PREFIX)
+    ).resolve_job_def("tenant_ingest")
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tenant", tenants)
+    totals = RunTotals()
+    for tenant in tenants:
+        started = time.perf_counter()
+        result = job.execute_in_process(
+            partition_key=tenant, instance=instance, run_config=QUIET_RUN
+        )
+        totals.run_seconds += time.perf_counter() - started
+        if not result.success:
+            print(f"run for {tenant} failed")
+            return None
+        for figure in stage_figures(instance, result):
+            totals.add(figure)
+    return totals
+
+
+def distinct_chunk_texts(platform: Platform, tenants: list[str]) -> tuple[list[str], int]:
+    """The tenants' distinct chunk texts as the embedding stage embeds them, and
+    how many chunks they have."""
+    with platform.pool.connection() as conn:
+        texts = embedding_texts(
+            conn.execute(
+                "SELECT DISTINCT ON (content_hash) heading_path, body FROM chunks "
+                "WHERE tenant_id = ANY(%s) ORDER BY content_hash",
+                (tenants,),
+            ).fetchall()
+        )
+        (chunk_count,) = conn.execute(
+            "SELECT count(*) FROM chunks WHERE tenant_id = ANY(%s)", (tenants,)
+        ).fetchone() or (0,)
+    return texts, chunk_count
+
+
+def time_bare_embedding(platform: Platform, model: str, texts: list[str], fraction: float) -> float:
+    """Seconds to embed every text in the stage's batches; with `fraction` < 1 a
+    seeded sample, timed and scaled to every text: at 20,000 documents the bare
+    pass alone is as long as the run (texts differ little in length)."""
+    sample = texts
+    if fraction < 1.0:
+        sample = random.Random(14).sample(texts, max(1, int(len(texts) * fraction)))
+    bare = bare_embedding_seconds(platform.embedder(model), sample, EMBED_BATCH)
+    bare = bare * len(texts) / len(sample)
+    if len(sample) < len(texts):
+        print(
+            f"bare embedding timed on a seeded sample of {len(sample)} of the {len(texts)} "
+            "texts and scaled to all of them"
+        )
+    return bare
+
+
+def print_stage_table(totals: RunTotals, documents: int, chunk_count: int) -> None:
+    print(
+        f"  {'stage':22s} {'step wall s':>11s} {'own s':>8s} {'share':>6s} "
+        f"{'docs/s':>8s} {'chunks/s':>9s} {'items':>7s}"
+    )
+    # embeddings and published_index are logged by serving_index from inside its
+    # step: their rows show their own seconds, which its step wall time includes
+    for stage, (wall, own, items) in totals.stages.items():
+        seconds = wall or own
+        print(
+            f"  {stage:22s} {wall:11.1f} {own:8.1f} {seconds / totals.run_seconds:6.1%} "
+            f"{documents / seconds if seconds else 0:8.1f} "
+            f"{chunk_count / seconds if seconds else 0:9.1f} {int(items):7d}"
+        )
+    run_seconds = totals.run_seconds
+    print(
+        f"  run wall (job.execute_in_process, all tenants): {run_seconds:.1f} s = "
+        f"{documents / run_seconds:.1f} docs/s, {chunk_count / run_seconds:.1f} chunks/s"
+    )
+
+
+def print_against_bare(totals: RunTotals, texts: int, bare: float) -> None:
+    run_seconds = totals.run_seconds
+    print(
+        f"bare embedding of the {texts} distinct chunk texts (batch {EMBED_BATCH}, same "
+        f"model): {bare:.1f} s = {texts / bare:.1f} chunks/s; share of the run "
+        f"{bare / run_seconds:.1%} (run / bare = {run_seconds / bare:.2f}x); embedding stage / "
+        f"bare = {totals.own('embeddings') / bare:.2f}x"
+    )
+    stepped = {s: row[0] for s, row in totals.stages.items() if row[0] > 0}
+    slowest = max(stepped, key=lambda s: stepped[s])
+    inside = ""
+    if slowest == "serving_index":
+        embedding = totals.own("embeddings")
+        publishing = totals.own("published_index")
+        inside = (
+            f": embedding {embedding:.1f} s ({embedding / run_seconds:.1%} of the run), "
+            f"publication {publishing:.1f} s ({publishing / run_seconds:.1%})"
+        )
+    print(
+        f"bottleneck stage (largest step wall time): {slowest} ({stepped[slowest]:.1f} s){inside}"
+    )
+
+
+def main() -> int:
+    args = parse_args()
     if not (args.beir / "corpus.jsonl").is_file():
         print(f"skipped: no SciFact corpus at {args.beir} (pass --beir FOLDER)")
         return 0
-
-    # A private inbox: a running demo's inbox sensor must not pick up the bench corpus.
-    os.environ["GROUNDWORK_INBOX"] = str(GroundworkSettings.from_env().home / "bench-inbox")
-    settings = GroundworkSettings.from_env()
+    settings = settings_with_private_inbox()
     own_engines = BenchEngines.start(settings)
     platform = connect(settings, own_engines.endpoints, database=DATABASE, index_prefix=PREFIX)
     model = settings.default_model_key
@@ -162,114 +295,22 @@ def main() -> int:
     tenants = [f"tier-{run}-{t}" for t in range(args.tenants)]
     abstracts = list(load_corpus(args.beir))
     corpus = tier_corpus(abstracts, args.docs)
-    names = sorted(corpus)
-    folders = []
+    folders = [settings.inbox_dir / tenant for tenant in tenants]
     try:
-        for t, tenant in enumerate(tenants):
-            folder = settings.inbox_dir / tenant
-            folder.mkdir(parents=True, exist_ok=True)
-            folders.append(folder)
-            for name in names[t :: len(tenants)]:
-                (folder / name).write_text(corpus[name])
-
-        job = build_definitions(
-            GroundworkResource(database=DATABASE, index_prefix=PREFIX)
-        ).resolve_job_def("tenant_ingest")
-        instance = dg.DagsterInstance.ephemeral()
-        instance.add_dynamic_partitions("tenant", tenants)
-        quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-        totals: dict[str, list[float]] = {}
-        order: list[str] = []
-        run_seconds = 0.0
-        for tenant in tenants:
-            started = time.perf_counter()
-            result = job.execute_in_process(
-                partition_key=tenant, instance=instance, run_config=quiet
-            )
-            run_seconds += time.perf_counter() - started
-            if not result.success:
-                print(f"run for {tenant} failed")
-                return 1
-            for figure in stage_figures(instance, result):
-                if figure.stage not in totals:
-                    order.append(figure.stage)
-                    totals[figure.stage] = [0.0, 0.0, 0.0]
-                totals[figure.stage][0] += figure.wall
-                totals[figure.stage][1] += figure.own
-                totals[figure.stage][2] += figure.items
-
-        with platform.pool.connection() as conn:
-            texts = [
-                (" > ".join(r[0]) + "\n\n" + r[1]) if r[0] else r[1]
-                for r in conn.execute(
-                    "SELECT DISTINCT ON (content_hash) heading_path, body FROM chunks "
-                    "WHERE tenant_id = ANY(%s) ORDER BY content_hash",
-                    (tenants,),
-                ).fetchall()
-            ]
-            (chunk_count,) = conn.execute(
-                "SELECT count(*) FROM chunks WHERE tenant_id = ANY(%s)", (tenants,)
-            ).fetchone() or (0,)
-        embedder = platform.embedder(model)
-        # a seeded sample, timed and scaled to every text: at 20,000 documents the
-        # bare pass alone is as long as the run (texts differ little in length)
-        sample = texts
-        if args.bare_sample < 1.0:
-            sample = random.Random(14).sample(texts, max(1, int(len(texts) * args.bare_sample)))
-        bare_started = time.perf_counter()
-        for start in range(0, len(sample), EMBED_BATCH):
-            embedder.embed_documents(sample[start : start + EMBED_BATCH])
-        bare = (time.perf_counter() - bare_started) * len(texts) / len(sample)
-        if len(sample) < len(texts):
-            print(
-                f"bare embedding timed on a seeded sample of {len(sample)} of the {len(texts)} "
-                "texts and scaled to all of them"
-            )
-
+        write_inboxes(folders, corpus)
+        totals = run_tier_job(tenants)
+        if totals is None:
+            return 1
+        texts, chunk_count = distinct_chunk_texts(platform, tenants)
+        bare = time_bare_embedding(platform, model, texts, args.bare_sample)
         print(
             f"pipeline tier: {len(corpus)} documents (SciFact abstracts"
             f"{', recombined beyond the first ' + str(len(abstracts)) if len(corpus) > len(abstracts) else ''}"
             f"), {len(tenants)} tenant(s), {chunk_count} chunks, "
             f"model {model}, cores available {available_cores()}; shared machine, figures noisy"
         )
-        print(
-            f"  {'stage':22s} {'step wall s':>11s} {'own s':>8s} {'share':>6s} "
-            f"{'docs/s':>8s} {'chunks/s':>9s} {'items':>7s}"
-        )
-        # embeddings and published_index are logged by serving_index from inside its
-        # step: their rows show their own seconds, which its step wall time includes
-        for stage in order:
-            wall, own, items = totals[stage]
-            seconds = wall or own
-            print(
-                f"  {stage:22s} {wall:11.1f} {own:8.1f} {seconds / run_seconds:6.1%} "
-                f"{len(corpus) / seconds if seconds else 0:8.1f} "
-                f"{chunk_count / seconds if seconds else 0:9.1f} {int(items):7d}"
-            )
-        stepped = {s: totals[s][0] for s in order if totals[s][0] > 0}
-        slowest = max(stepped, key=lambda s: stepped[s])
-        print(
-            f"  run wall (job.execute_in_process, all tenants): {run_seconds:.1f} s = "
-            f"{len(corpus) / run_seconds:.1f} docs/s, {chunk_count / run_seconds:.1f} chunks/s"
-        )
-        print(
-            f"bare embedding of the {len(texts)} distinct chunk texts (batch {EMBED_BATCH}, same "
-            f"model): {bare:.1f} s = {len(texts) / bare:.1f} chunks/s; share of the run "
-            f"{bare / run_seconds:.1%} (run / bare = {run_seconds / bare:.2f}x); embedding stage / "
-            f"bare = {totals.get('embeddings', [0, 0, 0])[1] / bare:.2f}x"
-        )
-        inside = ""
-        if slowest == "serving_index":
-            embedding = totals.get("embeddings", [0.0, 0.0, 0.0])[1]
-            publishing = totals.get("published_index", [0.0, 0.0, 0.0])[1]
-            inside = (
-                f": embedding {embedding:.1f} s ({embedding / run_seconds:.1%} of the run), "
-                f"publication {publishing:.1f} s ({publishing / run_seconds:.1%})"
-            )
-        print(
-            f"bottleneck stage (largest step wall time): {slowest} "
-            f"({stepped[slowest]:.1f} s){inside}"
-        )
+        print_stage_table(totals, len(corpus), chunk_count)
+        print_against_bare(totals, len(texts), bare)
     finally:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)

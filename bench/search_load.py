@@ -33,14 +33,14 @@ import shutil
 import statistics
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx  # noqa: E402
 import psycopg  # noqa: E402
 
 from bench.search_profile import engine_pids  # noqa: E402
-from bench.tenants import bench_tenant  # noqa: E402
+from bench.tenants import DATABASE, PREFIX, SCIFACT, found_bench_tenant  # noqa: E402
 from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from groundwork.embedding_models import model_by_key  # noqa: E402
@@ -51,9 +51,7 @@ from resources.composition.settings import GroundworkSettings  # noqa: E402
 from resources.engines.postgres_standby import EmbeddedStandby  # noqa: E402
 from testbed.api_server import serve_api  # noqa: E402
 
-DATABASE = "groundwork_bench"
 REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
-PREFIX = "gwbench"
 
 
 def api_rss_mib(pid: int) -> float:
@@ -195,11 +193,9 @@ def vector_leg_interleaved(
         primary.close()
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
-    )
+    parser.add_argument("--beir", type=Path, default=SCIFACT)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--port", type=int, default=8098)
     parser.add_argument("--workers", type=int, default=1, help="API worker processes")
@@ -215,22 +211,91 @@ def main() -> int:
     parser.add_argument(
         "--no-query-cache", action="store_true", help="the API embeds every query (no cache)"
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def start_standby(settings: GroundworkSettings, endpoints: EngineEndpoints) -> EmbeddedStandby:
+    """A streaming standby of the embedded PostgreSQL, caught up."""
+    standby = EmbeddedStandby(endpoints.server_url, settings.home / "pgstandby-bench")
+    standby.destroy()  # a standby left by an interrupted run starts over
+    standby.start()
+    standby.wait_for_replay()
+    return standby
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRun:
+    """What one configuration's levels share: the tenant and its key, wrk's
+    files, the levels and the embedding CPU (with the query cache off)."""
+
+    args: argparse.Namespace
+    settings: GroundworkSettings
+    tenant: str
+    chunks: int
+    key: str
+    files: tuple[Path, Path]
+    texts: list[str]
+    embedding_ms: float | None
+
+
+def measure_levels(load: LoadRun, base: str, api_pid: int) -> None:
+    """wrk at each level against the served API, with the CPU each cost."""
+    script, queries_file = load.files
+    for connections in (int(c) for c in load.args.levels.split(",")):
+        cpu_before = server_cpu(api_pid, load.settings)
+        result = run_wrk(base, connections, load.args.seconds, script, queries_file, load.key)
+        cpu_after = server_cpu(api_pid, load.settings)
+        print(
+            f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
+            f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
+            f"of {result['requests']}  (503 {result['refused_503']})  "
+            f"API RSS {api_rss_mib(api_pid):.0f} MiB"
+        )
+        print("    " + cpu_line(cpu_before, cpu_after, result, load.embedding_ms))
+
+
+def serve_and_measure(
+    load: LoadRun, label: str, env: dict[str, str], standby: EmbeddedStandby | None
+) -> None:
+    """One configuration: the API served with `env`, warmed up, then every level."""
+    args = load.args
+    served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
+    pids: list[int] = []
+    with serve_api(
+        args.port, DATABASE, PREFIX, on_start=pids.append, workers=args.workers, extra_env=env
+    ) as base:
+        for text in load.texts[:20]:  # warm-up: model sessions, pools, caches
+            httpx.post(
+                f"{base}/v1/search",
+                json={"query": text},
+                headers={"Authorization": f"Bearer {load.key}"},
+                timeout=30,
+            )
+        print(
+            f"/v1/search on tenant {load.tenant} ({load.chunks} chunks), {label}, {args.workers} API "
+            f"worker(s), query cache {'off' if args.no_query_cache else 'on'}, "
+            f"wrk {args.seconds} s per level, loopback; API RSS "
+            f"{api_rss_mib(pids[0]):.0f} MiB"
+        )
+        measure_levels(load, base, pids[0])
+    if env[REPLICA_ENV] and standby is not None:
+        served = replica_transactions(standby) - served_before
+        print(f"  transactions the replica served: {served}")
+
+
+def main() -> int:
+    args = parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)")
         return 1
     settings = GroundworkSettings.from_env()
     endpoints = ensure_engines(settings)
     platform = connect(settings, endpoints, database=DATABASE, index_prefix=PREFIX)
-    found = bench_tenant(platform.catalog, args.tenant)
-    if found is None:
-        print(
-            "no benchmark corpus: run bench/ingest_and_search.py first"
-            if args.tenant is None
-            else f"no tenant {args.tenant} in the bench database"
-        )
+    tenant = found_bench_tenant(
+        platform.catalog, args.tenant, "run bench/ingest_and_search.py first"
+    )
+    if tenant is None:
         return 1
-    tenant = found
     chunks = platform.catalog.counts(tenant).chunks
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "load")
     if args.beir.exists():
@@ -238,12 +303,13 @@ def main() -> int:
     else:
         texts = [f"storage quota policy for team {i}" for i in range(200)]
     random.Random(5).shuffle(texts)
-    with wrk_files(texts[:1000]) as (script, queries_file):
+    with wrk_files(texts[:1000]) as files:
         embedding_ms = (
             embedding_cpu_ms(settings, platform.serving_model(tenant), texts)
             if args.no_query_cache
             else None
         )
+        load = LoadRun(args, settings, tenant, chunks, key, files, texts, embedding_ms)
         standby: EmbeddedStandby | None = None
         try:
             cache = {"GROUNDWORK_QUERY_CACHE_ENTRIES": "0"} if args.no_query_cache else {}
@@ -254,51 +320,12 @@ def main() -> int:
                         "--replica makes a standby of the embedded PostgreSQL; unset GROUNDWORK_DATABASE_URL"
                     )
                     return 1
-                standby = EmbeddedStandby(endpoints.server_url, settings.home / "pgstandby-bench")
-                standby.destroy()  # a standby left by an interrupted run starts over
-                standby.start()
-                standby.wait_for_replay()
+                standby = start_standby(settings, endpoints)
                 runs.append(
                     ("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres"), **cache})
                 )
             for label, env in runs:
-                served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
-                pids: list[int] = []
-                with serve_api(
-                    args.port,
-                    DATABASE,
-                    PREFIX,
-                    on_start=pids.append,
-                    workers=args.workers,
-                    extra_env=env,
-                ) as base:
-                    for text in texts[:20]:  # warm-up: model sessions, pools, caches
-                        httpx.post(
-                            f"{base}/v1/search",
-                            json={"query": text},
-                            headers={"Authorization": f"Bearer {key}"},
-                            timeout=30,
-                        )
-                    print(
-                        f"/v1/search on tenant {tenant} ({chunks} chunks), {label}, {args.workers} API "
-                        f"worker(s), query cache {'off' if args.no_query_cache else 'on'}, "
-                        f"wrk {args.seconds} s per level, loopback; API RSS "
-                        f"{api_rss_mib(pids[0]):.0f} MiB"
-                    )
-                    for connections in (int(c) for c in args.levels.split(",")):
-                        cpu_before = server_cpu(pids[0], settings)
-                        result = run_wrk(base, connections, args.seconds, script, queries_file, key)
-                        cpu_after = server_cpu(pids[0], settings)
-                        print(
-                            f"  {connections} client(s): p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms  "
-                            f"p99 {result['p99_ms']:.1f} ms  {result['rps']:.1f} req/s  errors {result['errors']} "
-                            f"of {result['requests']}  (503 {result['refused_503']})  "
-                            f"API RSS {api_rss_mib(pids[0]):.0f} MiB"
-                        )
-                        print("    " + cpu_line(cpu_before, cpu_after, result, embedding_ms))
-                if env[REPLICA_ENV] and standby is not None:
-                    served = replica_transactions(standby) - served_before
-                    print(f"  transactions the replica served: {served}")
+                serve_and_measure(load, label, env, standby)
             if standby is not None:
                 vector_leg_interleaved(settings, endpoints, standby, tenant, texts)
         finally:

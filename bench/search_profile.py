@@ -52,7 +52,7 @@ from typing import Any
 import psutil  # noqa: E402
 import uvicorn  # noqa: E402
 
-from bench.tenants import bench_tenant  # noqa: E402
+from bench.tenants import DATABASE, PREFIX, SCIFACT, found_bench_tenant  # noqa: E402
 from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
 from resources.composition.platform import connect, ensure_engines  # noqa: E402
@@ -65,8 +65,6 @@ from resources.postgres.vector_index import PgVectorIndex  # noqa: E402
 from retrieval_api.app import create_app  # noqa: E402
 from retrieval_api.collector import tune_for_serving  # noqa: E402
 
-DATABASE = "groundwork_bench"
-PREFIX = "gwbench"
 LAYERS = ("embedding", "vector leg", "keyword leg", "re-check", "citations")
 
 
@@ -240,13 +238,11 @@ def served(app: Any, port: int) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=15, help="wrk's run per level")
     parser.add_argument("--port", type=int, default=8097)
-    parser.add_argument(
-        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
-    )
+    parser.add_argument("--beir", type=Path, default=SCIFACT)
     parser.add_argument("--tenant", help="default: the bench database's largest tenant")
     parser.add_argument(
         "--clients",
@@ -265,7 +261,59 @@ def main() -> int:
         action="store_true",
         help="embed every query (no cache), as a service whose queries never repeat",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def instrument_layers(meter: Meter) -> Counted:
+    """Each layer's adapter method timed by `meter`; the re-check's ids counted."""
+    wrap(OnnxEmbeddingProvider, "embed_query", meter, "embedding")
+    wrap(PgVectorIndex, "search", meter, "vector leg")
+    wrap(OpenSearchKeywordIndex, "search", meter, "keyword leg")
+    wrap(PublishedChunkReader, "load_chunks", meter, "re-check")
+    rechecked = Counted()
+    rechecked.wrap(PublishedChunkReader, "load_chunks")
+    wrap(PostgresCatalog, "record_citations", meter, "citations")
+    return rechecked
+
+
+def print_layers(rows: dict[str, dict[str, float]]) -> None:
+    """The layers' CPU and wall ms per request, a column per level."""
+    print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))
+    names = [
+        *(f"{n} cpu" for n in LAYERS),
+        "service cpu",
+        "request cpu",
+        "postgres cpu",
+        "opensearch cpu",
+        "gc cpu",
+        "longest gc ms",
+        "p99 ms",
+    ]
+    for name in names:
+        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
+    for name in (f"{n} wall" for n in LAYERS):
+        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
+
+
+def print_shares(rows: dict[str, dict[str, float]], rechecked: Counted) -> None:
+    """The service's own share of each level's CPU, and the ids re-checked."""
+    for c, row in rows.items():
+        total = row["request cpu"] + row["postgres cpu"] + row["opensearch cpu"]
+        own = row["request cpu"] - row["embedding cpu"]
+        print(
+            f"{c} client(s): {row['req/s']:.1f} req/s; total CPU {total:.1f} ms/request; "
+            f"API process minus embedding {own:.2f} ms = {100 * own / total:.1f}% of it"
+        )
+    searches = sum(row["requests"] for row in rows.values())
+    print(
+        f"re-check: {rechecked.ids / searches:.1f} ids read per search "
+        f"in {rechecked.calls / searches:.2f} reads"
+    )
+    print(json.dumps({c: {k: round(v, 2) for k, v in row.items()} for c, row in rows.items()}))
+
+
+def main() -> int:
+    args = parse_args()
     os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
     os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
     if args.no_query_cache:
@@ -274,15 +322,11 @@ def main() -> int:
     platform = connect(
         settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
     )
-    found = bench_tenant(platform.catalog, args.tenant)
-    if found is None:
-        print(
-            "no benchmark corpus: run bench/ingest_and_search.py --beir ... first"
-            if args.tenant is None
-            else f"no tenant {args.tenant} in the bench database"
-        )
+    tenant = found_bench_tenant(
+        platform.catalog, args.tenant, "run bench/ingest_and_search.py --beir ... first"
+    )
+    if tenant is None:
         return 1
-    tenant = found
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "profile")
     queries = (
         list(load_queries(args.beir).values())
@@ -292,13 +336,7 @@ def main() -> int:
     random.Random(3).shuffle(queries)
 
     meter = Meter()
-    wrap(OnnxEmbeddingProvider, "embed_query", meter, "embedding")
-    wrap(PgVectorIndex, "search", meter, "vector leg")
-    wrap(OpenSearchKeywordIndex, "search", meter, "keyword leg")
-    wrap(PublishedChunkReader, "load_chunks", meter, "re-check")
-    rechecked = Counted()
-    rechecked.wrap(PublishedChunkReader, "load_chunks")
-    wrap(PostgresCatalog, "record_citations", meter, "citations")
+    rechecked = instrument_layers(meter)
     app = create_app(lambda: platform)
     collector = CollectorClock()
     if not args.default_gc:
@@ -317,34 +355,8 @@ def main() -> int:
         f"{tenant}, query cache {'off' if args.no_query_cache else 'on'}, "
         f"collector {'default' if args.default_gc else 'as served'})"
     )
-    print(f"{'':22s}" + "".join(f"{f'{c} client(s)':>14s}" for c in rows))
-    names = [
-        *(f"{n} cpu" for n in LAYERS),
-        "service cpu",
-        "request cpu",
-        "postgres cpu",
-        "opensearch cpu",
-        "gc cpu",
-        "longest gc ms",
-        "p99 ms",
-    ]
-    for name in names:
-        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
-    for name in (f"{n} wall" for n in LAYERS):
-        print(f"{name:22s}" + "".join(f"{rows[c][name]:14.2f}" for c in rows))
-    for c, row in rows.items():
-        total = row["request cpu"] + row["postgres cpu"] + row["opensearch cpu"]
-        own = row["request cpu"] - row["embedding cpu"]
-        print(
-            f"{c} client(s): {row['req/s']:.1f} req/s; total CPU {total:.1f} ms/request; "
-            f"API process minus embedding {own:.2f} ms = {100 * own / total:.1f}% of it"
-        )
-    searches = sum(row["requests"] for row in rows.values())
-    print(
-        f"re-check: {rechecked.ids / searches:.1f} ids read per search "
-        f"in {rechecked.calls / searches:.2f} reads"
-    )
-    print(json.dumps({c: {k: round(v, 2) for k, v in row.items()} for c, row in rows.items()}))
+    print_layers(rows)
+    print_shares(rows, rechecked)
     platform.close()
     return 0
 
