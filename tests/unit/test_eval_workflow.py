@@ -4,7 +4,6 @@ records nothing. The asset and the CLI only map its outcome."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,20 +19,15 @@ from evals.workflow import (
     evaluate,
     keep_golden_suite,
 )
-from groundwork.documents import ExtractedDocument, Location
+from groundwork.documents import ExtractedDocument
 from groundwork.eval_records import EvalSuite
-from groundwork.ports import IndexedChunk, VectorRecord
 from groundwork.retrieval.kernel import SearchEngines
-from groundwork.retrieval.outcome import ChunkView
 from groundwork.retrieval.rerank import IdentifierReranker
 from tests.fakes import (
-    HashingEmbedder,
-    InMemoryChunkReader,
-    InMemoryKeywordIndex,
     InMemoryTenantDirectory,
-    InMemoryVectorIndex,
 )
 from tests.fakes_evals import InMemoryEvalRuns
+from tests.unit.in_memory_corpus import CorpusChunk, index_in_memory
 
 TENANT = "acme"
 SERVING = "serving-model"
@@ -66,38 +60,13 @@ class Ports:
 
 
 def _engines() -> SearchEngines:
-    embedder, vectors, keywords, reader = (
-        HashingEmbedder(),
-        InMemoryVectorIndex(),
-        InMemoryKeywordIndex(),
-        InMemoryChunkReader(),
+    corpus = index_in_memory(
+        TENANT,
+        (CorpusChunk(f"{source}:0", text, (f"tenant:{TENANT}",)) for source, text in DOCS.items()),
     )
-    subjects = (f"tenant:{TENANT}",)
-    for source, text in DOCS.items():
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        chunk_id = f"{source}:0"
-        chunk = IndexedChunk(
-            chunk_id, TENANT, source, "v1", subjects, "text/markdown", source, text, digest
-        )
-        vectors.upsert([VectorRecord(chunk, embedder.embed_documents([text])[0])])
-        keywords.upsert([chunk])
-        view = ChunkView(
-            chunk_id,
-            source,
-            "v1",
-            source,
-            f"{source}.md",
-            "text/markdown",
-            (source,),
-            text,
-            Location(line_start=1),
-            digest,
-            False,
-        )
-        reader.add(TENANT, view, subjects)
-    vectors.set_versions_live(TENANT, ["v1"], True)
-    keywords.set_versions_live(TENANT, ["v1"], True)
-    return SearchEngines(embedder, vectors, keywords, reader, IdentifierReranker())
+    return SearchEngines(
+        corpus.embedder, corpus.vectors, corpus.keywords, corpus.reader, IdentifierReranker()
+    )
 
 
 @pytest.fixture

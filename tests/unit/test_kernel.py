@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
 from collections.abc import Sequence
 
@@ -11,7 +10,7 @@ import pytest
 
 from groundwork.documents import Location
 from groundwork.errors import EngineUnavailable, StoreError
-from groundwork.ports import AccessScope, IndexedChunk, VectorRecord
+from groundwork.ports import AccessScope
 from groundwork.retrieval.context import select_context
 from groundwork.retrieval.kernel import (
     RetrievalPolicy,
@@ -28,9 +27,9 @@ from tests.fakes import (
     FAKE_MODEL,
     HashingEmbedder,
     InMemoryChunkReader,
-    InMemoryKeywordIndex,
     InMemoryVectorIndex,
 )
+from tests.unit.in_memory_corpus import CorpusChunk, index_in_memory
 
 TENANT = "acme"
 STAFF = AccessScope(TENANT, ("tenant:acme",))
@@ -43,41 +42,28 @@ def _engines(
     heading: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[SearchEngines, InMemoryChunkReader]:
     """docs: (chunk id, text, subjects); the source is the chunk id's prefix before ':'."""
-    embedder, vectors, keywords, reader = (
-        HashingEmbedder(),
-        InMemoryVectorIndex(),
-        InMemoryKeywordIndex(),
-        InMemoryChunkReader(),
+    corpus = index_in_memory(
+        TENANT,
+        (
+            CorpusChunk(
+                chunk_id,
+                text,
+                subjects,
+                heading_path=(heading or {}).get(chunk_id),
+                low_confidence=chunk_id in low_confidence,
+            )
+            for chunk_id, text, subjects in docs
+        ),
     )
-    for chunk_id, text, subjects in docs:
-        source = chunk_id.split(":")[0]
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        chunk = IndexedChunk(
-            chunk_id, TENANT, source, "v1", subjects, "text/markdown", source, text, digest
-        )
-        vectors.upsert([VectorRecord(chunk, embedder.embed_documents([text])[0])])
-        keywords.upsert([chunk])
-        path = (heading or {}).get(chunk_id, (source,))
-        view = ChunkView(
-            chunk_id,
-            source,
-            "v1",
-            source,
-            f"{source}.md",
-            "text/markdown",
-            path,
-            text,
-            Location(line_start=1),
-            digest,
-            chunk_id in low_confidence,
-        )
-        reader.add(TENANT, view, subjects)
-    vectors.set_versions_live(TENANT, ["v1"], True)
-    keywords.set_versions_live(TENANT, ["v1"], True)
     engines = SearchEngines(
-        embedder, vectors, keywords, reader, IdentifierReranker(), policy or RetrievalPolicy()
+        corpus.embedder,
+        corpus.vectors,
+        corpus.keywords,
+        corpus.reader,
+        IdentifierReranker(),
+        policy or RetrievalPolicy(),
     )
-    return engines, reader
+    return engines, corpus.reader
 
 
 CORPUS = [

@@ -3,7 +3,6 @@ layered search over in-memory fakes that pass the port conformance suites."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import pytest
@@ -11,10 +10,10 @@ import pytest
 from groundwork.chunking import chunk_id_for, content_hash
 from groundwork.documents import Location
 from groundwork.errors import InvalidRequest
-from groundwork.ports import AccessScope, IndexedChunk, VectorRecord
+from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import RetrievalPolicy, SearchEngines, SearchRequest
 from groundwork.retrieval.layers import layered_search
-from groundwork.retrieval.outcome import ChunkView, Found
+from groundwork.retrieval.outcome import Found
 from groundwork.summaries import (
     MAX_POINTERS,
     RawChunk,
@@ -22,12 +21,7 @@ from groundwork.summaries import (
     compile_summary,
     raw_digest,
 )
-from tests.fakes import (
-    HashingEmbedder,
-    InMemoryChunkReader,
-    InMemoryKeywordIndex,
-    InMemoryVectorIndex,
-)
+from tests.unit.in_memory_corpus import CorpusChunk, index_in_memory
 
 TENANT = "acme"
 STAFF = AccessScope(TENANT, ("tenant:acme",))
@@ -134,47 +128,23 @@ CORPUS = [
 
 
 def _engines(corpus: Sequence[tuple[str, str, str]]) -> SearchEngines:
-    embedder, vectors, keywords, reader = (
-        HashingEmbedder(),
-        InMemoryVectorIndex(),
-        InMemoryKeywordIndex(),
-        InMemoryChunkReader(),
+    indexed = index_in_memory(
+        TENANT,
+        (
+            CorpusChunk(
+                chunk_id, text, ("tenant:acme",), "summary" if layer == "summary" else "raw"
+            )
+            for chunk_id, layer, text in corpus
+        ),
     )
-    for chunk_id, layer, text in corpus:
-        source = chunk_id.split(":")[0]
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        chunk = IndexedChunk(
-            chunk_id,
-            TENANT,
-            source,
-            "v1",
-            ("tenant:acme",),
-            "text/markdown",
-            source,
-            text,
-            digest,
-            layer="summary" if layer == "summary" else "raw",
-        )
-        vectors.upsert([VectorRecord(chunk, embedder.embed_documents([text])[0])])
-        keywords.upsert([chunk])
-        view = ChunkView(
-            chunk_id,
-            source,
-            "v1",
-            source,
-            f"{source}.md",
-            "text/markdown",
-            (source,),
-            text,
-            Location(line_start=1),
-            digest,
-            False,
-            layer,
-        )
-        reader.add(TENANT, view, ("tenant:acme",))
-    vectors.set_versions_live(TENANT, ["v1"], True)
-    keywords.set_versions_live(TENANT, ["v1"], True)
-    return SearchEngines(embedder, vectors, keywords, reader, None, RetrievalPolicy())
+    return SearchEngines(
+        indexed.embedder,
+        indexed.vectors,
+        indexed.keywords,
+        indexed.reader,
+        None,
+        RetrievalPolicy(),
+    )
 
 
 def _hits(outcome: object) -> list[tuple[str, str]]:
