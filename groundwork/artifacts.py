@@ -321,6 +321,56 @@ def _current(
     return record, current
 
 
+def _next_version(
+    catalog: Catalog,
+    blobs: BlobStore,
+    store: ArtifactStore,
+    record: ArtifactRecord,
+    markdown: str,
+    provenance: Provenance,
+    summary: tuple[str, ...],
+    *,
+    edits: Sequence[Edit] = (),
+    restored_from: int | None = None,
+) -> Saved:
+    """The write order for a version after the first: the document version
+    (stored, not current), its files, then the generation moves by
+    compare-and-set from the record's (the caller checked it is the expected
+    one). Content the document already holds is no change and no version."""
+    registration = _register(
+        catalog,
+        blobs,
+        record.tenant_id,
+        record.artifact_id,
+        record.filename,
+        record.subjects,
+        markdown,
+    )
+    if not registration.created:
+        return Saved(
+            record.artifact_id,
+            record.source_id,
+            record.generation,
+            changed=False,
+            summary=("no change",),
+        )
+    files = _files_for(
+        blobs, document_title(markdown, record.filename), markdown, provenance, edits
+    )
+    generation = store.commit_version(
+        record.tenant_id,
+        record.artifact_id,
+        record.source_id,
+        record.generation,
+        registration.version_id,
+        provenance.to_dict(),
+        restored_from,
+        summary,
+        files,
+    )
+    return Saved(record.artifact_id, record.source_id, generation, summary=summary)
+
+
 def revise_artifact(
     catalog: Catalog,
     blobs: BlobStore,
@@ -372,26 +422,7 @@ def revise_artifact(
                 (f"the whole body ({len(old)} characters)",),
                 digest,
             )
-    registration = _register(
-        catalog, blobs, record.tenant_id, artifact_id, record.filename, record.subjects, new
-    )
-    if not registration.created:
-        return Saved(
-            artifact_id, record.source_id, record.generation, changed=False, summary=("no change",)
-        )
-    files = _files_for(blobs, document_title(new, record.filename), new, provenance, edits)
-    generation = store.commit_version(
-        record.tenant_id,
-        artifact_id,
-        record.source_id,
-        expected_generation,
-        registration.version_id,
-        provenance.to_dict(),
-        None,
-        summary,
-        files,
-    )
-    return Saved(artifact_id, record.source_id, generation, summary=summary)
+    return _next_version(catalog, blobs, store, record, new, provenance, summary, edits=edits)
 
 
 def restore_artifact(
@@ -420,24 +451,7 @@ def restore_artifact(
     provenance = Provenance(
         "restore", {"generation": generation}, run, tuple(old.provenance.get("derived_from", ()))
     ).validated()
-    registration = _register(
-        catalog, blobs, record.tenant_id, artifact_id, record.filename, record.subjects, markdown
-    )
-    if not registration.created:
-        return Saved(
-            artifact_id, record.source_id, record.generation, changed=False, summary=("no change",)
-        )
-    files = _files_for(blobs, document_title(markdown, record.filename), markdown, provenance, ())
     summary = (f"restored generation {generation}",)
-    new_generation = store.commit_version(
-        record.tenant_id,
-        artifact_id,
-        record.source_id,
-        expected_generation,
-        registration.version_id,
-        provenance.to_dict(),
-        generation,
-        summary,
-        files,
+    return _next_version(
+        catalog, blobs, store, record, markdown, provenance, summary, restored_from=generation
     )
-    return Saved(artifact_id, record.source_id, new_generation, summary=summary)

@@ -25,6 +25,17 @@ from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
 _VISIBLE = "a.tenant_id = %s AND groundwork_readable(s.subjects, %s) AND s.state = 'active'"
+#: an artifact with its document's name, subjects, current version and indexing state
+_RECORDS = (
+    "SELECT a.artifact_id, a.tenant_id, a.source_id, a.format, a.generation, s.filename, "
+    "s.subjects, s.current_version_id, v.processing_state, a.created_at "
+    "FROM artifacts a JOIN sources s USING (source_id) "
+    "LEFT JOIN source_versions v ON v.version_id = s.current_version_id"
+)
+
+
+def _record(row: dict[str, Any]) -> ArtifactRecord:
+    return ArtifactRecord(**{**row, "subjects": tuple(row["subjects"])})
 
 
 class PostgresArtifacts:
@@ -114,18 +125,12 @@ class PostgresArtifacts:
             row = (
                 conn.cursor(row_factory=dict_row)
                 .execute(
-                    "SELECT a.artifact_id, a.tenant_id, a.source_id, a.format, a.generation, s.filename, "
-                    "s.subjects, s.current_version_id, v.processing_state, a.created_at "
-                    "FROM artifacts a JOIN sources s USING (source_id) "
-                    "LEFT JOIN source_versions v ON v.version_id = s.current_version_id "
-                    f"WHERE a.artifact_id = %s AND {_VISIBLE} AND a.generation > 0",
+                    f"{_RECORDS} WHERE a.artifact_id = %s AND {_VISIBLE} AND a.generation > 0",
                     (artifact_id, scope.tenant_id, list(scope.subjects)),
                 )
                 .fetchone()
             )
-        if row is None:
-            return None
-        return ArtifactRecord(**{**row, "subjects": tuple(row["subjects"])})
+        return _record(row) if row is not None else None
 
     def list_artifacts(
         self, scope: AccessScope, after: str | None, limit: int
@@ -141,16 +146,12 @@ class PostgresArtifacts:
             rows = (
                 conn.cursor(row_factory=dict_row)
                 .execute(
-                    "SELECT a.artifact_id, a.tenant_id, a.source_id, a.format, a.generation, s.filename, "
-                    "s.subjects, s.current_version_id, v.processing_state, a.created_at "
-                    "FROM artifacts a JOIN sources s USING (source_id) "
-                    "LEFT JOIN source_versions v ON v.version_id = s.current_version_id "
-                    f"WHERE {where} ORDER BY a.artifact_id LIMIT %s",
+                    f"{_RECORDS} WHERE {where} ORDER BY a.artifact_id LIMIT %s",
                     (*params, limit + 1),
                 )
                 .fetchall()
             )
-        records = [ArtifactRecord(**{**r, "subjects": tuple(r["subjects"])}) for r in rows[:limit]]
+        records = [_record(r) for r in rows[:limit]]
         return records, (records[-1].artifact_id if len(rows) > limit else None)
 
     def versions(self, scope: AccessScope, artifact_id: str) -> list[ArtifactVersion]:
