@@ -60,7 +60,23 @@ def embedding_metadata(platform: Platform, tenant_id: str, model_key: str) -> di
     metadata: dict[str, Any] = dict(report.as_metadata())
     if report.seconds > 0 and report.items:
         metadata["chunks_per_second"] = round((report.items - report.reused) / report.seconds, 1)
-    return {**metadata, "dimension": platform.model(model_key).dimension}
+    return {
+        **metadata,
+        **provider_metadata(platform, model_key),
+        "dimension": platform.model(model_key).dimension,
+    }
+
+
+def provider_metadata(platform: Platform, model_key: str) -> dict[str, str]:
+    """Which onnxruntime execution provider embedded, and why not CUDA when it
+    was asked for (a remote embedder has neither)."""
+    embedder = platform.embedder(model_key)
+    provider = getattr(embedder, "execution_provider", None)
+    warning = getattr(embedder, "provider_warning", None)
+    metadata = {"execution_provider": provider} if provider else {}
+    if warning:
+        metadata["provider_warning"] = warning
+    return metadata
 
 
 def shard_versions() -> int:
@@ -121,6 +137,7 @@ def index_shard(
         "failed": keywords.failed + embedded.failed,
         "seconds": round(keywords.seconds + embedded.seconds, 2),
         "pid": os.getpid(),
+        **provider_metadata(platform, model_key),
     }
     context.add_output_metadata(report)
     return report

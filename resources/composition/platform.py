@@ -179,7 +179,10 @@ class Platform:
                     remote_embedder(model, self.settings)
                     if is_remote_model(model)
                     else load_embedding_provider(
-                        model, self.settings.models_dir, serving=self.serving
+                        model,
+                        self.settings.models_dir,
+                        serving=self.serving,
+                        device=self.settings.embedding_device,
                     )
                 )
                 # a serving process sees repeated queries; ingest never repeats one

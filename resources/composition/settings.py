@@ -62,6 +62,9 @@ class GroundworkSettings:
     opensearch_replicas: int | None = None
     #: query embeddings a serving process keeps (0: none); about 1.6 KB each
     query_cache_entries: int = 4096
+    #: "cuda": onnxruntime's CUDA execution provider when present (onnxruntime-gpu),
+    #: else CPU with a warning recorded in the embedding step's metadata
+    embedding_device: str = "cpu"
     #: where file bytes live: "filesystem" (GROUNDWORK_HOME/blobs, one host)
     #: or "s3" (a bucket every host reaches by URL)
     blob_backend: str = "filesystem"
@@ -152,6 +155,7 @@ class GroundworkSettings:
             if env.get("GROUNDWORK_OPENSEARCH_REPLICAS")
             else None,
             query_cache_entries=max(0, int(env.get("GROUNDWORK_QUERY_CACHE_ENTRIES", "4096"))),
+            embedding_device=_choice(env, "GROUNDWORK_EMBEDDING_DEVICE", ("cpu", "cuda")),
             blob_backend=_choice(env, "GROUNDWORK_BLOB_BACKEND", ("filesystem", "s3")),
             s3_endpoint=env.get("GROUNDWORK_S3_ENDPOINT") or None,
             s3_bucket=env.get("GROUNDWORK_S3_BUCKET", "groundwork"),

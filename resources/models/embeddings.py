@@ -11,6 +11,7 @@ from registry packages (no model hub at run time):
 
 from __future__ import annotations
 
+import logging
 import threading
 import zipfile
 from collections.abc import Sequence
@@ -104,6 +105,25 @@ def minilm_tokenizer_json() -> str:
     )
 
 
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+
+def execution_providers(device: str, available: Sequence[str]) -> tuple[list[str], str | None]:
+    """The onnxruntime providers for `device` ("cpu" or "cuda"), and why CUDA
+    was asked for and not taken (None when it was, or was not asked for).
+    CPU always stays behind CUDA: an operator the GPU build cannot place runs there."""
+    if device != "cuda":
+        return [CPU], None
+    if CUDA in available:
+        return [CUDA, CPU], None
+    return [CPU], (
+        "GROUNDWORK_EMBEDDING_DEVICE=cuda, but this onnxruntime has no CUDAExecutionProvider "
+        f"(available: {', '.join(available)}): install onnxruntime-gpu (matching onnxruntime's "
+        "version, with CUDA 12 and cuDNN 9) in place of onnxruntime; embedding on CPU"
+    )
+
+
 class OnnxEmbeddingProvider:
     """Thread-safe: onnxruntime sessions may be shared; the tokenizer's padding
     state is configured once and not mutated afterwards."""
@@ -115,6 +135,7 @@ class OnnxEmbeddingProvider:
         tokenizer_json: str,
         threads: int = 2,
         spinning: bool = True,
+        device: str = "cpu",
     ) -> None:
         self._model = model
         self._tokenizer = Tokenizer.from_str(tokenizer_json)
@@ -133,9 +154,20 @@ class OnnxEmbeddingProvider:
         options.add_session_config_entry(
             "session.intra_op.allow_spinning", "1" if spinning else "0"
         )
-        self._session = ort.InferenceSession(
-            onnx_bytes, options, providers=["CPUExecutionProvider"]
+        providers, self.provider_warning = execution_providers(
+            device, ort.get_available_providers()
         )
+        self._session = ort.InferenceSession(onnx_bytes, options, providers=providers)
+        #: what embeds (the step metadata records it): the session's first provider
+        self.execution_provider: str = self._session.get_providers()[0]
+        if device == "cuda" and self.execution_provider != CUDA and self.provider_warning is None:
+            # present but not usable (no driver, no device): onnxruntime fell back
+            self.provider_warning = (
+                f"CUDAExecutionProvider is installed but the session runs on "
+                f"{self.execution_provider} (no usable GPU or CUDA libraries); embedding on CPU"
+            )
+        if self.provider_warning:
+            logging.getLogger(__name__).warning(self.provider_warning)
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
 
@@ -183,9 +215,10 @@ class OnnxEmbeddingProvider:
 
 
 def load_embedding_provider(
-    model: EmbeddingModelRef, models_dir: Path, serving: bool = False
+    model: EmbeddingModelRef, models_dir: Path, serving: bool = False, device: str = "cpu"
 ) -> OnnxEmbeddingProvider:
-    """`serving`: one query at a time between other work (no spinning threads)."""
+    """`serving`: one query at a time between other work (no spinning threads).
+    `device`: "cuda" takes onnxruntime's CUDA provider when present (else CPU, warned)."""
     if model.key in MODEL_JARS:
         onnx_bytes, tokenizer_json = _jar_files(model, models_dir)
     elif model.key == MINILM_L6_V2_INT8.key:
@@ -202,4 +235,5 @@ def load_embedding_provider(
         tokenizer_json,
         threads=1 if serving else available_cores(),
         spinning=not serving,
+        device=device,
     )

@@ -61,6 +61,8 @@ def test_shards_index_every_version_once_and_publication_follows(
         for e in result.all_events
         if e.event_type_value == "STEP_OUTPUT" and "index_shard[" in (e.step_key or "")
     ]
+    # which onnxruntime provider embedded each shard (this machine: the CPU build)
+    assert {r["execution_provider"].value for r in reports} == {"CPUExecutionProvider"}
     assert sum(int(r["embedded_versions"].value) for r in reports) == 10  # type: ignore[arg-type,misc]
     assert sum(int(r["keyword_versions"].value) for r in reports) == 10  # type: ignore[arg-type,misc]
     # serving_index found nothing left to embed, and published all ten at once

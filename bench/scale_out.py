@@ -1,0 +1,280 @@
+"""Scale-out of one tenant's ingest: the distributed job (tenant_ingest_distributed,
+Dagster's Celery executor) on one and on two `groundwork worker` processes
+pinned to a core each, against the single-host job (tenant_ingest, in process)
+pinned to one core; and a small tenant through both paths.
+
+    uv run python bench/scale_out.py --docs 400            # a check
+    uv run python bench/scale_out.py --docs 20000          # the issue's tier (hours here)
+
+Documents are SciFact abstracts (../shared/data/scifact; recombined beyond
+5,183 as bench/pipeline_tier.py does), registered into object storage (the
+test SeaweedFS) for a fresh tenant per configuration, then run from
+extraction to publication. Shards: GROUNDWORK_SHARD_VERSIONS = docs / 8, so
+two workers have several shards each. Engines: the test engines under
+GROUNDWORK_HOME (default .groundwork-test), database groundwork_scale, index
+prefix gwscale; Redis started here. The machine is shared: figures are
+single runs unless --repeat, and only large differences mean anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.pipeline_tier import DEFAULT_CORPUS, tier_corpus
+from resources.composition.platform import Platform, connect, ensure_engines
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.engines.redis import EmbeddedRedis
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
+
+DATABASE = "groundwork_scale"
+PREFIX = "gwscale"
+BUCKET = "groundwork-bench"
+REDIS_PORT = 6397
+S3_PORT = 8343  # the test SeaweedFS (tests/conftest.py), reused when running
+
+
+def settings_for_bench() -> GroundworkSettings:
+    env = dict(os.environ)
+    env.setdefault("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork-test"))
+    env.setdefault("GROUNDWORK_OPENSEARCH_PORT", "9211")
+    env.setdefault("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9311")
+    return GroundworkSettings.from_env(env)
+
+
+def distributed_job(database: str, index_prefix: str) -> Any:
+    """The reconstructable target the workers load the job from."""
+    from pipelines.definitions import build_definitions
+    from resources.dagster_glue.platform_resource import GroundworkResource
+
+    return build_definitions(
+        GroundworkResource(database=database, index_prefix=index_prefix)
+    ).resolve_job_def("tenant_ingest_distributed")
+
+
+def _run_here(kind: str, tenant: str) -> None:
+    import dagster as dg
+
+    from pipelines.definitions import build_definitions
+    from resources.dagster_glue.platform_resource import GroundworkResource
+
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("tenant", [tenant])
+        started = time.monotonic()
+        if kind == "single":
+            job = build_definitions(
+                GroundworkResource(database=DATABASE, index_prefix=PREFIX)
+            ).resolve_job_def("tenant_ingest")
+            success = job.execute_in_process(partition_key=tenant, instance=instance).success
+        else:
+            recon = dg.build_reconstructable_job(
+                "bench.scale_out",
+                "distributed_job",
+                reconstructable_args=(DATABASE, PREFIX),  # type: ignore[arg-type]
+                reconstructor_working_directory=str(PROJECT_ROOT),
+            )
+            with dg.execute_job(
+                recon, instance, tags={"dagster/partition": tenant}, raise_on_error=False
+            ) as result:
+                success = result.success
+        print(json.dumps({"success": success, "wall": time.monotonic() - started}))
+
+
+class Bench:
+    def __init__(self, settings: GroundworkSettings, work: Path) -> None:
+        self.work = work
+        engines = ensure_engines(replace(settings, keyword_backend="opensearch"))
+        self.seaweedfs = EmbeddedSeaweedFS(settings.home / "seaweedfs", S3_PORT)
+        self.seaweedfs.start()
+        credentials = self.seaweedfs.credentials
+        prefix = f"scale-{uuid.uuid4().hex[:8]}"
+        s3 = replace(
+            settings,
+            blob_backend="s3",
+            s3_endpoint=self.seaweedfs.endpoint,
+            s3_bucket=BUCKET,
+            s3_prefix=prefix,
+            s3_access_key_id=credentials.access_key_id,
+            s3_secret_access_key=credentials.secret_access_key,
+        )
+        self.platform: Platform = connect(s3, engines, database=DATABASE, index_prefix=PREFIX)
+        self.redis = EmbeddedRedis(work / "redis", REDIS_PORT)
+        assert engines.opensearch_url is not None
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDWORK_")}
+        self.env.update(
+            {
+                "GROUNDWORK_DATABASE_URL": engines.server_url,
+                "GROUNDWORK_OPENSEARCH_URL": engines.opensearch_url,
+                "GROUNDWORK_BLOB_BACKEND": "s3",
+                "GROUNDWORK_S3_ENDPOINT": self.seaweedfs.endpoint,
+                "GROUNDWORK_S3_BUCKET": BUCKET,
+                "GROUNDWORK_S3_PREFIX": prefix,
+                "GROUNDWORK_S3_ACCESS_KEY_ID": credentials.access_key_id,
+                "GROUNDWORK_S3_SECRET_ACCESS_KEY": credentials.secret_access_key,
+                "GROUNDWORK_BROKER_URL": self.redis.start(),
+                "DAGSTER_HOME": str(work / "dagster"),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        from resources.dagster_glue.instance import dagster_storage_url
+
+        (work / "dagster").mkdir()
+        url = dagster_storage_url(engines.server_url, "dagster_scale")
+        (work / "dagster" / "dagster.yaml").write_text(
+            json.dumps(
+                {"storage": {"postgres": {"postgres_url": url}}, "telemetry": {"enabled": False}}
+            )
+        )
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def tenant(self, corpus: dict[str, str]) -> str:
+        from groundwork.stages.registration import register_file
+
+        tenant = f"scale-{uuid.uuid4().hex[:8]}"
+        catalog = self.platform.catalog
+        catalog.ensure_tenant(tenant, tenant, self.platform.settings.default_model_key)
+        for name, text in corpus.items():
+            register_file(
+                catalog,
+                self.platform.blobs,
+                tenant_id=tenant,
+                origin=f"api:{name}",
+                filename=name,
+                data=text.encode(),
+                subjects=[f"tenant:{tenant}"],
+                media_type="text/markdown",
+            )
+        return tenant
+
+    def start_workers(self, cores: list[int], shard_versions: int) -> None:
+        for core in cores:
+            name = f"core{core}"
+            home = self.work / f"host-{name}-{uuid.uuid4().hex[:4]}"
+            home.mkdir()
+            log = open(home / "worker.log", "wb")  # noqa: SIM115
+            self.workers.append(
+                subprocess.Popen(
+                    [
+                        "taskset",
+                        "-c",
+                        str(core),
+                        sys.executable,
+                        "-m",
+                        "groundwork_cli.main",
+                        "worker",
+                        "--name",
+                        name,
+                        "--database",
+                        DATABASE,
+                        "--index-prefix",
+                        PREFIX,
+                    ],
+                    env={
+                        **self.env,
+                        "GROUNDWORK_HOME": str(home),
+                        "GROUNDWORK_SHARD_VERSIONS": str(shard_versions),
+                    },
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=PROJECT_ROOT,
+                    start_new_session=True,
+                )
+            )
+            deadline = time.monotonic() + 300
+            while " ready." not in (home / "worker.log").read_text(errors="replace"):
+                if time.monotonic() > deadline or self.workers[-1].poll() is not None:
+                    raise SystemExit(f"worker {name} did not start: see {home / 'worker.log'}")
+                time.sleep(0.5)
+
+    def stop_workers(self) -> None:
+        for proc in self.workers:
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.workers:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.workers = []
+
+    def run(self, kind: str, tenant: str, pin: int | None = None) -> float:
+        command = [sys.executable, "-m", "bench.scale_out", "run", kind, tenant]
+        if pin is not None:
+            command = ["taskset", "-c", str(pin), *command]
+        env = {**self.env, "GROUNDWORK_HOME": str(self.work / "run-host")}
+        if kind == "single":
+            # the single-host job reads the same stores by the same URLs
+            env["GROUNDWORK_KEYWORD_BACKEND"] = "opensearch"
+        done = subprocess.run(command, env=env, cwd=PROJECT_ROOT, capture_output=True, text=True)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines or not json.loads(lines[-1])["success"]:
+            raise SystemExit(f"{kind} run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return float(json.loads(lines[-1])["wall"])
+
+    def close(self) -> None:
+        self.stop_workers()
+        self.redis.stop()
+        self.platform.close()
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "run":
+        _run_here(sys.argv[2], sys.argv[3])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=400)
+    parser.add_argument("--small", type=int, default=10)
+    parser.add_argument("--beir", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+    if not (args.beir / "corpus.jsonl").is_file():
+        print(f"skipped: no SciFact corpus at {args.beir}")
+        return 0
+    from evals.beir import load_corpus
+
+    abstracts = list(load_corpus(args.beir))
+    corpus = tier_corpus(abstracts, args.docs)
+    small = dict(list(tier_corpus(abstracts, args.small).items()))
+    shard_versions = max(1, args.docs // 8)
+    work = Path(tempfile.mkdtemp(prefix="gw-scale-"))
+    bench = Bench(settings_for_bench(), work)
+    figures: dict[str, float] = {}
+    try:
+        figures["single host, 1 core"] = bench.run("single", bench.tenant(corpus), pin=0)
+        figures["small: single host"] = bench.run("single", bench.tenant(small), pin=0)
+        bench.start_workers([0], shard_versions)
+        figures["distributed, 1 worker (core 0)"] = bench.run("distributed", bench.tenant(corpus))
+        bench.stop_workers()
+        bench.start_workers([0, 1], shard_versions)
+        figures["distributed, 2 workers (cores 0, 1)"] = bench.run(
+            "distributed", bench.tenant(corpus)
+        )
+        figures["small: distributed, 2 workers"] = bench.run("distributed", bench.tenant(small))
+    finally:
+        bench.close()
+    print(
+        f"scale-out: {args.docs} documents, shards of {shard_versions} versions; "
+        f"small tenant {args.small} files; shared 2-core machine, single runs"
+    )
+    for name, wall in figures.items():
+        docs = args.small if name.startswith("small") else args.docs
+        print(f"  {name:40s} {wall:8.1f} s  {docs / wall:7.2f} documents/s")
+    one = figures["distributed, 1 worker (core 0)"]
+    two = figures["distributed, 2 workers (cores 0, 1)"]
+    print(f"  two workers / one worker: {one / two:.2f}x the documents/s (goal >= 1.8x)")
+    ratio = figures["small: distributed, 2 workers"] / figures["small: single host"]
+    print(f"  small tenant, distributed / single host wall: {ratio:.2f}x (goal <= 1.5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
