@@ -19,7 +19,7 @@ from tests.conftest import TEST_DATABASE
 
 
 @pytest.fixture(params=["filesystem", "s3"])
-def platform(request: pytest.FixtureRequest) -> Platform:
+def store_platform(request: pytest.FixtureRequest) -> Platform:
     """The platform whose blob store the crashing process and the checks share."""
     return request.getfixturevalue("platform" if request.param == "filesystem" else "s3_platform")
 
@@ -74,10 +74,11 @@ def _state(platform: Platform, tenant: str) -> list[tuple[str, str]]:
 
 
 def test_killed_after_the_pending_row_leaves_a_pending_row_and_no_bytes(
-    platform: Platform, tenant: str
+    store_platform: Platform, tenant: str
 ) -> None:
     import hashlib
 
+    platform = store_platform
     payload = f"crash one {uuid.uuid4().hex}"
     assert _run("after-pending-row", tenant, payload, platform) == -signal.SIGKILL
     key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
@@ -90,10 +91,11 @@ def test_killed_after_the_pending_row_leaves_a_pending_row_and_no_bytes(
 
 
 def test_killed_after_the_bytes_leaves_a_pending_row_with_its_bytes(
-    platform: Platform, tenant: str
+    store_platform: Platform, tenant: str
 ) -> None:
     import hashlib
 
+    platform = store_platform
     payload = f"crash two {uuid.uuid4().hex}"
     assert _run("after-bytes", tenant, payload, platform) == -signal.SIGKILL
     key = blob_key_for(hashlib.sha256(payload.encode()).hexdigest())
@@ -105,7 +107,7 @@ def test_killed_after_the_bytes_leaves_a_pending_row_with_its_bytes(
 
 
 def test_killed_in_the_middle_of_the_bytes_leaves_nothing_readable_and_reports_the_rest(
-    platform: Platform, tenant: str
+    store_platform: Platform, tenant: str
 ) -> None:
     """A SIGKILL inside the put: no object under the key, a pending row
     reported, and the stored-but-unreadable remains (an S3 upload never
@@ -113,6 +115,8 @@ def test_killed_in_the_middle_of_the_bytes_leaves_nothing_readable_and_reports_t
     import hashlib
 
     from tests.e2e.crash_registration import during_bytes_payload
+
+    platform = store_platform
 
     seed = f"crash three {uuid.uuid4().hex}"
     assert _run("during-bytes", tenant, seed, platform) == -signal.SIGKILL
@@ -143,8 +147,9 @@ def test_killed_in_the_middle_of_the_bytes_leaves_nothing_readable_and_reports_t
 
 
 def test_a_completed_registration_and_reconciliation_in_both_directions(
-    platform: Platform, tenant: str
+    store_platform: Platform, tenant: str
 ) -> None:
+    platform = store_platform
     payload = f"complete {uuid.uuid4().hex}"
     assert _run("complete", tenant, payload, platform) == 0
     assert [s for s, _ in _state(platform, tenant)] == ["stored"]

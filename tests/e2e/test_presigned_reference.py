@@ -54,10 +54,16 @@ def test_s3_hands_out_a_presigned_url_clamped_with_our_headers(s3_platform: Plat
     made = answer.json()
     url = made["url"]
     assert url.startswith(s3_platform.settings.s3_endpoint or "?")  # the store's, not the API's
+    answered = datetime.now(UTC)
     query = parse_qs(urlsplit(url).query)
-    assert int(query["X-Amz-Expires"][0]) <= 900  # the caller asked for 31 years
+    lifetime = int(query["X-Amz-Expires"][0])
+    assert lifetime == 900  # the caller asked for 31 years
+    signed_at = datetime.strptime(query["X-Amz-Date"][0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    assert asked - timedelta(seconds=1) <= signed_at <= answered
+    # the expiry we announce is never later than the store's own
     expires_at = datetime.fromisoformat(made["expires_at"])
-    assert expires_at - asked <= timedelta(minutes=15, seconds=2)
+    store_expiry = signed_at + timedelta(seconds=lifetime)
+    assert store_expiry - timedelta(seconds=2) <= expires_at <= store_expiry
     assert "sha256" not in made["expires_at"]
     with urllib.request.urlopen(url, timeout=10) as read:
         body = read.read()
