@@ -42,6 +42,11 @@ def test_the_s3_backend_without_an_endpoint_starts_its_own_server(
         store = build_blob_store(settings, started.s3_endpoint)
         store.put("k/one", b"bytes in the embedded server")
         assert store.get("k/one") == b"bytes in the embedded server"
+        # the bucket the platform created aborts uploads left incomplete
+        rules = server.client().get_bucket_lifecycle_configuration(Bucket=settings.s3_bucket)
+        assert [
+            r["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"] for r in rules["Rules"]
+        ] == [1]
 
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{started.s3_endpoint}/{settings.s3_bucket}/k/one", timeout=5)
