@@ -4,9 +4,17 @@ engines are left alone)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from resources.composition.platform import EngineEndpoints, embedded_opensearch, ensure_engines
+from resources.composition.platform import (
+    EngineEndpoints,
+    Platform,
+    connect,
+    embedded_opensearch,
+    ensure_engines,
+)
 from resources.composition.settings import GroundworkSettings
 from resources.engines.postgres import EmbeddedPostgres
 
@@ -31,3 +39,16 @@ class BenchEngines:
             self.endpoints.opensearch.stop()
         if self.started_postgres and self.endpoints.postgres is not None:
             self.endpoints.postgres.stop()
+
+
+@contextmanager
+def bench_platform(settings: GroundworkSettings, database: str, prefix: str) -> Iterator[Platform]:
+    """The platform over a bench's own database and index prefix, on engines
+    started if they were not running; closed, and those engines stopped, after."""
+    engines = BenchEngines.start(settings)
+    platform = connect(settings, engines.endpoints, database=database, index_prefix=prefix)
+    try:
+        yield platform
+    finally:
+        platform.close()
+        engines.stop_started()

@@ -13,13 +13,11 @@ eval tenant.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-from bench.tenants import bench_tenant  # noqa: E402
+from bench.tenants import add_corpus_arguments, bench_tenant, connect_bench_database  # noqa: E402
 from evals.evidence import beir_golden  # noqa: E402
 from evals.fusion_cv import (  # noqa: E402
     MAX_DEPTH,
@@ -30,20 +28,11 @@ from evals.fusion_cv import (  # noqa: E402
     record_legs,
 )
 from evals.identifiers import identifier_golden  # noqa: E402
-from resources.composition.platform import connect, ensure_engines  # noqa: E402
-from resources.composition.settings import GroundworkSettings  # noqa: E402
-
-DATABASE = "groundwork_bench"
-PREFIX = "gwbench"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
-    )
-    parser.add_argument("--split", default="train")
-    parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+    add_corpus_arguments(parser)
     parser.add_argument(
         "--identifiers", type=int, default=200, help="identifier queries drawn from the corpus"
     )
@@ -53,10 +42,7 @@ def main() -> int:
         help="keyword weight,k,depth to score beside the shipped constants, e.g. 0.75,2,100",
     )
     args = parser.parse_args()
-    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
-    os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
-    settings = GroundworkSettings.from_env()
-    platform = connect(settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX)
+    platform = connect_bench_database()
     try:
         found = bench_tenant(platform.catalog, args.tenant)
         if found is None:

@@ -29,7 +29,7 @@ from pathlib import Path
 import dagster as dg  # noqa: E402
 import httpx  # noqa: E402
 
-from bench.engines import BenchEngines  # noqa: E402
+from bench.engines import bench_platform  # noqa: E402
 from bench.ingestion import (  # noqa: E402
     TENANT_STAGES,
     bare_embedding_seconds,
@@ -46,7 +46,7 @@ from groundwork.render.pdf import render_pdf  # noqa: E402
 from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search  # noqa: E402
 from groundwork.retrieval.outcome import Found  # noqa: E402
 from resources.composition.machine import available_cores  # noqa: E402
-from resources.composition.platform import Platform, connect  # noqa: E402
+from resources.composition.platform import Platform  # noqa: E402
 from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
 from testbed.api_server import serve_api  # noqa: E402
 
@@ -246,41 +246,45 @@ def print_api_latency(base: str, key: str, texts: list[str], count: int) -> None
     )
 
 
-def main() -> int:
-    args = parse_args()
-    settings = settings_with_private_inbox()
-    own_engines = BenchEngines.start(settings)
-    platform = connect(settings, own_engines.endpoints, database=DATABASE, index_prefix=PREFIX)
-    model = settings.default_model_key
-    tenant = f"bench-{uuid.uuid4().hex[:6]}"
-    platform.catalog.ensure_tenant(tenant, tenant, model)
-
+def measure(
+    args: argparse.Namespace, platform: Platform, model: str, tenant: str, folder: Path
+) -> None:
+    """The corpus through the tenant's inbox and the assets, then what the run
+    and its searches give."""
     if args.beir:
         corpus = {f"{d.doc_id}.md": d.to_markdown() for d in load_corpus(args.beir)}
     else:
         corpus = synthetic_corpus(args.docs)
-    folder = settings.inbox_dir / tenant
     pdfs = write_inbox(corpus, folder, args.pdf_share)
-    try:
-        result, ingest_seconds = ingest(tenant)
-        print(f"cores available: {available_cores()}, PDFs: {pdfs}")
-        print(
-            f"corpus: {len(corpus)} documents ({'BEIR ' + str(args.beir) if args.beir else 'synthetic'}), model {model}"
-        )
-        print_stage_times(result)
-        print(f"ingest: {ingest_seconds:.1f} s = {len(corpus) / ingest_seconds:.1f} documents/s")
-        print_bare_embedding(platform, tenant, model, ingest_seconds)
-        if args.beir:
-            print_beir_relevance(platform, tenant, model, args.beir, args.split)
-        else:
-            print_identifier_mrr(platform, tenant, model, len(corpus))
-        _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "bench")
-        with serve_api(args.port, DATABASE, PREFIX) as base:
-            print_api_latency(base, key, latency_queries(args.beir), args.queries)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        platform.close()
-        own_engines.stop_started()
+    result, ingest_seconds = ingest(tenant)
+    print(f"cores available: {available_cores()}, PDFs: {pdfs}")
+    print(
+        f"corpus: {len(corpus)} documents ({'BEIR ' + str(args.beir) if args.beir else 'synthetic'}), model {model}"
+    )
+    print_stage_times(result)
+    print(f"ingest: {ingest_seconds:.1f} s = {len(corpus) / ingest_seconds:.1f} documents/s")
+    print_bare_embedding(platform, tenant, model, ingest_seconds)
+    if args.beir:
+        print_beir_relevance(platform, tenant, model, args.beir, args.split)
+    else:
+        print_identifier_mrr(platform, tenant, model, len(corpus))
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "bench")
+    with serve_api(args.port, DATABASE, PREFIX) as base:
+        print_api_latency(base, key, latency_queries(args.beir), args.queries)
+
+
+def main() -> int:
+    args = parse_args()
+    settings = settings_with_private_inbox()
+    with bench_platform(settings, DATABASE, PREFIX) as platform:
+        model = settings.default_model_key
+        tenant = f"bench-{uuid.uuid4().hex[:6]}"
+        platform.catalog.ensure_tenant(tenant, tenant, model)
+        folder = settings.inbox_dir / tenant
+        try:
+            measure(args, platform, model, tenant, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import dagster as dg  # noqa: E402
 
-from bench.engines import BenchEngines  # noqa: E402
+from bench.engines import bench_platform  # noqa: E402
 from bench.ingestion import (  # noqa: E402
     QUIET_RUN,
     bare_embedding_seconds,
@@ -55,7 +55,7 @@ from bench.ingestion import (  # noqa: E402
 from evals.beir import BeirDocument, load_corpus  # noqa: E402
 from pipelines.definitions import build_definitions  # noqa: E402
 from resources.composition.machine import available_cores  # noqa: E402
-from resources.composition.platform import Platform, connect  # noqa: E402
+from resources.composition.platform import Platform  # noqa: E402
 from resources.dagster_glue.platform_resource import GroundworkResource  # noqa: E402
 
 #: its own database: a tier tenant left in groundwork_bench (24k chunks at 20,000
@@ -282,41 +282,49 @@ def print_against_bare(totals: RunTotals, texts: int, bare: float) -> None:
     )
 
 
+def measure(
+    args: argparse.Namespace,
+    platform: Platform,
+    model: str,
+    tenants: list[str],
+    folders: list[Path],
+) -> int:
+    """The tier corpus through the tenants' inboxes and the job, then the run
+    against the bare embedding; 1 when a run failed."""
+    abstracts = list(load_corpus(args.beir))
+    corpus = tier_corpus(abstracts, args.docs)
+    write_inboxes(folders, corpus)
+    totals = run_tier_job(tenants)
+    if totals is None:
+        return 1
+    texts, chunk_count = distinct_chunk_texts(platform, tenants)
+    bare = time_bare_embedding(platform, model, texts, args.bare_sample)
+    print(
+        f"pipeline tier: {len(corpus)} documents (SciFact abstracts"
+        f"{', recombined beyond the first ' + str(len(abstracts)) if len(corpus) > len(abstracts) else ''}"
+        f"), {len(tenants)} tenant(s), {chunk_count} chunks, "
+        f"model {model}, cores available {available_cores()}; shared machine, figures noisy"
+    )
+    print_stage_table(totals, len(corpus), chunk_count)
+    print_against_bare(totals, len(texts), bare)
+    return 0
+
+
 def main() -> int:
     args = parse_args()
     if not (args.beir / "corpus.jsonl").is_file():
         print(f"skipped: no SciFact corpus at {args.beir} (pass --beir FOLDER)")
         return 0
     settings = settings_with_private_inbox()
-    own_engines = BenchEngines.start(settings)
-    platform = connect(settings, own_engines.endpoints, database=DATABASE, index_prefix=PREFIX)
-    model = settings.default_model_key
-    run = uuid.uuid4().hex[:6]
-    tenants = [f"tier-{run}-{t}" for t in range(args.tenants)]
-    abstracts = list(load_corpus(args.beir))
-    corpus = tier_corpus(abstracts, args.docs)
-    folders = [settings.inbox_dir / tenant for tenant in tenants]
-    try:
-        write_inboxes(folders, corpus)
-        totals = run_tier_job(tenants)
-        if totals is None:
-            return 1
-        texts, chunk_count = distinct_chunk_texts(platform, tenants)
-        bare = time_bare_embedding(platform, model, texts, args.bare_sample)
-        print(
-            f"pipeline tier: {len(corpus)} documents (SciFact abstracts"
-            f"{', recombined beyond the first ' + str(len(abstracts)) if len(corpus) > len(abstracts) else ''}"
-            f"), {len(tenants)} tenant(s), {chunk_count} chunks, "
-            f"model {model}, cores available {available_cores()}; shared machine, figures noisy"
-        )
-        print_stage_table(totals, len(corpus), chunk_count)
-        print_against_bare(totals, len(texts), bare)
-    finally:
-        for folder in folders:
-            shutil.rmtree(folder, ignore_errors=True)
-        platform.close()
-        own_engines.stop_started()
-    return 0
+    with bench_platform(settings, DATABASE, PREFIX) as platform:
+        run = uuid.uuid4().hex[:6]
+        tenants = [f"tier-{run}-{t}" for t in range(args.tenants)]
+        folders = [settings.inbox_dir / tenant for tenant in tenants]
+        try:
+            return measure(args, platform, settings.default_model_key, tenants, folders)
+        finally:
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -52,10 +52,9 @@ from typing import Any
 import psutil  # noqa: E402
 import uvicorn  # noqa: E402
 
-from bench.tenants import DATABASE, PREFIX, SCIFACT, found_bench_tenant  # noqa: E402
+from bench.tenants import SCIFACT, connect_bench_database, found_bench_tenant  # noqa: E402
 from bench.wrk import run_wrk, wrk_files  # noqa: E402
 from evals.beir import load_queries  # noqa: E402
-from resources.composition.platform import connect, ensure_engines  # noqa: E402
 from resources.composition.settings import GroundworkSettings  # noqa: E402
 from resources.models.embeddings import OnnxEmbeddingProvider  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex  # noqa: E402
@@ -314,14 +313,10 @@ def print_shares(rows: dict[str, dict[str, float]], rechecked: Counted) -> None:
 
 def main() -> int:
     args = parse_args()
-    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
-    os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
     if args.no_query_cache:
         os.environ["GROUNDWORK_QUERY_CACHE_ENTRIES"] = "0"
+    platform = connect_bench_database(serving=True)
     settings = GroundworkSettings.from_env()
-    platform = connect(
-        settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
-    )
     tenant = found_bench_tenant(
         platform.catalog, args.tenant, "run bench/ingest_and_search.py --beir ... first"
     )

@@ -13,21 +13,14 @@ cache on, every query is asked twice and both answers must be the same.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-from bench.tenants import bench_tenant  # noqa: E402
+from bench.tenants import add_corpus_arguments, bench_tenant, connect_bench_database  # noqa: E402
 from evals.beir import load_qrels, load_queries  # noqa: E402
 from evals.metrics import ndcg_at_k  # noqa: E402
 from groundwork.services import retrieval  # noqa: E402
-from resources.composition.platform import connect, ensure_engines  # noqa: E402
-from resources.composition.settings import GroundworkSettings  # noqa: E402
-
-DATABASE = "groundwork_bench"
-PREFIX = "gwbench"
 
 
 def ranked_documents(result: retrieval.SearchResult) -> list[str]:
@@ -41,21 +34,12 @@ def ranked_documents(result: retrieval.SearchResult) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--beir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/scifact"
-    )
-    parser.add_argument("--split", default="train")
-    parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+    add_corpus_arguments(parser)
     args = parser.parse_args()
     if not args.beir.exists():
         print(f"no BEIR data at {args.beir}")
         return 1
-    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
-    os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
-    settings = GroundworkSettings.from_env()
-    platform = connect(
-        settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=True
-    )
+    platform = connect_bench_database(serving=True)
     try:
         tenant = bench_tenant(platform.catalog, args.tenant)
         if tenant is None:

@@ -3,9 +3,13 @@ its tenants a bench measures."""
 
 from __future__ import annotations
 
+import argparse
+import os
 from pathlib import Path
 
 from groundwork.catalog import Catalog
+from resources.composition.platform import Platform, connect, ensure_engines
+from resources.composition.settings import GroundworkSettings
 
 #: the database and index prefix `bench/ingest_and_search.py` ingests into and
 #: the search benches read
@@ -40,3 +44,22 @@ def found_bench_tenant(catalog: Catalog, requested: str | None, advice: str) -> 
             else f"no tenant {requested} in the bench database"
         )
     return tenant
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """--beir, --split and --tenant, as the benches over the bench database's
+    BEIR tenant take them."""
+    parser.add_argument("--beir", type=Path, default=SCIFACT)
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--tenant", help="default: the bench database's largest tenant")
+
+
+def connect_bench_database(*, serving: bool = False) -> Platform:
+    """The platform over the bench database, named in the environment too (so
+    what reads its settings from there, such as an in-process API, agrees)."""
+    os.environ["GROUNDWORK_DATABASE_NAME"] = DATABASE
+    os.environ["GROUNDWORK_INDEX_PREFIX"] = PREFIX
+    settings = GroundworkSettings.from_env()
+    return connect(
+        settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=serving
+    )
