@@ -3,14 +3,14 @@
 Why boto3: it is the reference client for the S3 API (the signing, retries
 and error codes every S3-compatible server is tested against), it exposes
 the per-part SHA-256 checksums this adapter verifies, and it signs GET URLs
-locally (`presign_get`). Its throughput through /v1/uploads is measured by
-bench/upload.py against the filesystem path.
+locally (`presign_get`). Against obstore and through /v1/uploads it was
+measured (bench/s3_clients.py, bench/upload.py; docs/object-storage.md).
 
 Writes are all-or-nothing, as the filesystem adapter's rename is: a body
 that fits one part is one PutObject; a larger one is a multipart upload whose
-parts are read from the source one at a time (never the whole file in
-memory), each sent with its SHA-256, which the server checks (BadDigest
-otherwise). Nothing is readable under the key until CompleteMultipartUpload;
+parts are read from the source as they are sent, PARTS_IN_FLIGHT at once
+(never the whole file in memory), each sent with its SHA-256, which the
+server checks (BadDigest otherwise). Nothing is readable under the key until CompleteMultipartUpload;
 any failure before it aborts the upload, so an interrupted put leaves no
 object and no stored parts. When the key is content-addressed
 (`sha256/xx/<hex>`), the digest of the bytes actually read is compared with

@@ -343,3 +343,26 @@ def test_a_part_lost_on_the_wire_aborts_the_whole_upload(seaweedfs: object) -> N
     with pytest.raises(EngineUnavailable):
         store.put_stream(key, [payload])
     assert not store.exists(key) and list(store.incomplete_uploads()) == []
+
+
+def test_an_unreachable_store_is_engine_unavailable_not_a_botocore_error() -> None:
+    """Nothing above the adapter sees botocore: a closed port is EngineUnavailable."""
+    import socket
+
+    from resources.blobs.s3 import S3BlobStore, S3Credentials, s3_client
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = s3_client(
+        f"http://127.0.0.1:{port}", "us-east-1", S3Credentials("a", "b"), path_style=True
+    )
+    store = S3BlobStore(client, "nowhere")
+    for call in (
+        lambda: store.get("k/x"),
+        lambda: store.put("k/x", b"x"),
+        lambda: list(store.list_keys()),
+        lambda: store.exists("k/x"),
+    ):
+        with pytest.raises(EngineUnavailable):
+            call()
