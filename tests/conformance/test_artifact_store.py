@@ -241,8 +241,9 @@ class ArtifactContract:
         tenant = self._tenant()
         artifact_id, source_id, _ = self._first(world, tenant)
         second = world.new_version(tenant, source_id)
-        assert (
-            world.store.commit_version(
+
+        def commit_on_generation_1(note: str) -> int:
+            return world.store.commit_version(
                 tenant,
                 artifact_id,
                 source_id,
@@ -250,23 +251,13 @@ class ArtifactContract:
                 second,
                 _provenance(source_id, second),
                 None,
-                ["edited"],
+                [note],
                 [_file()],
             )
-            == 2
-        )
+
+        assert commit_on_generation_1("edited") == 2
         with pytest.raises(StaleGenerationError) as stale:
-            world.store.commit_version(
-                tenant,
-                artifact_id,
-                source_id,
-                1,
-                second,
-                _provenance(source_id, second),
-                None,
-                ["late"],
-                [_file()],
-            )
+            commit_on_generation_1("late")  # the second writer still thinks it is on 1
         assert stale.value.current == 2
         scope = AccessScope(tenant, ("team:a",))
         assert [v.generation for v in world.store.versions(scope, artifact_id)] == [1, 2]
