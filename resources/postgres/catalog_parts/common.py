@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+
+import psycopg
+from psycopg.rows import dict_row
 
 from groundwork.catalog import (
     VersionRecord,
@@ -39,6 +43,22 @@ def version_record(row: dict) -> VersionRecord:  # type: ignore[type-arg]
         tags=tuple(row["tags"]),
         created_at=row["created_at"],
     )
+
+
+def select_versions(
+    conn: psycopg.Connection, rest: str, params: Sequence[object]
+) -> list[VersionRecord]:
+    """The versions a query selects, each joined to its source (aliases `v`
+    and `s`); `rest` follows that join: further joins, the filter, the order."""
+    rows = (
+        conn.cursor(row_factory=dict_row)
+        .execute(
+            f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) {rest}",
+            params,
+        )
+        .fetchall()
+    )
+    return [version_record(r) for r in rows]
 
 
 class StoreBase:

@@ -19,7 +19,12 @@ from groundwork.catalog import (
 from groundwork.chunking import Chunk
 from groundwork.documents import ExtractedDocument, ExtractionFailure, FailureReason
 from groundwork.ports import IndexedChunk
-from resources.postgres.catalog_parts.common import VERSION_COLUMNS, StoreBase, version_record
+from resources.postgres.catalog_parts.common import (
+    VERSION_COLUMNS,
+    StoreBase,
+    select_versions,
+    version_record,
+)
 from resources.postgres.database import translated_errors
 
 #: what each stage still has to do among a tenant's current versions (`v`, with
@@ -86,20 +91,15 @@ class Processing(StoreBase):
     # extraction ----------------------------------------------------------------------
     def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
         with translated_errors("listing versions to extract"), self.pool.connection() as conn:
-            rows = (
-                conn.cursor(row_factory=dict_row)
-                .execute(
-                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                    "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
-                    "AND s.current_version_id = v.version_id "
-                    "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
-                    "     AND v.extracted_at IS NULL)) "
-                    "ORDER BY v.created_at, v.version_id LIMIT %s",
-                    (tenant_id, limit),
-                )
-                .fetchall()
+            return select_versions(
+                conn,
+                "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id "
+                "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
+                "     AND v.extracted_at IS NULL)) "
+                "ORDER BY v.created_at, v.version_id LIMIT %s",
+                (tenant_id, limit),
             )
-        return [version_record(r) for r in rows]
 
     def claim_extraction(self, version_id: str) -> bool:
         # 'extracting' may be reclaimed: a worker that died left it there, and the
@@ -186,16 +186,11 @@ class Processing(StoreBase):
     # indexes -------------------------------------------------------------------------
     def _batches(self, where: str, params: tuple[object, ...], limit: int) -> list[ChunkBatch]:
         with self.pool.connection() as conn:
-            versions = [
-                version_record(r)
-                for r in conn.cursor(row_factory=dict_row)
-                .execute(
-                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                    f"WHERE {where} ORDER BY v.created_at, v.version_id LIMIT %s",
-                    (*params, limit),
-                )
-                .fetchall()
-            ]
+            versions = select_versions(
+                conn,
+                f"WHERE {where} ORDER BY v.created_at, v.version_id LIMIT %s",
+                (*params, limit),
+            )
             batches: list[ChunkBatch] = []
             for version in versions:
                 rows = (
@@ -276,20 +271,15 @@ class Processing(StoreBase):
 
     def versions_to_publish(self, tenant_id: str, model_key: str) -> list[VersionRecord]:
         with translated_errors("listing versions to publish"), self.pool.connection() as conn:
-            rows = (
-                conn.cursor(row_factory=dict_row)
-                .execute(
-                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                    "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
-                    "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
-                    "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
-                    "AND v.processing_state = 'extracted' "
-                    "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
-                    (model_key, tenant_id),
-                )
-                .fetchall()
+            return select_versions(
+                conn,
+                "JOIN version_models m ON m.version_id = v.version_id AND m.model_key = %s "
+                "WHERE v.tenant_id = %s AND s.state = 'active' AND s.current_version_id = v.version_id "
+                "AND v.keyword_indexed_at IS NOT NULL AND m.embedded_at IS NOT NULL "
+                "AND v.processing_state = 'extracted' "
+                "AND m.published_at IS NULL ORDER BY v.created_at, v.version_id",
+                (model_key, tenant_id),
             )
-        return [version_record(r) for r in rows]
 
     def mark_published_many(self, version_ids: Sequence[str], model_key: str) -> None:
         """The publication switch: in one transaction, each version becomes the

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from psycopg.rows import dict_row
-
 from groundwork.catalog import SummaryDrift, VersionRecord
 from groundwork.chunking import Chunk
 from groundwork.documents import Location
 from groundwork.ports import AccessScope
 from groundwork.summaries import CompiledSummary, RawChunk
-from resources.postgres.catalog_parts.common import VERSION_COLUMNS, StoreBase, version_record
+from resources.postgres.catalog_parts.common import (
+    StoreBase,
+    select_versions,
+)
 from resources.postgres.catalog_parts.processing import write_chunk_rows
 from resources.postgres.database import translated_errors
 
@@ -29,19 +30,14 @@ class Summaries(StoreBase):
         self, tenant_id: str, limit: int
     ) -> list[tuple[VersionRecord, list[RawChunk]]]:
         with translated_errors("listing versions to summarize"), self.pool.connection() as conn:
-            versions = [
-                version_record(r)
-                for r in conn.cursor(row_factory=dict_row)
-                .execute(
-                    f"SELECT {VERSION_COLUMNS} FROM source_versions v JOIN sources s USING (source_id) "
-                    "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' "
-                    "AND v.chunked_at IS NOT NULL AND v.summarized_at IS NULL "
-                    "AND s.state = 'active' AND s.current_version_id = v.version_id "
-                    "ORDER BY v.created_at, v.version_id LIMIT %s",
-                    (tenant_id, limit),
-                )
-                .fetchall()
-            ]
+            versions = select_versions(
+                conn,
+                "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' "
+                "AND v.chunked_at IS NOT NULL AND v.summarized_at IS NULL "
+                "AND s.state = 'active' AND s.current_version_id = v.version_id "
+                "ORDER BY v.created_at, v.version_id LIMIT %s",
+                (tenant_id, limit),
+            )
             if not versions:
                 return []
             rows = conn.execute(
