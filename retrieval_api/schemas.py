@@ -85,6 +85,11 @@ class SearchResponse(BaseModel):
         default_factory=list,
         description="legs whose engine failed (e.g. keyword): the hits come from the others",
     )
+    degraded: list[str] = Field(
+        default_factory=list,
+        description="parts that ran in a lesser form, each a sentence (a configured remote "
+        "reranker that did not answer: the hits are ranked by the local one)",
+    )
 
 
 class RegistrationOut(BaseModel):

@@ -90,6 +90,8 @@ class SearchResult:
     browse: BrowsePage | None = None
     turn_id: str = ""  # the drill-down turn for the ids handed out here
     missing_legs: tuple[str, ...] = ()  # legs whose engine failed: the hits come from the rest
+    #: parts that ran in a lesser form (a remote reranker down: ranked locally), each a sentence
+    degraded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +200,7 @@ def search(
             for cid, hit in zip(ids, outcome.hits, strict=True)
         )
     missing = outcome.missing_legs if isinstance(outcome, Found) else ()
+    degraded = outcome.degraded if isinstance(outcome, Found) else ()
     message = OUTCOME_MESSAGES[outcome.kind]
     if missing:
         message += f" ({' and '.join(missing)} search was unavailable: these results come from the other leg alone)"
@@ -208,6 +211,7 @@ def search(
         hits,
         turn_id=issue_turn(ports.approval_secret(), who.key_id),
         missing_legs=missing,
+        degraded=degraded,
     )
 
 

@@ -108,6 +108,8 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
         "outcome": result.outcome,
         "message": result.message,
         "turn_id": result.turn_id,
+        # what ran in a lesser form (a remote reranker down: ranked locally)
+        "degraded": list(result.degraded),
         "hits": [
             {
                 "citation_id": issued.citation_id,

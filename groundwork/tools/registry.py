@@ -146,6 +146,11 @@ TOOLS: dict[str, ToolSpec] = {
                     "hits": array(loose("a passage with its citation"), "passages", 20),
                     "browse": loose("for a `*` query: what exists, by type, with files"),
                     "turn_id": string("the turn to pass to get_chunks for these ids", 400),
+                    "degraded": array(
+                        string("a part that ran in a lesser form, and why"),
+                        "e.g. a configured remote reranker that did not answer: ranked locally",
+                        10,
+                    ),
                 },
                 ["outcome", "hits", "turn_id"],
             ),

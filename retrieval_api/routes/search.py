@@ -122,6 +122,7 @@ def _search(body: SearchBody, caller: Caller) -> Response:
             browse=browse_out(result.browse) if result.browse is not None else None,
             turn_id=result.turn_id,
             missing_legs=list(result.missing_legs),
+            degraded=list(result.degraded),
         )
     )
 

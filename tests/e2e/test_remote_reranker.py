@@ -61,3 +61,25 @@ def test_the_configured_reranker_is_asked_and_a_dead_one_degrades(platform: Plat
     degraded = hybrid_search(scope, request, down.search_engines(model))
     assert isinstance(degraded, Found) and degraded.hits
     assert degraded.degraded and "ranked locally" in degraded.degraded[0]
+
+
+def test_the_api_says_the_reranker_was_replaced(platform: Platform) -> None:
+    from fastapi.testclient import TestClient
+
+    from retrieval_api.app import create_app
+
+    tenant = _tenant(platform)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "reader")
+    with serving() as endpoint:
+        url = endpoint.url
+    down = _with_reranker(platform, url)  # nothing listens there any more
+    client = TestClient(create_app(lambda: down), raise_server_exceptions=False)
+    response = client.post(
+        "/v1/search",
+        json={"query": "what does the storage quota error mean", "limit": 3},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["outcome"] == "found" and body["hits"]
+    assert len(body["degraded"]) == 1 and "ranked locally" in body["degraded"][0]
