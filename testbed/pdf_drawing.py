@@ -9,8 +9,9 @@ Deterministic: every function takes the caller's seeded generator.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from fpdf import FPDF
 from fpdf.fonts import FontFace
@@ -151,6 +152,16 @@ def draw_table(
                 span = (spans or {}).get((r, c), 1)
                 cells.cell(row[c], colspan=span)
                 c += span
+
+
+def fill_table(pdf: FPDF, rows: Sequence[Sequence[str]], **layout: Any) -> None:
+    """The rows through fpdf2's table, laid out by `layout` (`FPDF.table`'s
+    options), a cell per value."""
+    with pdf.table(**layout) as table:
+        for row in rows:
+            cells = table.row()
+            for value in row:
+                cells.cell(value)
 
 
 def two_columns(pdf: FPDF, rng: random.Random, paragraphs: int, justify: bool) -> None:

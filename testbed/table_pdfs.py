@@ -21,6 +21,7 @@ from testbed.pdf_drawing import (
     Rows,
     Rules,
     draw_table,
+    fill_table,
     form_page,
     heading,
     ledger_rows,
@@ -218,7 +219,9 @@ def _compact_ledger(rng: random.Random) -> GeneratedPdf:
     heading(pdf, "Compact Ledger")
     compact = ledger_rows(rng, 16)
     pdf.set_font("Times", "", 9)
-    with pdf.table(
+    fill_table(
+        pdf,
+        compact,
         borders_layout="NONE",
         col_widths=(14, 34, 19, 19, 19, 19),
         width=124,
@@ -226,11 +229,7 @@ def _compact_ledger(rng: random.Random) -> GeneratedPdf:
         line_height=4.5,
         padding=0.6,
         align="LEFT",
-    ) as table:
-        for row in compact:
-            cells = table.row()
-            for value in row:
-                cells.cell(value)
+    )
     return GeneratedPdf(
         "compact-borderless", bytes(pdf.output()), 1, (GeneratedTable(1, compact),), ()
     )
@@ -249,18 +248,16 @@ def _table_beside_prose(rng: random.Random) -> GeneratedPdf:
     beside = sparse_rows(rng, 9)
     pdf.set_left_margin(112)
     pdf.set_xy(112, top)
-    with pdf.table(
+    fill_table(
+        pdf,
+        beside,
         borders_layout="NONE",
         width=92,
         col_widths=(20, 16, 18, 18, 20),
         text_align=("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"),
         line_height=5,
         align="LEFT",
-    ) as table:
-        for row in beside:
-            cells = table.row()
-            for value in row:
-                cells.cell(value)
+    )
     return GeneratedPdf(
         "table-beside-prose", bytes(pdf.output()), 1, (GeneratedTable(1, beside),), ()
     )
