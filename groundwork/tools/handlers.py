@@ -102,6 +102,7 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
             limit=int(args.get("limit", 10)),
             filters=SearchFilters(media_types=(media_type,)) if media_type else None,
             layer=str(args.get("layer") or "raw"),
+            cursor=str(args.get("cursor") or "") or None,
         ),
     )
     out: dict[str, Any] = {

@@ -136,6 +136,9 @@ TOOLS: dict[str, ToolSpec] = {
                         20,
                         enum=["raw", "summary", "summary_first"],
                     ),
+                    "cursor": string(
+                        "for a `*` query: browse.next_cursor from the previous call", 200
+                    ),
                 },
                 ["query"],
             ),
