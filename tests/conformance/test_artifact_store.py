@@ -178,6 +178,30 @@ def _file(role: str = "primary", fmt: str = "markdown") -> NewFile:
     return NewFile(role, fmt, "text/markdown", f"sha256/{digest}", digest, 12)
 
 
+def _commit(
+    world: ArtifactsWorld,
+    tenant: str,
+    artifact_id: str,
+    source_id: str,
+    on_generation: int,
+    version_id: str,
+    note: str,
+    files: list[NewFile],
+) -> int:
+    """A commit of `version_id` with its provenance, written on `on_generation`."""
+    return world.store.commit_version(
+        tenant,
+        artifact_id,
+        source_id,
+        on_generation,
+        version_id,
+        _provenance(source_id, version_id),
+        None,
+        [note],
+        files,
+    )
+
+
 class ArtifactContract:
     @pytest.fixture
     def world(self) -> Iterator[ArtifactsWorld]:
@@ -190,15 +214,14 @@ class ArtifactContract:
     def _first(self, world: ArtifactsWorld, tenant: str) -> tuple[str, str, str]:
         source_id, version_id = world.add_source(tenant, ("team:a",))
         artifact_id = f"art_{uuid.uuid4().hex}"
-        generation = world.store.commit_version(
+        generation = _commit(
+            world,
             tenant,
             artifact_id,
             source_id,
             0,
             version_id,
-            _provenance(source_id, version_id),
-            None,
-            ["created"],
+            "created",
             [_file(), _file("preview", "html")],
         )
         assert generation == 1
@@ -241,23 +264,10 @@ class ArtifactContract:
         tenant = self._tenant()
         artifact_id, source_id, _ = self._first(world, tenant)
         second = world.new_version(tenant, source_id)
-
-        def commit_on_generation_1(note: str) -> int:
-            return world.store.commit_version(
-                tenant,
-                artifact_id,
-                source_id,
-                1,
-                second,
-                _provenance(source_id, second),
-                None,
-                [note],
-                [_file()],
-            )
-
-        assert commit_on_generation_1("edited") == 2
+        assert _commit(world, tenant, artifact_id, source_id, 1, second, "edited", [_file()]) == 2
         with pytest.raises(StaleGenerationError) as stale:
-            commit_on_generation_1("late")  # the second writer still thinks it is on 1
+            # the second writer still thinks it is on generation 1
+            _commit(world, tenant, artifact_id, source_id, 1, second, "late", [_file()])
         assert stale.value.current == 2
         scope = AccessScope(tenant, ("team:a",))
         assert [v.generation for v in world.store.versions(scope, artifact_id)] == [1, 2]
@@ -274,17 +284,7 @@ class ArtifactContract:
             barrier.wait()
             try:
                 won.append(
-                    world.store.commit_version(
-                        tenant,
-                        artifact_id,
-                        source_id,
-                        1,
-                        version_id,
-                        _provenance(source_id, version_id),
-                        None,
-                        ["race"],
-                        [],
-                    )
+                    _commit(world, tenant, artifact_id, source_id, 1, version_id, "race", [])
                 )
             except StaleGenerationError as stale:
                 lost.append(stale.current)
