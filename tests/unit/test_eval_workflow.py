@@ -113,12 +113,18 @@ def test_a_golden_set_gone_bad_since_registration_skips_with_its_line(
     assert ports.eval_runs.history(TENANT) == []
 
 
-def test_a_run_is_kept_with_its_files_and_answers_both_gates(
-    ports: Ports, golden_file: Path, tmp_path: Path
-) -> None:
+def _first_scored_run(ports: Ports, golden_file: Path, tmp_path: Path) -> EvalScored:
+    """The golden file kept as the tenant's suite, then a run of it, scored."""
     keep_golden_suite(ports.eval_runs, tmp_path / "home", TENANT, golden_file, None)
     outcome = evaluate(ports, _request(tmp_path))
     assert isinstance(outcome, EvalScored)
+    return outcome
+
+
+def test_a_run_is_kept_with_its_files_and_answers_both_gates(
+    ports: Ports, golden_file: Path, tmp_path: Path
+) -> None:
+    outcome = _first_scored_run(ports, golden_file, tmp_path)
     [stored] = ports.eval_runs.history(TENANT)
     assert stored.run_id == outcome.run_id and stored.model_key == SERVING
     # two of three queries find their source first; the third expects the wrong one
@@ -145,9 +151,7 @@ def test_a_run_is_kept_with_its_files_and_answers_both_gates(
 def test_a_run_below_its_previous_warns_and_a_weaker_candidate_is_refused(
     ports: Ports, golden_file: Path, tmp_path: Path
 ) -> None:
-    keep_golden_suite(ports.eval_runs, tmp_path / "home", TENANT, golden_file, None)
-    first = evaluate(ports, _request(tmp_path))
-    assert isinstance(first, EvalScored)
+    first = _first_scored_run(ports, golden_file, tmp_path)
     # runs that scored hybrid nDCG@10 1.0, for the serving model and the candidate
     rows = [{**row, "ndcg_at_10": 1.0} for row in first.result.relevance]
     for model_key in (SERVING, CANDIDATE):
