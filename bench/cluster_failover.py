@@ -24,10 +24,10 @@ The scenario itself is testbed/cluster_failover.py, shared with the e2e test.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import uuid
 
+from bench.engines import scratch_home  # noqa: E402
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
 from resources.engines.opensearch import EmbeddedOpenSearchCluster  # noqa: E402
 from resources.opensearch.keyword_index import OpenSearchKeywordIndex, client_for  # noqa: E402
@@ -82,44 +82,42 @@ def main() -> int:
         "--replicas", type=int, default=None, help="fixed replica count (default: auto 0-1)"
     )
     args = parser.parse_args()
-    home = settings.home / "bench-cluster"
-    shutil.rmtree(home, ignore_errors=True)
-    cluster = EmbeddedOpenSearchCluster(
-        home,
-        PROJECT_ROOT / "engines" / "opensearch",
-        http_ports=[settings.opensearch_http_port + 1 + n for n in range(args.nodes)],
-        transport_ports=[settings.opensearch_transport_port + 1 + n for n in range(args.nodes)],
-        heap=args.heap,
-    )
-    try:
-        cluster.start()
-        keywords = OpenSearchKeywordIndex(
-            client_for(cluster.url), f"gwbench-{uuid.uuid4().hex[:6]}", replicas=args.replicas
+    with scratch_home(settings.home / "bench-cluster") as home:
+        cluster = EmbeddedOpenSearchCluster(
+            home,
+            PROJECT_ROOT / "engines" / "opensearch",
+            http_ports=[settings.opensearch_http_port + 1 + n for n in range(args.nodes)],
+            transport_ports=[settings.opensearch_transport_port + 1 + n for n in range(args.nodes)],
+            heap=args.heap,
         )
-        keywords.ensure_schema()
-        tenants = [f"fo-{n}" for n in range(args.tenants)]
-        index_tenants(keywords, tenants, args.docs)
-        print(
-            f"{args.nodes}-node cluster, {args.tenants} tenants, "
-            f"{sum(len(keywords.chunk_ids(t)) for t in tenants)} documents, "
-            f"replicas {'auto 0-1' if args.replicas is None else args.replicas}, "
-            f"{args.clients} clients searching through the adapter"
-        )
-        kills = ["other", "manager"] if args.kill == "both" else [args.kill]
-        for kill in kills:
-            outcome = lose_a_node(
-                cluster,
-                keywords,
-                tenants,
-                kill_manager=kill == "manager",
-                clients=args.clients,
-                down_seconds=args.down_seconds,
-                hang=args.hang,
+        try:
+            cluster.start()
+            keywords = OpenSearchKeywordIndex(
+                client_for(cluster.url), f"gwbench-{uuid.uuid4().hex[:6]}", replicas=args.replicas
             )
-            report(outcome, args.hang)
-    finally:
-        cluster.stop()
-        shutil.rmtree(home, ignore_errors=True)
+            keywords.ensure_schema()
+            tenants = [f"fo-{n}" for n in range(args.tenants)]
+            index_tenants(keywords, tenants, args.docs)
+            print(
+                f"{args.nodes}-node cluster, {args.tenants} tenants, "
+                f"{sum(len(keywords.chunk_ids(t)) for t in tenants)} documents, "
+                f"replicas {'auto 0-1' if args.replicas is None else args.replicas}, "
+                f"{args.clients} clients searching through the adapter"
+            )
+            kills = ["other", "manager"] if args.kill == "both" else [args.kill]
+            for kill in kills:
+                outcome = lose_a_node(
+                    cluster,
+                    keywords,
+                    tenants,
+                    kill_manager=kill == "manager",
+                    clients=args.clients,
+                    down_seconds=args.down_seconds,
+                    hang=args.hang,
+                )
+                report(outcome, args.hang)
+        finally:
+            cluster.stop()
     return 0
 
 

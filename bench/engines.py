@@ -4,9 +4,11 @@ engines are left alone)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from resources.composition.platform import (
     EngineEndpoints,
@@ -52,3 +54,14 @@ def bench_platform(settings: GroundworkSettings, database: str, prefix: str) -> 
     finally:
         platform.close()
         engines.stop_started()
+
+
+@contextmanager
+def scratch_home(path: Path) -> Iterator[Path]:
+    """A home for engines a bench starts for itself: emptied first (a run
+    interrupted before left its data), removed at the end."""
+    shutil.rmtree(path, ignore_errors=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

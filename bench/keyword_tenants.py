@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench.engines import scratch_home  # noqa: E402
 from groundwork.errors import GroundworkError  # noqa: E402
 from groundwork.ports import AccessScope  # noqa: E402
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings  # noqa: E402
@@ -130,7 +130,6 @@ def parse_args(settings: GroundworkSettings) -> argparse.Namespace:
 
 def start_node(home: Path, args: argparse.Namespace) -> EmbeddedOpenSearch:
     """A node of the bench's own in a scratch home, with the shard limit asked for."""
-    shutil.rmtree(home, ignore_errors=True)
     node = EmbeddedOpenSearch(
         home,
         PROJECT_ROOT / "engines" / "opensearch",
@@ -205,25 +204,24 @@ def print_ensure_schema(keywords: OpenSearchKeywordIndex) -> None:
 def main() -> int:
     settings = GroundworkSettings.from_env()
     args = parse_args(settings)
-    home = settings.home / "bench-keyword-tenants"
-    node = start_node(home, args)
-    keywords = OpenSearchKeywordIndex(client_for(node.url), PREFIX)
-    keywords.ensure_schema()
-    print(
-        f"one node, heap {args.heap} ({args.gc} GC), cluster.max_shards_per_node {args.shard_limit}, "
-        f"{args.docs} documents per tenant; at start heap after GC "
-        f"{heap_after_full_gc(node, keywords):.0f} MiB"
-    )
-    print(
-        "tenants shards heap_used heap_after_gc rss_MiB ms_per_tenant search_p50 search_p95 "
-        "state_KiB breaker_trips status"
-    )
-    try:
-        fill_tenants(node, keywords, args.tenants, args.docs)
-        print_ensure_schema(keywords)
-    finally:
-        node.stop()
-        shutil.rmtree(home, ignore_errors=True)
+    with scratch_home(settings.home / "bench-keyword-tenants") as home:
+        node = start_node(home, args)
+        keywords = OpenSearchKeywordIndex(client_for(node.url), PREFIX)
+        keywords.ensure_schema()
+        print(
+            f"one node, heap {args.heap} ({args.gc} GC), cluster.max_shards_per_node {args.shard_limit}, "
+            f"{args.docs} documents per tenant; at start heap after GC "
+            f"{heap_after_full_gc(node, keywords):.0f} MiB"
+        )
+        print(
+            "tenants shards heap_used heap_after_gc rss_MiB ms_per_tenant search_p50 search_p95 "
+            "state_KiB breaker_trips status"
+        )
+        try:
+            fill_tenants(node, keywords, args.tenants, args.docs)
+            print_ensure_schema(keywords)
+        finally:
+            node.stop()
     return 0
 
 
