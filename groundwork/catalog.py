@@ -21,12 +21,51 @@ from groundwork.summaries import CompiledSummary, RawChunk
 
 
 @dataclass(frozen=True, slots=True)
+class TenantLimits:
+    """What one tenant may use; None is no limit (the default). Rates are token
+    buckets: `requests_per_second` refills the tenant's bucket of `burst`
+    (every key of the tenant draws from it), `key_requests_per_second` and
+    `key_burst` each key's own. Quotas: live documents and stored bytes."""
+
+    requests_per_second: float | None = None
+    burst: int | None = None
+    key_requests_per_second: float | None = None
+    key_burst: int | None = None
+    max_documents: int | None = None
+    max_bytes: int | None = None
+
+    @property
+    def rated(self) -> bool:
+        return self.requests_per_second is not None or self.key_requests_per_second is not None
+
+    @property
+    def quota(self) -> bool:
+        return self.max_documents is not None or self.max_bytes is not None
+
+
+NO_LIMITS = TenantLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class StorageUsage:
+    """A tenant's live documents (sources not deleted) and the bytes of their
+    stored versions; `has_origin`: a live source already has the origin asked
+    about (a new version of it is no new document)."""
+
+    documents: int
+    bytes: int
+    has_origin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Tenant:
     tenant_id: str
     display_name: str
     active_model: str
     #: its own fusion constants (adopted by the eval out of fold), else the defaults
     fusion: FusionConstants | None = None
+    #: its rate limits and quotas (none unless an operator set them)
+    limits: TenantLimits = NO_LIMITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +169,8 @@ class TenantWork:
         str, int
     ]  # extract, chunk, summarize, keyword_index, embed, publish -> versions waiting
     newest_at: float  # epoch seconds of the newest version with work: new work changes it
+    #: epoch seconds of the oldest version with work: how long the backlog has waited
+    oldest_at: float = 0.0
 
 
 @runtime_checkable
@@ -491,6 +532,16 @@ class LifecycleLedger(Protocol):
         """source id -> (stat signature, version id) of inbox files just read and
         registered, stamped with the time of the read; other tenants' ids are ignored."""
         ...
+
+
+class TenantQuotas(Protocol):
+    """Where a tenant's limits are kept and what it uses against them."""
+
+    def set_tenant_limits(self, tenant_id: str, limits: TenantLimits) -> bool:
+        """Replace the tenant's limits; False for an unknown tenant."""
+        ...
+
+    def storage_usage(self, tenant_id: str, origin: str | None = None) -> StorageUsage: ...
 
 
 @runtime_checkable

@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval_api.metrics import ServingMetrics
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -27,7 +30,7 @@ MAX_ACTIVE = 8
 #: requests waiting for a slot before the next one is refused
 MAX_WAITING = 64
 MAX_WAIT_SECONDS = 2.0
-NEVER_QUEUED = frozenset({"/v1/health"})
+NEVER_QUEUED = frozenset({"/v1/health", "/metrics"})
 
 
 class AdmissionControl:
@@ -37,8 +40,11 @@ class AdmissionControl:
         max_active: int = MAX_ACTIVE,
         max_waiting: int = MAX_WAITING,
         max_wait_seconds: float = MAX_WAIT_SECONDS,
+        metrics: ServingMetrics | None = None,
     ) -> None:
         self.app = app
+        if metrics is not None:
+            metrics.admission = self  # its waiting and refused counts are scraped
         self.max_active = max_active
         self.max_waiting = max_waiting
         self.max_wait_seconds = max_wait_seconds

@@ -7,10 +7,11 @@ so its size cap stops the client instead of buffering past it.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from groundwork.services.health import platform_health
@@ -18,6 +19,8 @@ from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import ServedPlatform, WholePlatformDep
 from retrieval_api.errors import install_error_handlers
 from retrieval_api.hygiene import RequestHygiene
+from retrieval_api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from retrieval_api.metrics import RequestMetrics, ServingMetrics
 from retrieval_api.routes import (
     artifacts,
     chunks,
@@ -64,7 +67,34 @@ def create_app(
         dependencies=[Depends(enforce_route_scope)],
     )
     app.state.platform_factory = platform_factory
+    metrics = ServingMetrics(platform_factory)
     install_error_handlers(app)
+
+    @app.get("/metrics", include_in_schema=False, response_model=None)
+    def prometheus(request: Request, platform: WholePlatformDep) -> Response:
+        """Prometheus exposition for the operator (GROUNDWORK_METRICS_TOKEN as a
+        bearer token); off, it says so instead of answering empty."""
+        token = platform.operator_token()
+        if token is None:
+            return JSONResponse(
+                status_code=404,
+                content={
+                    "error": "not_found",
+                    "message": "metrics are off",
+                    "alternative": "set GROUNDWORK_METRICS_TOKEN and scrape with it as a bearer token",
+                },
+            )
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return JSONResponse(
+                status_code=401,
+                content={
+                    "error": "unauthorized",
+                    "message": "metrics need the operator's token",
+                    "alternative": "send Authorization: Bearer <GROUNDWORK_METRICS_TOKEN>",
+                },
+            )
+        return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
     @app.get("/v1/health", response_model=None)
     def health(platform: WholePlatformDep) -> dict[str, object] | JSONResponse:
@@ -94,6 +124,8 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
-    # outermost: an overloaded server refuses before parsing anything
-    app.add_middleware(AdmissionControl)  # type: ignore[arg-type]
+    # an overloaded server refuses before parsing anything
+    app.add_middleware(AdmissionControl, metrics=metrics)  # type: ignore[arg-type]
+    # outermost: every response is counted, admission's 503s included
+    app.add_middleware(RequestMetrics, metrics=metrics)  # type: ignore[arg-type]
     return app

@@ -27,6 +27,10 @@ class ServedPlatform(WalledPlatform, HealthProbes, Protocol):
         """The tenant's view if made already (building one may touch the database)."""
         ...
 
+    def operator_token(self) -> str | None:
+        """The operator's bearer token for GET /metrics; None: metrics are off."""
+        ...
+
 
 class Unauthorized(Exception):
     pass

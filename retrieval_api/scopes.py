@@ -24,6 +24,8 @@ TOOL_CALL = "tools.call"
 #: (method, path template) -> operation; None: no key (the route authenticates otherwise)
 ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("GET", "/v1/health"): None,
+    # the operator's view across tenants: its own bearer token, never a tenant's key
+    ("GET", "/metrics"): None,
     # a signed, expiring reference is its own credential (bound to tenant, source, version)
     ("GET", "/v1/files/{token}"): None,
     ("POST", "/v1/search"): "search",

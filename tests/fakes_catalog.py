@@ -651,12 +651,14 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             if not any(work.values()):
                 continue
             with self._lock:
-                newest = max(
+                waiting = [
                     self._version_rows[v].created_at
                     for v in self._current_versions(tenant.tenant_id)
                     if any(self._stages(v, tenant.active_model).values())
-                )
-            found.append(TenantWork(tenant.tenant_id, tenant.active_model, work, newest))
+                ]
+            found.append(
+                TenantWork(tenant.tenant_id, tenant.active_model, work, max(waiting), min(waiting))
+            )
         return found
 
     def oldest_unpublished_seconds(self, tenant_id: str, model_key: str) -> float:

@@ -250,6 +250,10 @@ class Platform:
             fallback_reranker=self.rerankers()[1],
         )
 
+    def operator_token(self) -> str | None:
+        """The bearer token of GET /metrics (GROUNDWORK_METRICS_TOKEN); None: off."""
+        return self.settings.metrics_token
+
     def rerankers(self) -> tuple[Reranker, Reranker | None]:
         """One per platform: a remote reranker's circuit breaker and connections
         outlive a single search."""

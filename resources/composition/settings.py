@@ -92,6 +92,8 @@ class GroundworkSettings:
     #: an OpenAI-compatible `/v1/embeddings` endpoint filling the openai_compatible_<dim> slots
     embeddings_url: str | None = None
     embeddings_model: str = ""
+    #: the operator's bearer token for GET /metrics; unset: metrics are off
+    metrics_token: str | None = field(default=None, repr=False)
 
     @property
     def pgdata(self) -> Path:
@@ -172,6 +174,7 @@ class GroundworkSettings:
             rerank_timeout=float(env.get("GROUNDWORK_RERANK_TIMEOUT", "2.0")),
             embeddings_url=env.get("GROUNDWORK_EMBEDDINGS_URL") or None,
             embeddings_model=env.get("GROUNDWORK_EMBEDDINGS_MODEL", ""),
+            metrics_token=env.get("GROUNDWORK_METRICS_TOKEN") or None,
         )
 
 

@@ -402,6 +402,8 @@ class StageProgressContract:
         stored(ledger, tenant, "inbox:h.md", "new work arrives")
         [again] = [w for w in ledger.pending_work_all() if w.tenant_id == tenant]
         assert again.newest_at > newest and again.stages["extract"] == 2
+        # the oldest waiting version stays the first one: the backlog's age
+        assert again.oldest_at == mine[0].oldest_at and 0 < again.oldest_at < again.newest_at
 
     def test_staleness_is_the_age_of_the_oldest_current_version_not_yet_served(
         self, ledger: PipelineLedger, tenant: str

@@ -375,7 +375,7 @@ class Processing(StoreBase):
         with translated_errors("counting pending work"), self.pool.connection() as conn:
             rows = conn.execute(
                 f"SELECT v.tenant_id, t.active_model, {_STAGE_COUNTS}, "
-                "extract(epoch FROM max(v.created_at)) "
+                "extract(epoch FROM max(v.created_at)), extract(epoch FROM min(v.created_at)) "
                 "FROM source_versions v JOIN sources s USING (source_id) "
                 "JOIN tenants t ON t.tenant_id = v.tenant_id "
                 "LEFT JOIN version_models m ON m.version_id = v.version_id "
@@ -395,6 +395,7 @@ class Processing(StoreBase):
                 r[1],
                 dict(zip(_STAGES, (int(x) for x in r[2 : 2 + len(_STAGES)]), strict=True)),
                 float(r[2 + len(_STAGES)]),
+                float(r[3 + len(_STAGES)]),
             )
             for r in rows
         ]
