@@ -263,6 +263,18 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
     )
     assert len(shard_successes) == 3 and max(shard_successes) < publication_start
     assert checks["stores_agree"] is True
+    # each shard ran in a worker's own process, where the platform and model
+    # were loaded once at start (solo pool: no child forked per step)
+    shard_pids = {
+        e.dagster_event.event_specific_data.metadata["pid"].value  # type: ignore[union-attr]
+        for e in logs
+        if e.dagster_event
+        and e.dagster_event.event_type_value == "STEP_OUTPUT"
+        and "index_shard[" in (e.step_key or "")
+    }
+    assert shard_pids and shard_pids <= {proc.pid for proc in workers.values()}, shard_pids
+    for name, home in homes.items():
+        assert (home / "worker.log").read_text(errors="replace").count("loaded (pid") == 1, name
 
     # no document lost, none twice
     model = platform.settings.default_model_key
