@@ -14,7 +14,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
-from groundwork.ports import Principal
+from groundwork.catalog import Authenticated
 from groundwork.reading import fence_untrusted
 from groundwork.tools.dispatch import ToolDispatcher
 
@@ -44,9 +44,10 @@ def _as_text(payload: dict[str, Any]) -> str:
 
 
 def build_server(
-    dispatcher: ToolDispatcher, resolve: Callable[[Any], Principal | None]
+    dispatcher: ToolDispatcher, resolve: Callable[[Any], Authenticated | None]
 ) -> Server[Any]:
-    """`resolve(ctx)` gives the principal for a request, or None (refused)."""
+    """`resolve(ctx)` gives the key's principal and tenant for a request, or
+    None (refused); each call is admitted under the tenant's rate limits."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -66,8 +67,8 @@ def build_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        who = await anyio.to_thread.run_sync(resolve, ctx)
-        if who is None:
+        found = await anyio.to_thread.run_sync(resolve, ctx)
+        if found is None:
             refusal = {
                 "error": "unauthorized",
                 "message": "no valid API key",
@@ -77,7 +78,7 @@ def build_server(
                 content=[types.TextContent(type="text", text=json.dumps(refusal))], is_error=True
             )
         result = await anyio.to_thread.run_sync(
-            lambda: dispatcher.call(who, params.name, dict(params.arguments or {}))
+            lambda: dispatcher.call_admitted(found, params.name, dict(params.arguments or {}))
         )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=_as_text(result.payload))],
@@ -94,8 +95,8 @@ def build_server(
 
 
 def run_stdio(dispatcher: ToolDispatcher, api_key: str) -> None:
-    def resolve(_: Any) -> Principal | None:
-        return dispatcher.principal(api_key)  # re-checked per call: revocation takes effect
+    def resolve(_: Any) -> Authenticated | None:
+        return dispatcher.authenticate(api_key)  # re-checked per call: revocation takes effect
 
     server = build_server(dispatcher, resolve)
 
@@ -107,11 +108,11 @@ def run_stdio(dispatcher: ToolDispatcher, api_key: str) -> None:
 
 
 def http_app(dispatcher: ToolDispatcher, host: str = "127.0.0.1") -> Any:
-    def resolve(ctx: Any) -> Principal | None:
+    def resolve(ctx: Any) -> Authenticated | None:
         request = getattr(ctx, "request", None)
         header = request.headers.get("authorization", "") if request is not None else ""
         if not header.lower().startswith("bearer "):
             return None
-        return dispatcher.principal(header[7:].strip())
+        return dispatcher.authenticate(header[7:].strip())
 
     return build_server(dispatcher, resolve).streamable_http_app(host=host)

@@ -15,17 +15,20 @@ from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from groundwork.services.health import platform_health
+from groundwork.services.limits import RateLimiter
 from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import ServedPlatform, WholePlatformDep
 from retrieval_api.errors import install_error_handlers
 from retrieval_api.hygiene import RequestHygiene
 from retrieval_api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from retrieval_api.metrics import RequestMetrics, ServingMetrics
+from retrieval_api.rate_refusal import EarlyRateRefusal
 from retrieval_api.routes import (
     artifacts,
     chunks,
     documents,
     files,
+    limits,
     search,
     sources,
     tools,
@@ -44,6 +47,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     artifacts.router,
     documents.router,
     tools.router,
+    limits.router,
 )
 
 
@@ -68,6 +72,7 @@ def create_app(
     )
     app.state.platform_factory = platform_factory
     metrics = ServingMetrics(platform_factory)
+    app.state.rate_limiter = RateLimiter()  # the process's rate buckets (retrieval_api.scopes)
     install_error_handlers(app)
 
     @app.get("/metrics", include_in_schema=False, response_model=None)
@@ -108,6 +113,8 @@ def create_app(
             "engines": report.engines,
             "replica": report.replica,
             "keyword_cluster": report.keyword_cluster,
+            # this process's rate buckets: requests admitted and refused (429)
+            "rate_limits": app.state.rate_limiter.summary(),
         }
         if report.status != "down":
             return body
@@ -126,6 +133,8 @@ def create_app(
     app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
     # an overloaded server refuses before parsing anything
     app.add_middleware(AdmissionControl, metrics=metrics)  # type: ignore[arg-type]
+    # a known key over its rate is refused before admission, routing or its lookup
+    app.add_middleware(EarlyRateRefusal, limiter=app.state.rate_limiter)  # type: ignore[arg-type]
     # outermost: every response is counted, admission's 503s included
     app.add_middleware(RequestMetrics, metrics=metrics)  # type: ignore[arg-type]
     return app

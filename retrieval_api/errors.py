@@ -37,6 +37,8 @@ REFUSAL_STATUS = {
     "exists": 409,
     "not_ready": 409,
     "limit": 429,
+    "rate_limited": 429,
+    "quota_exceeded": 413,
     "unavailable": 503,
     "unreadable": 422,
     "unsupported": 415,
@@ -84,13 +86,17 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Refused)
     def _refused(_: Request, exc: Refused) -> JSONResponse:
-        return error_response(
+        response = error_response(
             REFUSAL_STATUS.get(exc.code, 400),
             exc.code,
             exc.message,
             alternative=exc.alternative,
             **exc.details,
         )
+        retry_after = exc.details.get("retry_after_seconds")
+        if retry_after is not None:  # a rate limit: when the next request is admitted
+            response.headers["Retry-After"] = str(retry_after)
+        return response
 
     @app.exception_handler(NotFound)
     def _not_found(_: Request, exc: NotFound) -> JSONResponse:

@@ -493,3 +493,36 @@ class ApprovalOut(BaseModel):
 
 def citation_out(citation: Citation) -> CitationOut:
     return CitationOut(**citation.to_response())  # type: ignore[arg-type]
+
+
+class LimitsBody(BaseModel):
+    """The limits to set; a field left out keeps its value, null clears it (no limit)."""
+
+    requests_per_second: float | None = Field(default=None, gt=0)
+    burst: int | None = Field(default=None, ge=1)
+    key_requests_per_second: float | None = Field(default=None, gt=0)
+    key_burst: int | None = Field(default=None, ge=1)
+    max_documents: int | None = Field(default=None, ge=0)
+    max_bytes: int | None = Field(default=None, ge=0)
+
+
+class LimitsValues(BaseModel):
+    requests_per_second: float | None
+    burst: int | None
+    key_requests_per_second: float | None
+    key_burst: int | None
+    max_documents: int | None
+    max_bytes: int | None
+
+
+class UsageOut(BaseModel):
+    documents: int
+    bytes: int
+
+
+class LimitsOut(BaseModel):
+    """A tenant's limits (null: no limit) and what it uses against its quotas."""
+
+    tenant_id: str
+    limits: LimitsValues
+    usage: UsageOut

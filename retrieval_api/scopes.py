@@ -13,8 +13,9 @@ from fastapi.concurrency import run_in_threadpool
 
 from groundwork.errors import Forbidden
 from groundwork.ports import Principal
+from groundwork.services.limits import RateLimiter
 from groundwork.services.scopes import require
-from retrieval_api.deps import principal_from_request
+from retrieval_api.deps import caller_tenant, principal_from_request
 
 #: a tool call: the key is authenticated here and the tool's own scope (from the
 #: registry) is checked by the dispatcher, so a key holding only artifacts:write
@@ -64,6 +65,9 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("GET", "/v1/artifact-files/{file_id}"): "artifacts.read",
     ("DELETE", "/v1/artifacts/{artifact_id}"): "artifacts.delete",
     ("GET", "/v1/tools"): "tools.list",
+    ("GET", "/v1/limits"): "limits.read",
+    ("GET", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
+    ("PUT", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
     # authenticated here; each tool's own scope is checked by the tool dispatcher
     ("POST", "/v1/tools/{name}"): TOOL_CALL,
 }
@@ -116,4 +120,16 @@ def authorize(request: Request) -> Principal:
     who = principal_from_request(request)
     if operation != TOOL_CALL:
         require(who, operation)
+    tenant = caller_tenant(request)
+    if tenant is not None:  # once per request, for every route with a key (tools included)
+        digest = getattr(request.state, "key_digest", None)  # retrieval_api.rate_refusal
+        rate_limiter(request).admit(who, tenant.limits, digest)
     return who
+
+
+def rate_limiter(request: Request) -> RateLimiter:
+    """The serving process's rate buckets (one per app; groundwork.services.limits)."""
+    limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
+    if limiter is None:
+        limiter = request.app.state.rate_limiter = RateLimiter()
+    return limiter

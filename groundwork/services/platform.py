@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from groundwork.artifact_exports import ExportStore
 from groundwork.artifacts import ArtifactFile, ArtifactRecord, ArtifactStore
-from groundwork.catalog import Catalog
+from groundwork.catalog import Catalog, TenantQuotas
 from groundwork.citations import Citation
 from groundwork.files import FileMetadataStore
 from groundwork.lifecycle import Indexes
@@ -121,7 +121,7 @@ class StagedUploads(Protocol):
     def discard(self, upload_id: str) -> None: ...
 
 
-class ServiceCatalog(Catalog, ReadingRecords, UploadSessions, Protocol):
+class ServiceCatalog(Catalog, ReadingRecords, UploadSessions, TenantQuotas, Protocol):
     """Everything the services ask of the catalog."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import Refused
 from groundwork.ports import Principal
+from groundwork.services.limits import check_quota
 from groundwork.services.platform import PlatformPorts
 from groundwork.stages.registration import IncomingFile, register_incoming
 from groundwork.upload_policy import UploadRefused, accepted_summary, check_content, check_declared
@@ -90,9 +91,11 @@ def register_bytes(
 ) -> Registered:
     """Register a file held in memory under the whole policy; refusals are
     `Refused` with codes too-large, unsupported-type, type-mismatch,
-    approval-required, malware-found or invalid."""
+    approval-required, malware-found, invalid or quota_exceeded (the tenant's
+    documents or bytes, checked before any byte is kept)."""
     check_before_bytes(filename, len(data), limit)
     shared_with = sharing_subjects(who, subjects)
+    check_quota(ports.catalog, who.tenant_id, len(data), f"api:{filename}")
     media_type = ports.sniff_media_type(data, filename)
     refused = check_content(filename, media_type)
     if refused is not None:
@@ -138,6 +141,7 @@ def register_stream(
     then `register_bytes`. Larger files go through upload sessions."""
     check_before_bytes(filename, declared_size or 0)
     sharing_subjects(who, subjects)
+    check_quota(ports.catalog, who.tenant_id, declared_size or 0, f"api:{filename}")
     received = bytearray()
     for part in parts:
         received.extend(part)

@@ -23,6 +23,9 @@ class Scope(StrEnum):
     ADMIN = "sources:admin"
     ARTIFACTS = "artifacts:write"
     APPROVE = "artifacts:approve"
+    #: an operator's key: reads and sets any tenant's limits (issue it to an
+    #: operators' tenant, never to a customer's; no key holds it by default)
+    OPERATOR = "platform:admin"
 
 
 ALL_SCOPES: tuple[str, ...] = tuple(s.value for s in Scope)
@@ -42,6 +45,7 @@ OPERATION_SCOPES: dict[str, Scope] = {
     "files.reference": Scope.READ,
     "artifacts.read": Scope.READ,
     "tools.list": Scope.READ,
+    "limits.read": Scope.READ,
     # writing files
     "sources.register": Scope.WRITE,
     "sources.tags": Scope.WRITE,
@@ -54,6 +58,8 @@ OPERATION_SCOPES: dict[str, Scope] = {
     "artifacts.write": Scope.ARTIFACTS,
     "artifacts.delete": Scope.DELETE,
     "artifacts.approve": Scope.APPROVE,
+    # operating the platform
+    "tenants.limits": Scope.OPERATOR,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound, Refused
 from groundwork.ports import Principal
+from groundwork.services.limits import check_quota
 from groundwork.services.platform import PlatformPorts, StagedUploads, UploadSessions
 from groundwork.services.registration import (
     approval_refusal,
@@ -39,12 +40,17 @@ def open_session(
     subjects: Sequence[str] | None,
     target_source_id: str | None,
 ) -> dict[str, Any]:
-    """Refused before any byte: size and extension, sharing subjects, and a
-    target source the caller can see."""
+    """Refused before any byte: size and extension, sharing subjects, a
+    target source the caller can see, and the tenant's quotas."""
     check_before_bytes(filename, size, MAX_UPLOAD_BYTES)
     shared_with = sharing_subjects(who, subjects)
-    if target_source_id is not None and ports.files.origin_of(who.scope, target_source_id) is None:
-        raise NotFound(f"no source {target_source_id} is visible to this key")
+    origin = f"api:{filename}"
+    if target_source_id is not None:
+        target = ports.files.origin_of(who.scope, target_source_id)
+        if target is None:
+            raise NotFound(f"no source {target_source_id} is visible to this key")
+        origin = target[0]
+    check_quota(ports.catalog, who.tenant_id, size, origin)
     sessions: UploadSessions = ports.catalog
     upload_id = sessions.create_upload(
         who.scope,
@@ -161,6 +167,9 @@ def complete_session(
         if target is None:
             raise NotFound(f"no source {row['target_source_id']} is visible to this key")
         origin = target[0]
+    # checked again: other registrations may have used the quota since it opened
+    # (refused, the session stays open: complete it after freeing room)
+    check_quota(ports.catalog, who.tenant_id, int(row["declared_size"]), origin)
     incoming = IncomingFile(
         tenant_id=who.tenant_id,
         origin=origin,

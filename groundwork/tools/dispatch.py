@@ -12,9 +12,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from groundwork.catalog import Authenticated
 from groundwork.errors import CapabilityUnavailable, InvalidRequest, NotFound, Refused
 from groundwork.ports import Principal
 from groundwork.services.hygiene import check_value
+from groundwork.services.limits import RateLimiter
 from groundwork.services.platform import WalledPlatform
 from groundwork.services.scopes import require_scope
 from groundwork.services.turns import TurnLedger
@@ -44,6 +46,9 @@ class ToolDispatcher:
         self._platform_factory = platform_factory
         #: one per process's dispatcher; HTTP /v1/chunks counts against it too
         self.turns = TurnLedger(drilldown_cap or drilldown_cap_from_env())
+        #: the rate buckets of a transport that calls tools without the HTTP
+        #: route-scope check (MCP): one per process, like the API's
+        self.limiter = RateLimiter()
         self._handlers: dict[str, Handler] = {**HANDLERS, "get_chunks": get_chunks(self.turns)}
         missing = set(TOOLS) - set(self._handlers)
         if missing:
@@ -62,7 +67,25 @@ class ToolDispatcher:
     def principal(self, api_key: str) -> Principal | None:
         return self._platform_factory().catalog.principal_for_key(api_key)
 
+    def authenticate(self, api_key: str) -> Authenticated | None:
+        """The key's principal with its tenant (and the tenant's limits), read per call."""
+        return self._platform_factory().catalog.authenticate(api_key)
+
+    def call_admitted(
+        self, found: Authenticated, name: str, arguments: dict[str, Any] | None
+    ) -> ToolResult:
+        """`call` for a transport whose request was not admitted yet (MCP): the
+        tenant's and the key's rate first, refused as HTTP refuses it (rate_limited)."""
+        try:
+            self.limiter.admit(found.principal, found.tenant.limits)
+        except Refused as exc:
+            return self._refused(
+                ToolRefusal(exc.code, exc.message, exc.alternative, dict(exc.details))
+            )
+        return self.call(found.principal, name, arguments)
+
     def call(self, who: Principal, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        """A call already admitted by its transport (HTTP: the route-scope check)."""
         if name not in TOOLS:
             return self._refused(
                 ToolRefusal(

@@ -1,20 +1,73 @@
-"""`groundwork tenant create|erase TENANT`: the rules are the tenants service's
-and the lifecycle's; this maps arguments and prints."""
+"""`groundwork tenant create|erase|limits TENANT`: the rules are the tenants
+service's, the lifecycle's and the limits service's; this maps arguments and
+prints. `limits` with no flag shows the tenant's limits and usage; each flag
+sets one (`none` clears it: no limit) and leaves the others as they are."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from groundwork_cli.terminal import console
 from resources.composition.settings import GroundworkSettings
 
+if TYPE_CHECKING:
+    from resources.composition.platform import Platform
+
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tenant = subcommands.add_parser("tenant", help="create a tenant")
-    tenant.add_argument("action", choices=["create", "erase"])
+    tenant.add_argument("action", choices=["create", "erase", "limits"])
     tenant.add_argument("tenant_id")
     tenant.add_argument("--name")
+    for flag, kind in LIMIT_FLAGS.items():
+        tenant.add_argument(f"--{flag}", type=_limit(kind), metavar="N|none", default=_UNSET)
     tenant.set_defaults(func=run)
+
+
+#: limits: a flag per limit (groundwork.services.limits names them with '_')
+LIMIT_FLAGS: dict[str, type] = {
+    "requests-per-second": float,
+    "burst": int,
+    "key-requests-per-second": float,
+    "key-burst": int,
+    "max-documents": int,
+    "max-bytes": int,
+}
+_UNSET = object()
+
+
+def _limit(kind: type) -> Callable[[str], float | int | None]:
+    def parse(text: str) -> float | int | None:
+        return None if text.lower() == "none" else kind(text)
+
+    return parse
+
+
+def _limits(platform: Platform, args: argparse.Namespace) -> int:
+    from groundwork.errors import Refused
+    from groundwork.services.limits import LIMIT_NAMES, change_limits, tenant_limits
+
+    changes = {
+        flag.replace("-", "_"): getattr(args, flag.replace("-", "_"))
+        for flag in LIMIT_FLAGS
+        if getattr(args, flag.replace("-", "_")) is not _UNSET
+    }
+    try:
+        view = (
+            change_limits(platform.catalog, args.tenant_id, changes)
+            if changes
+            else tenant_limits(platform.catalog, args.tenant_id)
+        )
+    except Refused as refused:
+        console.print(f"[red]{refused.message}[/]; {refused.alternative}")
+        return 1
+    for name in LIMIT_NAMES:
+        value = getattr(view.limits, name)
+        console.print(f"{name}: {'no limit' if value is None else value}")
+    console.print(f"usage: {view.usage.documents} documents, {view.usage.bytes} bytes")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     settings = GroundworkSettings.from_env()
     platform = connect(settings)
     try:
+        if args.action == "limits":
+            return _limits(platform, args)
         if args.action == "erase":
             if platform.catalog.get_tenant(args.tenant_id) is None:
                 console.print(f"[red]no tenant {args.tenant_id}[/]")

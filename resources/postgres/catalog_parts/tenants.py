@@ -10,14 +10,29 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from groundwork.catalog import (
+    NO_LIMITS,
     ApiKeyInfo,
     Authenticated,
+    StorageUsage,
     Tenant,
+    TenantLimits,
 )
 from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
 from groundwork.retrieval.kernel import FusionConstants
 from resources.postgres.catalog_parts.common import StoreBase, hash_secret
 from resources.postgres.database import outside_a_transaction, translated_errors
+
+#: a tenant's limits, in TenantLimits' field order (migration 0028)
+LIMIT_FIELDS = (
+    "requests_per_second",
+    "burst",
+    "key_requests_per_second",
+    "key_burst",
+    "max_documents",
+    "max_bytes",
+)
+LIMIT_COLUMNS = ", ".join(LIMIT_FIELDS)
+T_LIMIT_COLUMNS = ", ".join(f"t.{c}" for c in LIMIT_FIELDS)
 
 
 class TenantsAndKeys(StoreBase):
@@ -36,7 +51,8 @@ class TenantsAndKeys(StoreBase):
     def get_tenant(self, tenant_id: str) -> Tenant | None:
         with translated_errors("reading a tenant"), self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT tenant_id, display_name, active_model, fusion FROM tenants WHERE tenant_id = %s",
+                f"SELECT tenant_id, display_name, active_model, fusion, {LIMIT_COLUMNS} "
+                "FROM tenants WHERE tenant_id = %s",
                 (tenant_id,),
             ).fetchone()
         return _tenant(row) if row else None
@@ -44,7 +60,8 @@ class TenantsAndKeys(StoreBase):
     def list_tenants(self) -> list[Tenant]:
         with translated_errors("listing tenants"), self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT tenant_id, display_name, active_model, fusion FROM tenants ORDER BY tenant_id"
+                f"SELECT tenant_id, display_name, active_model, fusion, {LIMIT_COLUMNS} "
+                "FROM tenants ORDER BY tenant_id"
             ).fetchall()
         return [_tenant(r) for r in rows]
 
@@ -55,6 +72,37 @@ class TenantsAndKeys(StoreBase):
                 "UPDATE tenants SET fusion = %s WHERE tenant_id = %s", (value, tenant_id)
             ).rowcount
         return changed == 1
+
+    def set_tenant_limits(self, tenant_id: str, limits: TenantLimits) -> bool:
+        with translated_errors("setting a tenant's limits"), self.pool.connection() as conn:
+            changed = conn.execute(
+                "UPDATE tenants SET "
+                + ", ".join(f"{c} = %s" for c in LIMIT_FIELDS)
+                + " WHERE tenant_id = %s",
+                (*(getattr(limits, c) for c in LIMIT_FIELDS), tenant_id),
+            ).rowcount
+        return changed == 1
+
+    def storage_usage(self, tenant_id: str, origin: str | None = None) -> StorageUsage:
+        """Live sources and the bytes of their kept versions (pending, stored,
+        quarantined): what a quota counts. A deleted source frees its share at
+        once, before the sweep removes its bytes."""
+        with translated_errors("reading a tenant's storage use"), self.pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT (SELECT count(*) FROM sources
+                         WHERE tenant_id = %(t)s AND state = 'active'),
+                       (SELECT coalesce(sum(v.size_bytes), 0) FROM source_versions v
+                          JOIN sources s USING (source_id)
+                         WHERE v.tenant_id = %(t)s AND s.state = 'active'
+                           AND v.state IN ('pending', 'stored', 'quarantined')),
+                       EXISTS (SELECT 1 FROM sources
+                                WHERE tenant_id = %(t)s AND origin = %(o)s AND state = 'active')
+                """,
+                {"t": tenant_id, "o": origin},
+            ).fetchone()
+        assert row is not None
+        return StorageUsage(int(row[0]), int(row[1]), bool(row[2]))
 
     def count_drilldown(
         self, tenant_id: str, key_id: str, turn: str, cap: int, window_seconds: int
@@ -126,7 +174,8 @@ class TenantsAndKeys(StoreBase):
         ):
             row = conn.execute(
                 "SELECT k.key_id, k.subjects, k.scopes, t.tenant_id, t.display_name, "
-                "t.active_model, t.fusion FROM api_keys k JOIN tenants t USING (tenant_id) "
+                f"t.active_model, t.fusion, {T_LIMIT_COLUMNS} "
+                "FROM api_keys k JOIN tenants t USING (tenant_id) "
                 "WHERE k.key_hash = %s AND k.revoked_at IS NULL",
                 (hash_secret(secret),),
             ).fetchone()
@@ -192,5 +241,7 @@ class TenantsAndKeys(StoreBase):
 
 
 def _tenant(row: Sequence[Any]) -> Tenant:
+    """(tenant_id, display_name, active_model, fusion, *LIMIT_FIELDS)"""
     fusion = FusionConstants.from_dict(row[3]) if row[3] else None
-    return Tenant(row[0], row[1], row[2], fusion)
+    limits = TenantLimits(*row[4 : 4 + len(LIMIT_FIELDS)]) if len(row) > 4 else NO_LIMITS
+    return Tenant(row[0], row[1], row[2], fusion, limits)
