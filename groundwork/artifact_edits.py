@@ -204,29 +204,9 @@ def apply_edits(
                 del lines[found.start : found.end]
                 summary.append(f"deleted section {edit.heading!r}")
         elif isinstance(edit, UpdateTableCell):
-            tables = _tables(lines)
-            if not 0 <= edit.table < len(tables):
-                return EditsRefused(
-                    "invalid", f"table {edit.table} does not exist; the document has {len(tables)}"
-                )
-            rows = [n for i, n in enumerate(tables[edit.table]) if i != 1]  # skip the separator
-            if not 0 <= edit.row < len(rows):
-                return EditsRefused(
-                    "invalid",
-                    f"row {edit.row} does not exist; table {edit.table} has {len(rows)} rows",
-                )
-            cells = _cells(lines[rows[edit.row]])
-            if not 0 <= edit.column < len(cells):
-                return EditsRefused(
-                    "invalid",
-                    f"column {edit.column} does not exist; the row has {len(cells)} cells",
-                )
-            if cells[edit.column]:
-                destroys.append(
-                    f"table {edit.table} row {edit.row} column {edit.column}: {cells[edit.column]!r}"
-                )
-            cells[edit.column] = edit.value.replace("|", "\\|").replace("\n", " ").strip()
-            lines[rows[edit.row]] = "| " + " | ".join(cells) + " |"
+            refused = _update_cell(lines, edit, destroys)
+            if refused is not None:
+                return refused
             summary.append(f"updated table {edit.table} cell ({edit.row}, {edit.column})")
         else:
             lines += ["", *edit.text.strip().splitlines()]
@@ -244,6 +224,37 @@ def apply_edits(
                 digest,
             )
     return EditsApplied(result, tuple(summary))
+
+
+def _update_cell(
+    lines: list[str], edit: UpdateTableCell, destroys: list[str]
+) -> EditsRefused | None:
+    """Writes the cell in place (a Markdown pipe table, counted from 0 without
+    its separator row); an overwritten value joins `destroys`."""
+    tables = _tables(lines)
+    if not 0 <= edit.table < len(tables):
+        return EditsRefused(
+            "invalid", f"table {edit.table} does not exist; the document has {len(tables)}"
+        )
+    rows = [n for i, n in enumerate(tables[edit.table]) if i != 1]  # skip the separator
+    if not 0 <= edit.row < len(rows):
+        return EditsRefused(
+            "invalid",
+            f"row {edit.row} does not exist; table {edit.table} has {len(rows)} rows",
+        )
+    cells = _cells(lines[rows[edit.row]])
+    if not 0 <= edit.column < len(cells):
+        return EditsRefused(
+            "invalid",
+            f"column {edit.column} does not exist; the row has {len(cells)} cells",
+        )
+    if cells[edit.column]:
+        destroys.append(
+            f"table {edit.table} row {edit.row} column {edit.column}: {cells[edit.column]!r}"
+        )
+    cells[edit.column] = edit.value.replace("|", "\\|").replace("\n", " ").strip()
+    lines[rows[edit.row]] = "| " + " | ".join(cells) + " |"
+    return None
 
 
 def edit_from_dict(data: dict[str, object]) -> Edit:

@@ -279,13 +279,7 @@ def _hybrid_search(
     by_source = {item[2].chunk_id: item[2].source_id for item in scored}
     degraded: tuple[str, ...] = ()
     if request.rerank and engines.reranker is not None:
-        try:
-            order = reranked_order(engines.reranker, interpreted, scored)
-        except EngineUnavailable as exc:
-            # a remote reranker down or slow: the local ranking answers, and says so
-            degraded = (f"reranker: {exc}; ranked locally instead",)
-            if engines.fallback_reranker is not None:
-                order = reranked_order(engines.fallback_reranker, interpreted, scored)
+        order, degraded = _reranked(engines, interpreted, scored, order)
     if request.pinned_source_ids:
         pinned = set(request.pinned_source_ids)
         order = [c for c in order if by_source[c] in pinned] + [
@@ -372,6 +366,25 @@ def _floored(
     scored.sort(key=lambda item: -item[0])
     best = scored[0][0]
     return [item for item in scored if item[0] >= best * policy.relative_floor]
+
+
+def _reranked(
+    engines: SearchEngines,
+    interpreted: InterpretedQuery,
+    scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+    fused: list[str],
+) -> tuple[list[str], tuple[str, ...]]:
+    """The reranker's order, or, when a remote one cannot answer (down, slow, its
+    circuit open), the local one's (fusion order without one), and the sentence
+    that says so."""
+    assert engines.reranker is not None
+    try:
+        return reranked_order(engines.reranker, interpreted, scored), ()
+    except EngineUnavailable as exc:
+        degraded = (f"reranker: {exc}; ranked locally instead",)
+        if engines.fallback_reranker is None:
+            return fused, degraded
+        return reranked_order(engines.fallback_reranker, interpreted, scored), degraded
 
 
 def reranked_order(
