@@ -1,5 +1,6 @@
-"""Search, browse, budgeted context, summaries and drill-down: the retrieval
-operations every transport offers, written once.
+"""Search, browse, budgeted context and summaries: the retrieval operations
+every transport offers, written once (drill-down and citation checks, which
+accept what these hand out, are `drilldown` and `citation_checks`).
 
 Each call that hands chunk ids or citations to a caller records them here (as
 issued to the key, and as citation snapshots), so drill-down and citation
@@ -9,15 +10,12 @@ checks accept exactly what was handed out, whichever transport handed it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from groundwork.catalog import Tenant
 from groundwork.citations import Citation
-from groundwork.documents import Location
-from groundwork.errors import DrillDownRefused, InvalidRequest, NotFound, Refused
+from groundwork.errors import InvalidRequest, Refused
 from groundwork.ports import Principal, SearchFilters
 from groundwork.retrieval.context import ContextSelection, select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest
@@ -25,7 +23,7 @@ from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.services import sources
 from groundwork.services.platform import PlatformPorts
-from groundwork.services.turns import TurnLedger, issue_turn
+from groundwork.services.turns import issue_turn
 from groundwork.summaries import (
     MAX_POINTERS,
     CompiledSummary,
@@ -365,145 +363,3 @@ def summarize_file(ports: PlatformPorts, who: Principal, source_id: str) -> Sour
             f"{source_id} has no text yet", "call get_file_processing_status", code="not_ready"
         )
     return summary
-
-
-def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView:
-    """Raw chunk text, only for ids this key was handed by a previous response
-    (copied verbatim); anything else is refused naming the valid ids."""
-    if not CHUNK_ID.match(chunk_id):
-        raise DrillDownRefused(
-            f"{chunk_id!r} is not a chunk id (ch_ followed by 32 hex digits)",
-            "copy a chunk id verbatim from a search, context or summaries response",
-            {"valid_ids": ports.catalog.issued_recently(who.key_id)},
-        )
-    if not ports.catalog.was_issued(who.key_id, chunk_id):
-        raise DrillDownRefused(
-            f"{chunk_id} was not returned to this key in the last 24 hours; "
-            "use an id from a previous response",
-            "use an id from a previous response",
-            {"valid_ids": ports.catalog.issued_recently(who.key_id)},
-        )
-    view = ports.catalog.load_chunks(who.scope, [chunk_id]).get(chunk_id)
-    if view is None:
-        raise NotFound(f"chunk {chunk_id} is no longer available to this key")
-    return view
-
-
-def read_chunk(
-    ports: PlatformPorts, ledger: TurnLedger, who: Principal, chunk_id: str, turn: str | None
-) -> ChunkView:
-    """One drill-down call of the turn: counted against the per-turn cap the
-    get_chunks tool counts too (one cap per key, whichever transport), then
-    `drill_down`."""
-    ledger.take(ports.catalog, ports.approval_secret(), who, turn)
-    return drill_down(ports, who, chunk_id)
-
-
-@dataclass(frozen=True, slots=True)
-class ChunksRead:
-    chunks: tuple[ChunkView, ...]
-    #: the ids refused (not handed to this key, malformed) or no longer available
-    unknown: tuple[str, ...]
-    calls_left: int
-
-
-def read_chunks(
-    ports: PlatformPorts,
-    ledger: TurnLedger,
-    who: Principal,
-    chunk_ids: Sequence[str],
-    turn: str | None,
-) -> ChunksRead:
-    """Several chunks in one drill-down call of the turn; an id that cannot be
-    read is listed as unknown instead of failing the others."""
-    left = ledger.take(ports.catalog, ports.approval_secret(), who, turn)
-    chunks: list[ChunkView] = []
-    unknown: list[str] = []
-    for chunk_id in chunk_ids:
-        try:
-            chunks.append(drill_down(ports, who, chunk_id))
-        except (DrillDownRefused, NotFound):
-            unknown.append(chunk_id)
-    return ChunksRead(tuple(chunks), tuple(unknown), left)
-
-
-CitationStatus = Literal["exists", "drifted", "removed", "withheld"]
-CITATION_ID = re.compile(r"^cit_[0-9a-f]{32}$")
-
-
-@dataclass(frozen=True, slots=True)
-class CitationCheck:
-    citation_id: str
-    status: CitationStatus
-    #: the stored snapshot; None when withheld
-    citation: Citation | None
-
-
-def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> CitationCheck | None:
-    """A stored citation verified against the live corpus; None when this tenant
-    issued no such id. Permission is checked now: the source's current scope if
-    it still exists, else the scope it had when the citation was issued, so a
-    revoked reader gets `withheld`, never the snapshot's text."""
-    if not CITATION_ID.match(citation_id):
-        return None
-    row = ports.catalog.citation(who.tenant_id, citation_id)
-    if row is None:
-        return None
-    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
-    if not scope_subjects & set(who.subjects):
-        return CitationCheck(citation_id, "withheld", None)
-    snapshot: dict[str, Any] = row["snapshot"]
-    status: CitationStatus
-    if row["source_state"] != "active" or row["published_version"] is None:
-        status = "removed"
-    elif row["text_present"]:
-        status = "exists"
-    else:
-        status = "drifted"
-    citation = Citation(
-        source_id=snapshot["source_id"],
-        source_version_id=snapshot["source_version_id"],
-        chunk_id=snapshot["chunk_id"],
-        content_hash=snapshot["content_hash"],
-        title=snapshot["title"],
-        location=Location.from_dict(snapshot["location"]),
-        heading_path=tuple(snapshot["heading_path"]),
-        excerpt=snapshot["excerpt"],
-        retrieved_at=datetime.fromisoformat(snapshot["retrieved_at"]),
-        low_confidence=bool(snapshot.get("low_confidence", False)),
-    )
-    return CitationCheck(citation_id, status, citation)
-
-
-def citation(ports: PlatformPorts, who: Principal, citation_id: str) -> CitationCheck:
-    """`check_citation`, refusing (not_found) an id this tenant never issued."""
-    checked = check_citation(ports, who, citation_id)
-    if checked is None:
-        raise NotFound(f"no citation {citation_id} for this tenant")
-    return checked
-
-
-@dataclass(frozen=True, slots=True)
-class CitationsResolved:
-    citations: tuple[CitationCheck, ...]
-    unknown: tuple[str, ...]
-
-    @property
-    def withheld(self) -> int:
-        return sum(1 for c in self.citations if c.status == "withheld")
-
-
-def resolve_citations(
-    ports: PlatformPorts, who: Principal, citation_ids: Sequence[str]
-) -> CitationsResolved:
-    """Each distinct id checked once, in the caller's order; ids this tenant never
-    issued are listed as unknown."""
-    checked: list[CitationCheck] = []
-    unknown: list[str] = []
-    for citation_id in dict.fromkeys(citation_ids):
-        result = check_citation(ports, who, citation_id)
-        if result is None:
-            unknown.append(citation_id)
-        else:
-            checked.append(result)
-    return CitationsResolved(tuple(checked), tuple(unknown))

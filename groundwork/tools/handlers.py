@@ -19,7 +19,7 @@ from groundwork.reading import (
 )
 from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
-from groundwork.services import documents, retrieval, sources, turns
+from groundwork.services import documents, drilldown, retrieval, sources, turns
 from groundwork.services.platform import PlatformPorts
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
 from groundwork.tools.spec import ToolRefusal
@@ -430,7 +430,7 @@ def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any])
 
 def get_chunks(ledger: turns.TurnLedger) -> Handler:
     def run(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-        read = retrieval.read_chunks(
+        read = drilldown.read_chunks(
             platform,
             ledger,
             who,

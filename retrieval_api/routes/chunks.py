@@ -7,8 +7,8 @@ from fastapi import APIRouter, Query, Request
 
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView
-from groundwork.services import retrieval
-from groundwork.services.retrieval import CitationCheck
+from groundwork.services import citation_checks, drilldown
+from groundwork.services.citation_checks import CitationCheck
 from retrieval_api.deps import PlatformDep, PrincipalDep, tool_dispatcher
 from retrieval_api.schemas import (
     ChunkOut,
@@ -34,7 +34,7 @@ def get_chunk(
     per turn like the get_chunks tool (the same count): pass the `turn_id` of
     the search or summaries response that handed out the id."""
     ledger = tool_dispatcher(request).turns
-    return chunk_out(retrieval.read_chunk(platform, ledger, who, chunk_id, turn))
+    return chunk_out(drilldown.read_chunk(platform, ledger, who, chunk_id, turn))
 
 
 def chunk_out(view: ChunkView) -> ChunkOut:
@@ -63,14 +63,14 @@ def _check_out(checked: CitationCheck) -> CitationCheckOut:
 def get_citation(citation_id: str, who: PrincipalDep, platform: PlatformDep) -> CitationCheckOut:
     """Resolve a stored citation (a snapshot: it survives deletion of its source)
     and verify it against the live corpus: exists, drifted, removed or withheld."""
-    return _check_out(retrieval.citation(platform, who, citation_id))
+    return _check_out(citation_checks.citation(platform, who, citation_id))
 
 
 @router.post("/v1/citations/resolve", response_model=CitationsResolveOut)
 def resolve_citations(
     body: CitationsResolveBody, who: PrincipalDep, platform: PlatformDep
 ) -> CitationsResolveOut:
-    resolved = retrieval.resolve_citations(platform, who, body.citation_ids)
+    resolved = citation_checks.resolve_citations(platform, who, body.citation_ids)
     return CitationsResolveOut(
         citations=[_check_out(c) for c in resolved.citations],
         withheld=resolved.withheld,

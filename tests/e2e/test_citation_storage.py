@@ -108,7 +108,7 @@ def test_a_citation_is_checked_in_the_application_layer(platform: Platform, tena
     """Every transport resolves citations through one service call: the issuing
     scope sees the snapshot, a key without the source's subjects gets `withheld`
     and no text, an id this tenant never issued is unknown (None)."""
-    from groundwork.services.retrieval import check_citation
+    from groundwork.services.citation_checks import check_citation
 
     registered = register_file(
         platform.catalog,
