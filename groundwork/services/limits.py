@@ -278,16 +278,26 @@ def _existing_limits(catalog: QuotaCatalog, tenant_id: str) -> TenantLimits:
     return tenant.limits
 
 
-def tenant_limits(catalog: QuotaCatalog, tenant_id: str) -> LimitsView:
+class LimitsPorts(Protocol):
+    """What reading and setting limits asks of the platform (the whole one:
+    an operator's call names any tenant)."""
+
+    @property
+    def catalog(self) -> QuotaCatalog: ...
+
+
+def tenant_limits(ports: LimitsPorts, tenant_id: str) -> LimitsView:
+    catalog = ports.catalog
     limits = _existing_limits(catalog, tenant_id)
     return LimitsView(tenant_id, limits, catalog.storage_usage(tenant_id))
 
 
 def change_limits(
-    catalog: QuotaCatalog, tenant_id: str, changes: Mapping[str, float | int | None]
+    ports: LimitsPorts, tenant_id: str, changes: Mapping[str, float | int | None]
 ) -> LimitsView:
     """Set the named limits (None clears one: no limit); the others keep their
     values. Rates are positive, bursts at least 1, quotas at least 0."""
+    catalog = ports.catalog
     unknown = sorted(set(changes) - set(LIMIT_NAMES))
     if unknown:
         raise Refused(

@@ -56,9 +56,9 @@ def _limits(platform: Platform, args: argparse.Namespace) -> int:
     }
     try:
         view = (
-            change_limits(platform.catalog, args.tenant_id, changes)
+            change_limits(platform, args.tenant_id, changes)
             if changes
-            else tenant_limits(platform.catalog, args.tenant_id)
+            else tenant_limits(platform, args.tenant_id)
         )
     except Refused as refused:
         console.print(f"[red]{refused.message}[/]; {refused.alternative}")

@@ -14,16 +14,16 @@ router = APIRouter()
 
 @router.get("/v1/limits", response_model=LimitsOut)
 def own_limits(who: PrincipalDep, platform: PlatformDep) -> LimitsOut:
-    return LimitsOut.model_validate(limits.tenant_limits(platform.catalog, who.tenant_id).to_dict())
+    return LimitsOut.model_validate(limits.tenant_limits(platform, who.tenant_id).to_dict())
 
 
 @router.get("/v1/admin/tenants/{tenant_id}/limits", response_model=LimitsOut)
 def tenant_limits(tenant_id: str, platform: WholePlatformDep) -> LimitsOut:
-    return LimitsOut.model_validate(limits.tenant_limits(platform.catalog, tenant_id).to_dict())
+    return LimitsOut.model_validate(limits.tenant_limits(platform, tenant_id).to_dict())
 
 
 @router.put("/v1/admin/tenants/{tenant_id}/limits", response_model=LimitsOut)
 def set_tenant_limits(tenant_id: str, body: LimitsBody, platform: WholePlatformDep) -> LimitsOut:
     """Fields left out keep their values; null clears a limit."""
-    changed = limits.change_limits(platform.catalog, tenant_id, body.model_dump(exclude_unset=True))
+    changed = limits.change_limits(platform, tenant_id, body.model_dump(exclude_unset=True))
     return LimitsOut.model_validate(changed.to_dict())

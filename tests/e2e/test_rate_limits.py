@@ -44,7 +44,7 @@ def _key(platform: Platform, tenant_id: str, scopes: list[str] | None = None) ->
 def test_a_key_over_its_rate_gets_429_with_retry_after_and_succeeds_after_the_wait(
     client: TestClient, platform: Platform, tenant_id: str
 ) -> None:
-    change_limits(platform.catalog, tenant_id, {"key_requests_per_second": 1, "key_burst": 2})
+    change_limits(platform, tenant_id, {"key_requests_per_second": 1, "key_burst": 2})
     flooding, other = _key(platform, tenant_id), _key(platform, tenant_id)
     assert [client.get("/v1/files", headers=flooding).status_code for _ in range(2)] == [200, 200]
     refused = client.get("/v1/files", headers=flooding)
@@ -66,7 +66,7 @@ def test_a_key_over_its_rate_gets_429_with_retry_after_and_succeeds_after_the_wa
 def test_a_tenant_rate_holds_across_its_keys_and_not_for_other_tenants(
     client: TestClient, platform: Platform, tenant_id: str
 ) -> None:
-    change_limits(platform.catalog, tenant_id, {"requests_per_second": 0.5, "burst": 2})
+    change_limits(platform, tenant_id, {"requests_per_second": 0.5, "burst": 2})
     one, two = _key(platform, tenant_id), _key(platform, tenant_id)
     assert client.get("/v1/files", headers=one).status_code == 200
     assert client.get("/v1/files", headers=two).status_code == 200
@@ -82,7 +82,7 @@ def test_a_tenant_rate_holds_across_its_keys_and_not_for_other_tenants(
 
 
 def test_the_mcp_path_refuses_with_the_same_code(platform: Platform, tenant_id: str) -> None:
-    change_limits(platform.catalog, tenant_id, {"key_requests_per_second": 0.2, "key_burst": 1})
+    change_limits(platform, tenant_id, {"key_requests_per_second": 0.2, "key_burst": 1})
     _, secret = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "mcp")
     dispatcher = ToolDispatcher(lambda: platform)  # what agent_tools.mcp_server calls
     found = dispatcher.authenticate(secret)
@@ -98,7 +98,7 @@ def test_over_quota_registration_is_refused_naming_the_limit_and_nothing_is_stor
     client: TestClient, platform: Platform, tenant_id: str
 ) -> None:
     headers = _key(platform, tenant_id)
-    change_limits(platform.catalog, tenant_id, {"max_documents": 1, "max_bytes": 100})
+    change_limits(platform, tenant_id, {"max_documents": 1, "max_bytes": 100})
     first = b"# One\n\nthe first document\n"
     assert (
         client.post(
@@ -133,7 +133,7 @@ def test_over_quota_registration_is_refused_naming_the_limit_and_nothing_is_stor
     assert not platform.blobs.exists(blob_key_for(hashlib.sha256(bigger).hexdigest()))
 
     # an upload session over the quota is refused when it is opened, before any byte
-    change_limits(platform.catalog, tenant_id, {"max_documents": None})
+    change_limits(platform, tenant_id, {"max_documents": None})
     opened = client.post(
         "/v1/uploads",
         json={"filename": "big.md", "size": 500, "media_type": "text/markdown"},
@@ -296,7 +296,7 @@ def test_another_tenant_is_unaffected_while_one_floods(
     at the door (429) instead of taking the server's threads."""
     flooder = f"t-flood-{tenant_id[2:]}"
     platform.catalog.ensure_tenant(flooder, flooder, platform.settings.default_model_key)
-    change_limits(platform.catalog, flooder, {"requests_per_second": 0.5, "burst": 1})
+    change_limits(platform, flooder, {"requests_per_second": 0.5, "burst": 1})
     flood_headers, quiet_headers = _key(platform, flooder), _key(platform, tenant_id)
     quiet = httpx.Client(base_url=served, headers=quiet_headers, timeout=10)
 
