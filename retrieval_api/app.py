@@ -75,59 +75,11 @@ def create_app(
     app.state.rate_limiter = RateLimiter()  # the process's rate buckets (retrieval_api.scopes)
     install_error_handlers(app)
 
-    @app.get("/metrics", include_in_schema=False, response_model=None)
-    def prometheus(request: Request, platform: WholePlatformDep) -> Response:
-        """Prometheus exposition for the operator (GROUNDWORK_METRICS_TOKEN as a
-        bearer token); off, it says so instead of answering empty."""
-        token = platform.operator_token()
-        if token is None:
-            return JSONResponse(
-                status_code=404,
-                content={
-                    "error": "not_found",
-                    "message": "metrics are off",
-                    "alternative": "set GROUNDWORK_METRICS_TOKEN and scrape with it as a bearer token",
-                },
-            )
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return JSONResponse(
-                status_code=401,
-                content={
-                    "error": "unauthorized",
-                    "message": "metrics need the operator's token",
-                    "alternative": "send Authorization: Bearer <GROUNDWORK_METRICS_TOKEN>",
-                },
-            )
-        return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
-
-    @app.get("/v1/health", response_model=None)
-    def health(platform: WholePlatformDep) -> dict[str, object] | JSONResponse:
-        """ok; degraded (200) when an optional piece (the read replica, the
-        keyword cluster's redundancy) is lost or behind; 503 down naming the
-        engine that does not answer (the supervisor restarts it; clients retry).
-        The rule is groundwork.services.health's."""
-        report = platform_health(platform)
-        body: dict[str, object] = {
-            "status": report.status,
-            "engines": report.engines,
-            "replica": report.replica,
-            "keyword_cluster": report.keyword_cluster,
-            # this process's rate buckets: requests admitted and refused (429)
-            "rate_limits": app.state.rate_limiter.summary(),
-        }
-        if report.status != "down":
-            return body
-        return JSONResponse(
-            status_code=503,
-            content={
-                "error": "degraded",
-                "message": "an engine is not answering; it is being restarted",
-                **body,
-            },
-            headers={"Retry-After": "5"},
-        )
-
+    app.state.metrics = metrics
+    app.add_api_route(
+        "/metrics", prometheus, methods=["GET"], include_in_schema=False, response_model=None
+    )
+    app.add_api_route("/v1/health", health, methods=["GET"], response_model=None)
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestHygiene)  # type: ignore[arg-type]
@@ -138,3 +90,57 @@ def create_app(
     # outermost: every response is counted, admission's 503s included
     app.add_middleware(RequestMetrics, metrics=metrics)  # type: ignore[arg-type]
     return app
+
+
+def prometheus(request: Request, platform: WholePlatformDep) -> Response:
+    """Prometheus exposition for the operator (GROUNDWORK_METRICS_TOKEN as a
+    bearer token); off, it says so instead of answering empty."""
+    token = platform.operator_token()
+    if token is None:
+        return JSONResponse(
+            status_code=404,
+            content={
+                "error": "not_found",
+                "message": "metrics are off",
+                "alternative": "set GROUNDWORK_METRICS_TOKEN and scrape with it as a bearer token",
+            },
+        )
+    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        return JSONResponse(
+            status_code=401,
+            content={
+                "error": "unauthorized",
+                "message": "metrics need the operator's token",
+                "alternative": "send Authorization: Bearer <GROUNDWORK_METRICS_TOKEN>",
+            },
+        )
+    metrics: ServingMetrics = request.app.state.metrics
+    return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+
+def health(request: Request, platform: WholePlatformDep) -> dict[str, object] | JSONResponse:
+    """ok; degraded (200) when an optional piece (the read replica, the
+    keyword cluster's redundancy) is lost or behind; 503 down naming the
+    engine that does not answer (the supervisor restarts it; clients retry).
+    The rule is groundwork.services.health's."""
+    report = platform_health(platform)
+    body: dict[str, object] = {
+        "status": report.status,
+        "engines": report.engines,
+        "replica": report.replica,
+        "keyword_cluster": report.keyword_cluster,
+        # this process's rate buckets: requests admitted and refused (429)
+        "rate_limits": request.app.state.rate_limiter.summary(),
+    }
+    if report.status != "down":
+        return body
+    return JSONResponse(
+        status_code=503,
+        content={
+            "error": "degraded",
+            "message": "an engine is not answering; it is being restarted",
+            **body,
+        },
+        headers={"Retry-After": "5"},
+    )

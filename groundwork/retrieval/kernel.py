@@ -285,15 +285,24 @@ def _hybrid_search(
         order = [c for c in order if by_source[c] in pinned] + [
             c for c in order if by_source[c] not in pinned
         ]
+    hits = _cited_hits(order[: request.limit], scored, now())
+    return Found(hits, missing_legs=missing, degraded=degraded)
+
+
+def _cited_hits(
+    order: Sequence[str],
+    scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+    retrieved_at: datetime,
+) -> tuple[Hit, ...]:
+    """The answer in its final order, each hit with its citation snapshot."""
     by_id = {item[2].chunk_id: item for item in scored}
-    retrieved_at = now()
     hits: list[Hit] = []
-    for chunk_id in order[: request.limit]:
+    for chunk_id in order:
         score, candidate, view = by_id[chunk_id]
         hits.append(
             Hit(len(hits) + 1, score, candidate.ranks, view, citation_for(view, retrieved_at))
         )
-    return Found(tuple(hits), missing_legs=missing, degraded=degraded)
+    return tuple(hits)
 
 
 def vector_leg(hits: Sequence[ScoredChunk], semantic_floor: float) -> list[str]:
