@@ -13,9 +13,7 @@ from groundwork.artifacts import ArtifactFile, Provenance, Saved, provenance_fro
 from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
 from groundwork.services.artifacts import ArtifactView, Export, ReadableFile
-from retrieval_api.deps import PlatformDep, PrincipalDep
-from retrieval_api.errors import error_response
-from retrieval_api.schemas import (
+from retrieval_api.artifact_schemas import (
     ApprovalBody,
     ApprovalOut,
     ArtifactCreate,
@@ -27,10 +25,12 @@ from retrieval_api.schemas import (
     ArtifactVersionOut,
     ExportOut,
     ExportRequest,
-    LifecycleOut,
     ProvenanceIn,
     SavedOut,
 )
+from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.errors import error_response
+from retrieval_api.schemas import LifecycleOut
 
 router = APIRouter()
 

@@ -8,16 +8,16 @@ from fastapi import APIRouter
 from groundwork.services import documents
 from groundwork.services.documents import InputFile
 from groundwork.services.registration import Registered
-from retrieval_api.deps import PlatformDep, PrincipalDep
-from retrieval_api.schemas import (
+from retrieval_api.artifact_schemas import (
     ConvertRequest,
     FileRef,
     MergeRequest,
     NewFilesOut,
-    RegistrationOut,
     SplitRequest,
     WatermarkRequest,
 )
+from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.schemas import RegistrationOut
 
 router = APIRouter()
 
