@@ -187,27 +187,16 @@ def generated_corpus(seed: int = 15) -> list[GeneratedPdf]:
     # row rules: a lattice of the drawn lines alone misses the outer columns or
     # holds every row in one cell
     out.append(single("ledger-internal-rules", ledger_rows(rng, 12), "INTERNAL", numeric_from=2))
-    out.append(
-        single(
-            "projects-internal-rules",
-            project_rows(rng, 6),
-            "INTERNAL",
-            widths=projects,
-            numeric_from=3,
+    variants: tuple[tuple[str, Rules], ...] = (
+        ("internal-rules", "INTERNAL"),
+        ("column-rules", "NO_HORIZONTAL_LINES"),
+    )
+    for name, rules in variants:
+        if rules == "NO_HORIZONTAL_LINES":
+            out.append(single(f"ledger-{name}", ledger_rows(rng, 12), rules, numeric_from=2))
+        out.append(
+            single(f"projects-{name}", project_rows(rng, 6), rules, widths=projects, numeric_from=3)
         )
-    )
-    out.append(
-        single("ledger-column-rules", ledger_rows(rng, 12), "NO_HORIZONTAL_LINES", numeric_from=2)
-    )
-    out.append(
-        single(
-            "projects-column-rules",
-            project_rows(rng, 6),
-            "NO_HORIZONTAL_LINES",
-            widths=projects,
-            numeric_from=3,
-        )
-    )
     return out
 
 
