@@ -10,10 +10,11 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from groundwork.ports import EmbeddingProvider
+from tests.loopback_http import loopback_server
 
 
 class EmbeddingsEndpoint:
@@ -70,12 +71,6 @@ def serving(backing: EmbeddingProvider) -> Iterator[EmbeddingsEndpoint]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    endpoint.url = f"http://127.0.0.1:{server.server_port}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with loopback_server(Handler) as root:
+        endpoint.url = root + "/v1"
         yield endpoint
-    finally:
-        server.shutdown()
-        server.server_close()

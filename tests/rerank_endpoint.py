@@ -6,12 +6,13 @@ knows the order a real cross-encoder would be asked for."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback_http import loopback_server, send_json
 
 
 class RerankEndpoint:
@@ -54,22 +55,11 @@ def serving(answer_format: str = "cohere") -> Iterator[RerankEndpoint]:
                 payload = [{"index": i, "score": s} for i, s in scored]
             else:
                 payload = {"results": [{"index": i, "relevance_score": s} for i, s in scored]}
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, 200, payload)
 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    endpoint.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with loopback_server(Handler) as root:
+        endpoint.url = root
         yield endpoint
-    finally:
-        server.shutdown()
-        server.server_close()
