@@ -1,0 +1,102 @@
+"""The connector port: how an external source (a bucket, a folder, a web
+site, a Git repository) shows its items to the sync service.
+
+A connector only lists and fetches. Every rule — which items changed, size
+caps, registration policy, untrusted marking, deletions and permission
+re-scoping — lives once in groundwork.services.connector_sync, so a new kind
+of source cannot bypass it. The listing carries versions so that the service
+can compare a whole page with the catalog in one set-based statement and read
+bytes only for what is new or changed.
+
+One conformance suite (tests/conformance/test_connector_port.py) is run over
+every connector and the fake; this docstring and that suite say the same
+thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One item as the source's listing shows it, before any byte is read."""
+
+    item_id: str  # stable id inside the source: object key, canonical URL, repo path
+    version: str  # ETag / commit id / Last-Modified / content hash: changes when the bytes change
+    size: int | None  # bytes, when the listing knows it
+    media_type: str | None  # a hint; registration still sniffs
+    #: the source's permissions mapped to Groundwork subjects; None = the connector's default
+    subjects: tuple[str, ...] | None
+    location: Mapping[str, str] = field(default_factory=dict)  # extra citation fields
+
+
+@dataclass(frozen=True)
+class ListingPage:
+    """One page of a listing. The cursor is stored only after the page's new
+    and changed items are registered, so a crashed pass resumes after the last
+    page it finished rather than from the start (or past unregistered items)."""
+
+    items: Sequence[SourceItem]  # new, changed or unchanged: the service compares versions
+    deleted: Sequence[str]  # item ids the source reports gone (e.g. from a git diff)
+    cursor: str | None  # opaque; the resume point after this page
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """The bytes of one item, or word that they have not changed."""
+
+    stream: BinaryIO | None  # None when the source says not modified (conditional GET 304)
+    version: str  # the version actually served (may refine the listing's, e.g. a web ETag)
+    media_type: str | None
+
+
+class ConnectorError(Exception):
+    """Any failure talking to a source. Connectors raise it rather than return
+    an empty page or stream, so a broken source is never read as "everything
+    was deleted". `item_id` None means the whole listing failed; `retry_after`
+    carries the source's Retry-After / SlowDown hint in seconds."""
+
+    def __init__(
+        self,
+        kind: str,
+        item_id: str | None,
+        reason: str,
+        retry_after: float | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(f"{kind}: {item_id or '<listing>'}: {reason}")
+        self.kind = kind
+        self.item_id = item_id
+        self.reason = reason
+        self.retry_after = retry_after
+        self.retryable = retryable
+
+
+@runtime_checkable
+class Connector(Protocol):
+    """A source of items for one connector instance (one tenant's bucket
+    prefix, folder, site or repository).
+
+    - `list_pages(cursor)` yields pages from the start (None) or from the
+      point after the page that returned `cursor`; listing reads no item
+      bytes. When `complete_listing` is True a pass that reaches the end has
+      listed every live item, so the service treats ids it did not see as
+      deleted; otherwise only `ListingPage.deleted` reports deletions.
+    - A changed item comes back with a new `version`; an unchanged one with
+      the same version, so the service reads nothing for it.
+    - `fetch(item, known_version)` streams the item's bytes; when
+      `known_version` is the version the source still serves it may answer
+      `FetchResult(stream=None, ...)` (not modified).
+    - Every failure is a `ConnectorError` (retryable with `retry_after` when
+      the source asked to slow down); nothing is swallowed into empty success.
+    """
+
+    kind: str  # "s3", "fsspec", "web", "git"
+    complete_listing: bool
+
+    def list_pages(self, cursor: str | None) -> Iterator[ListingPage]: ...
+
+    def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult: ...
