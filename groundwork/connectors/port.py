@@ -30,7 +30,10 @@ class SourceItem:
     media_type: str | None  # a hint; registration still sniffs
     #: the source's permissions mapped to Groundwork subjects; None = the connector's default
     subjects: tuple[str, ...] | None
-    location: Mapping[str, str] = field(default_factory=dict)  # extra citation fields
+    #: extra citation fields, e.g. {"commit": ..., "path": ...} or {"url": ...}; a
+    #: "filename" entry is the name registration checks the extension of and
+    #: citations show (default: the item id)
+    location: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
