@@ -19,6 +19,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 from groundwork.documents import Block, BlockKind, Location, Table
 
@@ -87,6 +88,67 @@ class ChunkingPolicy:
     max_chars: int = 4_000
     # a heading is repeated in every chunk of its section: a runaway one is cut
     max_heading_chars: int = 300
+
+
+@runtime_checkable
+class ChunkingStrategy(Protocol):
+    """Cuts one extracted version's blocks into the chunks that are embedded,
+    indexed and cited. A port so a corpus can be chunked another way (by
+    page, by parent and child) without the stage, the catalog or the indexes
+    changing.
+
+    Contract (tests/conformance/test_chunking_strategy.py):
+    - Deterministic: the same blocks give the same chunks, ids included. Ids
+      come from `chunk_id_for(tenant, version, position)`, positions run
+      0..n-1 in reading order, so a rerun overwrites instead of adding.
+    - Every chunk carries the tenant, source and version it was asked for and
+      a location inside the blocks it came from; none is empty.
+    - Bounded: no chunk's content exceeds `max_chars` characters, whatever the
+      input (one 20 MB run without whitespace included).
+    - Lossless for text: every word of every non-heading block is in some chunk.
+    - No blocks (or only empty ones) give no chunks.
+    """
+
+    @property
+    def name(self) -> str:
+        """Recorded beside the chunks, so a change of strategy is visible."""
+        ...
+
+    @property
+    def max_chars(self) -> int: ...
+
+    def chunk(
+        self, blocks: Sequence[Block], *, tenant_id: str, source_id: str, version_id: str
+    ) -> list[Chunk]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StructureAwareChunking:
+    """The first strategy: heading paths prepended, tables whole or split by
+    rows with the header repeated, sized in the embedding model's tokens."""
+
+    count_tokens: TokenCounter = approximate_tokens
+    policy: ChunkingPolicy = ChunkingPolicy()
+
+    @property
+    def name(self) -> str:
+        return "structure-aware"
+
+    @property
+    def max_chars(self) -> int:
+        return self.policy.max_chars
+
+    def chunk(
+        self, blocks: Sequence[Block], *, tenant_id: str, source_id: str, version_id: str
+    ) -> list[Chunk]:
+        return chunk_blocks(
+            blocks,
+            tenant_id=tenant_id,
+            source_id=source_id,
+            version_id=version_id,
+            count_tokens=self.count_tokens,
+            policy=self.policy,
+        )
 
 
 @dataclass(slots=True)

@@ -12,6 +12,8 @@ is defined beside them):
 - groundwork.files: FileMetadataStore
 - groundwork.artifacts: ArtifactStore; groundwork.artifact_exports: ExportStore
 - groundwork.eval_records: EvalRuns (eval suites and runs)
+- groundwork.chunking: ChunkingStrategy (StructureAwareChunking is its first adapter)
+- groundwork.inspection: FileInspector; groundwork.extract.base: DocumentParser
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ Infrastructure errors (an OCR engine missing, a store down) do raise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from groundwork.documents import (
     Block,
@@ -153,6 +154,29 @@ def extract(
     except Exception as exc:  # a parser choking on hostile or damaged input
         return ExtractionFailure(FailureReason.MALFORMED, f"{type(exc).__name__}: {exc}"[:500])
     return finalize(raw, media_type, filename, limits)
+
+
+@dataclass(frozen=True, slots=True)
+class FormatParsers:
+    """The DocumentParser every deployment has: one extractor per format
+    (`EXTRACTORS`), with the recognition providers the deployment configured."""
+
+    ocr: OcrProvider | None = None
+    transcriber: TranscriptionProvider | None = None
+    vision: VisionProvider | None = None
+
+    @property
+    def media_types(self) -> frozenset[str]:
+        return SUPPORTED_MEDIA_TYPES
+
+    def parse(
+        self,
+        data: bytes,
+        media_type: str,
+        filename: str,
+        limits: ExtractionLimits | None = None,
+    ) -> ExtractionResult:
+        return extract(data, media_type, filename, limits, self.ocr, self.transcriber, self.vision)
 
 
 def finalize(

@@ -6,8 +6,15 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
+from typing import Protocol, runtime_checkable
 
-from groundwork.documents import Block, ExtractionFailure, ExtractionLimits, FailureReason
+from groundwork.documents import (
+    Block,
+    ExtractionFailure,
+    ExtractionLimits,
+    ExtractionResult,
+    FailureReason,
+)
 from groundwork.ports import OcrProvider, TranscriptionProvider, VisionProvider
 
 #: OOXML archives: the inflated size and the entry count are bounded before parsing.
@@ -44,6 +51,37 @@ class Refused(Exception):
 
 
 FormatExtractor = Callable[[bytes, ExtractionContext], Extracted]
+
+
+@runtime_checkable
+class DocumentParser(Protocol):
+    """Bytes of one file version to an ExtractedDocument or an ExtractionFailure.
+
+    A port so a format can be read by another parser (a layout model, a
+    hosted service) without the extraction stage changing. Contract
+    (tests/conformance/test_document_parser.py):
+    - Never raises for the document's own problems: empty bytes are
+      FailureReason.EMPTY, bytes over `limits.max_bytes` are TOO_LARGE before
+      any parsing, a type outside `media_types` is UNSUPPORTED_TYPE, damaged
+      or hostile bytes are MALFORMED. Infrastructure errors (an OCR engine
+      missing) do raise, as GroundworkError.
+    - A document's blocks, text and block count stay within `limits`
+      (truncation is said in `truncated` and a warning).
+    - Deterministic: the same bytes give the same document.
+    """
+
+    @property
+    def media_types(self) -> frozenset[str]:
+        """The exact media types it reads (as sniffed, never guessed from a name)."""
+        ...
+
+    def parse(
+        self,
+        data: bytes,
+        media_type: str,
+        filename: str,
+        limits: ExtractionLimits | None = None,
+    ) -> ExtractionResult: ...
 
 
 def open_zip(data: bytes, limits: ExtractionLimits) -> zipfile.ZipFile:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from groundwork.catalog import (
     StageProgress,
 )
-from groundwork.chunking import ChunkingPolicy, chunk_blocks
+from groundwork.chunking import ChunkingPolicy, ChunkingStrategy, StructureAwareChunking
 from groundwork.stages.report import StageReport
 
 
@@ -18,18 +18,20 @@ def chunk_pending(
     count_tokens: Callable[[str], int],
     policy: ChunkingPolicy | None = None,
     batch: int = 500,
+    strategy: ChunkingStrategy | None = None,
 ) -> StageReport:
+    """Chunk the tenant's extracted versions with `strategy` (the structure-aware
+    one sized by `count_tokens` and `policy` unless another is given)."""
+    strategy = strategy or StructureAwareChunking(count_tokens, policy or ChunkingPolicy())
     report = StageReport()
     started = time.monotonic()
     while pending := catalog.versions_to_chunk(tenant_id, batch):
         for version, document in pending:
-            chunks = chunk_blocks(
+            chunks = strategy.chunk(
                 document.blocks,
                 tenant_id=tenant_id,
                 source_id=version.source_id,
                 version_id=version.version_id,
-                count_tokens=count_tokens,
-                policy=policy,
             )
             catalog.replace_chunks(version, chunks)
             report.processed += 1

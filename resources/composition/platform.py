@@ -17,6 +17,7 @@ from groundwork.embedding_cache import QueryEmbeddingCache
 from groundwork.embedding_models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
 from groundwork.errors import EngineUnavailable
 from groundwork.eval_records import EvalRuns
+from groundwork.inspection import FileInspector
 from groundwork.lifecycle import Indexes
 from groundwork.ports import (
     AccessScope,
@@ -50,7 +51,7 @@ from resources.engines.opensearch import EmbeddedOpenSearch, shard_limit_for_hea
 from resources.engines.postgres import EmbeddedPostgres
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.inspection.malware_clamd import ClamdScanner
-from resources.inspection.sniffing import sniff_media_type, sniff_path
+from resources.inspection.sniffing import LibmagicInspector
 from resources.models.embeddings import load_embedding_provider
 from resources.models.llm import configured_summarizer
 from resources.models.vision import configured_vision
@@ -66,6 +67,9 @@ from resources.postgres.keyword_index import PostgresKeywordIndex
 from resources.postgres.read_replica import ReadReplica
 from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex
+
+#: The FileInspector port's adapter (groundwork.inspection): stateless, so one serves all.
+_INSPECTOR: FileInspector = LibmagicInspector()
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +222,10 @@ class Platform:
         return configured_vision()
 
     def sniff_media_type(self, data: bytes, filename: str) -> str:
-        return sniff_media_type(data, filename)
+        return _INSPECTOR.media_type(data, filename)
 
     def sniff_file(self, path: Path, filename: str) -> str:
-        return sniff_path(path, filename)
+        return _INSPECTOR.media_type_of_path(path, filename)
 
     def approval_secret(self) -> bytes:
         """Derived from the signing key, so an approval token can never pass as a

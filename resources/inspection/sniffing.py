@@ -83,3 +83,14 @@ def _sniff(head: bytes, filename: str, package: Callable[[], BinaryIO | Path]) -
     if sniffed == "text/xml" and by_extension == "text/html":
         return "text/html"
     return sniffed
+
+
+class LibmagicInspector:
+    """The FileInspector every deployment has: libmagic's answer, reconciled
+    with the extension for text types only (the rules above)."""
+
+    def media_type(self, data: bytes, filename: str) -> str:
+        return sniff_media_type(data, filename)
+
+    def media_type_of_path(self, path: Path, filename: str) -> str:
+        return sniff_path(path, filename)
