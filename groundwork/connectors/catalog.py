@@ -1,0 +1,177 @@
+"""What the sync service and the control plane keep about connectors: the
+ConnectorCatalog port and its records.
+
+An instance's configuration never holds a secret: `secret_refs` names where
+one is (`env:VARIABLE` or `file:/path/the/operator/controls`), and only the
+adapter that builds the connector reads it, when it builds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+ItemState = Literal["ok", "refused", "failed", "alias"]
+DeltaKind = Literal["new", "changed", "rescope", "retry"]
+
+
+@dataclass(frozen=True)
+class ConnectorInstance:
+    instance_id: str
+    tenant_id: str
+    kind: str
+    name: str
+    config: Mapping[str, Any]
+    secret_refs: Mapping[str, str]
+    subjects: tuple[str, ...]  # for items whose source gives none
+    paused: bool = False
+    freshness_seconds: int = 3600
+    interval_seconds: int = 300
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PassStart:
+    pass_no: int
+    cursor: str | None
+    resumed: bool  # a crashed pass taken up at its stored cursor
+
+
+@dataclass(frozen=True)
+class ItemDelta:
+    """A listed item the catalog does not hold as it is listed."""
+
+    item_id: str
+    kind: DeltaKind
+    known_version: str | None
+    source_id: str | None
+    origin: str | None
+    known_subjects: tuple[str, ...] | None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class KnownItem:
+    item_id: str
+    version: str
+    source_id: str | None
+    origin: str | None
+    sha256: str | None
+    state: ItemState
+    subjects: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    """An item's state after a pass handled it."""
+
+    item_id: str
+    version: str
+    state: ItemState
+    subjects: tuple[str, ...] | None = None
+    source_id: str | None = None
+    origin: str | None = None
+    sha256: str | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class PassCounts:
+    seen: int = 0
+    changed: int = 0
+    deleted: int = 0
+    failed: int = 0
+    rescoped: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorState:
+    """What the control plane shows of one instance."""
+
+    instance: ConnectorInstance
+    last_pass_no: int
+    last_started: datetime | None
+    last_finished: datetime | None
+    counts: PassCounts
+    lag_seconds: float | None  # since the start of the last finished pass: how stale it may be
+    item_errors: Sequence[tuple[str, str]] = field(default_factory=tuple)  # (item id, reason)
+    items: int = 0
+
+
+class ConnectorCatalog(Protocol):
+    """Connector instances, their cursors, per-item state and pass records.
+
+    - `compare_page` is one statement: it marks every listed item whose
+      version and subjects match as seen in the pass and returns the others
+      (new, changed, re-permissioned, or failed before and due again).
+    - `save_cursor` is called only after the page's items are recorded, so a
+      pass that crashed resumes (`begin_pass`) after its last finished page.
+    - `unseen_items` after a complete listing are the items the source no
+      longer has.
+    """
+
+    def add_instance(self, instance: ConnectorInstance) -> ConnectorInstance: ...
+
+    def instances(
+        self, tenant_id: str | None = None, kind: str | None = None
+    ) -> list[ConnectorInstance]: ...
+
+    def instance(self, tenant_id: str, name: str) -> ConnectorInstance | None: ...
+
+    def set_paused(self, tenant_id: str, instance_id: str, paused: bool) -> bool: ...
+
+    def remove_instance(self, tenant_id: str, instance_id: str) -> bool: ...
+
+    def begin_pass(self, tenant_id: str, instance_id: str, complete_listing: bool) -> PassStart: ...
+
+    def compare_page(
+        self,
+        tenant_id: str,
+        instance_id: str,
+        pass_no: int,
+        listed: Sequence[tuple[str, str, tuple[str, ...]]],
+    ) -> list[ItemDelta]:
+        """`listed` is (item id, version, effective subjects) per item."""
+        ...
+
+    def record_items(
+        self, tenant_id: str, instance_id: str, pass_no: int, records: Sequence[ItemRecord]
+    ) -> None: ...
+
+    def save_cursor(self, tenant_id: str, instance_id: str, cursor: str | None) -> None: ...
+
+    def known_items(
+        self,
+        tenant_id: str,
+        instance_id: str,
+        *,
+        item_ids: Sequence[str] | None = None,
+        sha256s: Sequence[str] | None = None,
+        states: Sequence[ItemState] | None = None,
+    ) -> list[KnownItem]: ...
+
+    def unseen_items(self, tenant_id: str, instance_id: str, pass_no: int) -> list[KnownItem]: ...
+
+    def forget_items(self, tenant_id: str, instance_id: str, item_ids: Sequence[str]) -> None: ...
+
+    def finish_pass(
+        self,
+        tenant_id: str,
+        instance_id: str,
+        pass_no: int,
+        counts: PassCounts,
+        *,
+        keep_cursor: bool,
+        finished: bool = True,
+    ) -> None:
+        """Close the pass record. `finished` False: it stopped on an error and
+        stays open, so the next pass resumes at the cursor. `keep_cursor`
+        False (complete listings): the next pass lists from the start."""
+        ...
+
+    def state(self, tenant_id: str, instance_id: str) -> ConnectorState | None: ...
+
+    def source_ids(self, tenant_id: str, instance_id: str) -> list[str]: ...

@@ -1,0 +1,494 @@
+"""One sync pass of a connector instance: the source's state mirrored into
+the catalog, through the paths every other entry point uses.
+
+A pass costs what changed: each listing page is compared with the catalog in
+one statement (`ConnectorCatalog.compare_page`), and bytes are read only for
+new, changed or previously failed items. Those go through registration's
+rules (size cap and extension before any byte, sniffed type, quota, malware
+scan; refusals recorded with their reason on the item) and
+`register_incoming`'s write order. The page's cursor is stored only after its
+items are recorded, so a crashed pass resumes after its last finished page
+and never marks an item seen before its bytes are registered.
+
+Deletions go through `request_deletion` (unsearchable at once, tombstoned by
+the sweep) and permission changes through `change_subjects` (catalog and both
+indexes). A new item whose bytes are those of a known item is recorded as its
+alias, not registered: when the known item turns out gone by the end of the
+pass (a rename or a move) the source simply changes hands, so nothing is
+extracted or embedded again; when it is still there (a copy), the alias is
+registered as a source of its own.
+
+Errors are values per item: a retryable ConnectorError is retried with
+backoff (the source's Retry-After when it gave one); what still fails is
+recorded on the item (retried next pass) and the pass goes on. A listing that
+cannot be read stops the pass, open, with its error: the next pass resumes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, TypeVar
+
+from groundwork.connectors.catalog import (
+    ConnectorCatalog,
+    ConnectorInstance,
+    ItemDelta,
+    ItemRecord,
+    KnownItem,
+    PassCounts,
+)
+from groundwork.connectors.port import Connector, ConnectorError, ListingPage, SourceItem
+from groundwork.errors import NotFound, Refused
+from groundwork.lifecycle import change_subjects, request_deletion
+from groundwork.services.limits import check_quota
+from groundwork.services.platform import PlatformPorts
+from groundwork.stages.registration import IncomingFile, Registration, register_incoming
+from groundwork.upload_policy import MAX_UPLOAD_BYTES, check_content, check_declared
+
+T = TypeVar("T")
+
+#: tries of one call to a source, and the pauses between them when the source
+#: names none (a throttled store asks for seconds; longer outages are the next pass's)
+TRIES = 4
+BACKOFF = (0.5, 2.0, 8.0)
+#: a Retry-After longer than this is not waited for inside a pass
+MAX_WAIT = 30.0
+
+
+@dataclass
+class PassReport:
+    pass_no: int
+    resumed: bool = False
+    seen: int = 0
+    changed: int = 0  # new or changed items registered
+    unchanged: int = 0
+    deleted: int = 0
+    rescoped: int = 0
+    moved: int = 0  # renames / moves kept as their source
+    failed: int = 0
+    reads: int = 0  # fetches that moved bytes
+    refused: list[str] = field(default_factory=list)  # "item: reason"
+    errors: list[str] = field(default_factory=list)
+    finished: bool = False
+
+    @property
+    def counts(self) -> PassCounts:
+        return PassCounts(
+            self.seen,
+            self.changed + self.moved,
+            self.deleted,
+            self.failed,
+            self.rescoped,
+            self.errors[-1] if self.errors else None,
+        )
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    max_item_bytes: int = MAX_UPLOAD_BYTES
+    sleep: Callable[[float], None] = time.sleep
+
+
+def with_retries(call: Callable[[], T], sleep: Callable[[float], None]) -> T:
+    """`call`, tried again on a retryable ConnectorError after the source's
+    Retry-After or the next backoff pause; the last error is raised."""
+    for attempt in range(TRIES):
+        try:
+            return call()
+        except ConnectorError as exc:
+            if not exc.retryable or attempt == TRIES - 1:
+                raise
+            pause = exc.retry_after if exc.retry_after is not None else BACKOFF[attempt]
+            sleep(min(pause, MAX_WAIT))
+    raise AssertionError("unreachable")
+
+
+def run_pass(
+    ports: PlatformPorts,
+    catalog: ConnectorCatalog,
+    instance: ConnectorInstance,
+    connector: Connector,
+    settings: SyncSettings | None = None,
+) -> PassReport:
+    """One pass over `instance`'s source; `ports` are behind the instance's tenant wall."""
+    sync = _Pass(ports, catalog, instance, connector, settings or SyncSettings())
+    return sync.run()
+
+
+@dataclass
+class _Fetched:
+    delta: ItemDelta
+    item: SourceItem
+    version: str
+    path: Path | None  # None: not modified
+    sha256: str | None
+    size: int
+
+
+class _Pass:
+    def __init__(
+        self,
+        ports: PlatformPorts,
+        catalog: ConnectorCatalog,
+        instance: ConnectorInstance,
+        connector: Connector,
+        settings: SyncSettings,
+    ) -> None:
+        self.ports = ports
+        self.catalog = catalog
+        self.instance = instance
+        self.tenant = instance.tenant_id
+        self.connector = connector
+        self.settings = settings
+        self.report = PassReport(0)
+        self.work = Path(tempfile.mkdtemp(prefix="gw-connector-"))
+
+    # the pass ---------------------------------------------------------------------------
+    def run(self) -> PassReport:
+        complete = self.connector.complete_listing
+        start = self.catalog.begin_pass(self.tenant, self.instance.instance_id, complete)
+        self.report = PassReport(start.pass_no, start.resumed)
+        try:
+            if not complete:
+                self._retry_failed()
+            if not self._list_all(start.cursor):
+                self._close(finished=False)
+                return self.report
+            if complete:  # items seen before a crash carry this pass's number too
+                self._delete(
+                    self.catalog.unseen_items(self.tenant, self.instance.instance_id, start.pass_no)
+                )
+            self._settle_aliases()
+            self._close(finished=True)
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+        return self.report
+
+    def _close(self, finished: bool) -> None:
+        self.report.finished = finished
+        self.catalog.finish_pass(
+            self.tenant,
+            self.instance.instance_id,
+            self.report.pass_no,
+            self.report.counts,
+            keep_cursor=not self.connector.complete_listing,
+            finished=finished,
+        )
+
+    def _list_all(self, cursor: str | None) -> bool:
+        """Every page from `cursor` on; a listing error is retried from the
+        last stored cursor, and after the last try the pass stops open."""
+        for attempt in range(TRIES):
+            try:
+                for page in self.connector.list_pages(cursor):
+                    self._page(page)
+                    cursor = page.cursor
+                return True
+            except ConnectorError as exc:
+                if not exc.retryable or attempt == TRIES - 1:
+                    self.report.errors.append(exc.reason)
+                    return False
+                pause = exc.retry_after if exc.retry_after is not None else BACKOFF[attempt]
+                self.settings.sleep(min(pause, MAX_WAIT))
+        return False
+
+    def _page(self, page: ListingPage) -> None:
+        listed = [(i.item_id, i.version, self._subjects(i)) for i in page.items]
+        self.report.seen += len(listed)
+        deltas = self.catalog.compare_page(
+            self.tenant, self.instance.instance_id, self.report.pass_no, listed
+        )
+        self.report.unchanged += len(listed) - len(deltas)
+        items = {i.item_id: i for i in page.items}
+        records = self._take([(d, items[d.item_id]) for d in deltas])
+        self.catalog.record_items(
+            self.tenant, self.instance.instance_id, self.report.pass_no, records
+        )
+        if page.deleted:
+            gone = self.catalog.known_items(
+                self.tenant, self.instance.instance_id, item_ids=list(page.deleted)
+            )
+            self._delete(gone)
+        # only now: a crash before this lists the page again, and its registered
+        # items compare as unchanged
+        self.catalog.save_cursor(self.tenant, self.instance.instance_id, page.cursor)
+
+    def _subjects(self, item: SourceItem) -> tuple[str, ...]:
+        return tuple(sorted(set(item.subjects or self.instance.subjects)))
+
+    # items --------------------------------------------------------------------------------
+    def _take(self, work: Sequence[tuple[ItemDelta, SourceItem]]) -> list[ItemRecord]:
+        records: list[ItemRecord] = []
+        fetched: list[_Fetched] = []
+        for delta, item in work:
+            if delta.kind == "rescope" and delta.source_id is not None:
+                records.append(self._rescope(delta, item))
+                continue
+            outcome = self._fetch(delta, item)
+            if isinstance(outcome, ItemRecord):
+                records.append(outcome)
+            else:
+                fetched.append(outcome)
+        new_shas = [f.sha256 for f in fetched if f.delta.kind == "new" and f.sha256]
+        twins: dict[str | None, KnownItem] = {}
+        if new_shas:
+            for known in self.catalog.known_items(
+                self.tenant, self.instance.instance_id, sha256s=new_shas, states=["ok"]
+            ):
+                twins.setdefault(known.sha256, known)
+        for f in fetched:
+            twin = twins.get(f.sha256) if f.delta.kind == "new" else None
+            if twin is not None and twin.item_id != f.item.item_id:
+                records.append(self._record(f.item, f.version, "alias", twin, f.sha256))
+            else:
+                records.append(self._register(f))
+        return records
+
+    def _record(
+        self,
+        item: SourceItem,
+        version: str,
+        state: str,
+        known: ItemDelta | KnownItem | None = None,
+        sha256: str | None = None,
+        error: str | None = None,
+    ) -> ItemRecord:
+        return ItemRecord(
+            item.item_id,
+            version,
+            state,  # type: ignore[arg-type]
+            self._subjects(item),
+            known.source_id if known else None,
+            known.origin if known else None,
+            sha256 if sha256 is not None else (known.sha256 if known else None),
+            error,
+        )
+
+    def _rescope(self, delta: ItemDelta, item: SourceItem) -> ItemRecord:
+        assert delta.source_id is not None
+        try:
+            change_subjects(
+                self.ports.catalog,
+                self.ports.indexes(),
+                self.tenant,
+                delta.source_id,
+                self._subjects(item),
+            )
+            self.report.rescoped += 1
+        except NotFound:
+            pass  # deleted meanwhile through another path: nothing to re-scope
+        return self._record(item, item.version, "ok", delta)
+
+    def _refused(self, delta: ItemDelta, item: SourceItem, reason: str) -> ItemRecord:
+        """Kept with the listed version (not tried again until it changes) and
+        with the source an earlier version registered, which stays served."""
+        self.report.refused.append(f"{item.item_id}: {reason}")
+        return self._record(item, item.version, "refused", delta, error=reason)
+
+    def _failed(self, delta: ItemDelta, item: SourceItem, exc: ConnectorError) -> ItemRecord:
+        self.report.failed += 1
+        self.report.errors.append(f"{item.item_id}: {exc.reason}")
+        return self._record(
+            item, delta.known_version or item.version, "failed", delta, error=exc.reason
+        )
+
+    def _fetch(self, delta: ItemDelta, item: SourceItem) -> _Fetched | ItemRecord:
+        filename = self._filename(item)
+        cap = self.settings.max_item_bytes
+        declared = check_declared(filename, item.size or 0, cap)
+        if declared is not None:
+            return self._refused(delta, item, f"{declared.reason}: {declared.message}")
+        known = delta.known_version if delta.source_id else None
+        try:
+            result = with_retries(lambda: self.connector.fetch(item, known), self.settings.sleep)
+        except ConnectorError as exc:
+            return self._failed(delta, item, exc)
+        if result.stream is None:
+            return _Fetched(delta, item, result.version, None, delta.sha256, 0)
+        self.report.reads += 1
+        try:
+            spooled = self._spool(result.stream, cap)
+        except ConnectorError as exc:
+            return self._failed(delta, item, exc)
+        if spooled is None:
+            return self._refused(delta, item, f"too-large: over the limit of {cap} bytes")
+        path, sha256, size = spooled
+        return _Fetched(delta, item, result.version, path, sha256, size)
+
+    def _spool(self, stream: BinaryIO, cap: int) -> tuple[Path, str, int] | None:
+        """The bytes to a work file, hashed on the way; None past `cap` (the
+        rest is not read)."""
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with tempfile.NamedTemporaryFile(dir=self.work, delete=False) as handle:
+                while piece := stream.read(1024 * 1024):
+                    size += len(piece)
+                    if size > cap:
+                        Path(handle.name).unlink()
+                        return None
+                    digest.update(piece)
+                    handle.write(piece)
+        except OSError as exc:
+            raise ConnectorError(
+                self.connector.kind, None, f"reading failed: {exc}", retryable=True
+            ) from exc
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return Path(handle.name), digest.hexdigest(), size
+
+    def _filename(self, item: SourceItem) -> str:
+        return item.location.get("filename") or item.item_id
+
+    def _register(self, fetched: _Fetched) -> ItemRecord:
+        delta, item = fetched.delta, fetched.item
+        if fetched.path is None:  # not modified: only the version token moved
+            record = self._record(item, fetched.version, "ok", delta)
+            if delta.known_subjects is not None and tuple(delta.known_subjects) != self._subjects(
+                item
+            ):
+                self._rescope(delta, item)
+            return record
+        filename = self._filename(item)
+        origin = delta.origin or f"connector:{self.instance.instance_id}:{item.item_id}"
+        try:
+            check_quota(self.ports.catalog, self.tenant, fetched.size, origin)
+        except Refused as exc:
+            return self._refused(delta, item, f"{exc.code}: {exc.message}")
+        media_type = self.ports.sniff_file(fetched.path, filename)
+        refused = check_content(filename, media_type)
+        if refused is not None:
+            return self._refused(delta, item, f"{refused.reason}: {refused.message}")
+        path = fetched.path
+        outcome = register_incoming(
+            self.ports.catalog,
+            self.ports.blobs,
+            IncomingFile(self.tenant, origin, filename, self._subjects(item), media_type),
+            sha256=fetched.sha256 or "",
+            size=fetched.size,
+            write=lambda key: self.ports.blobs.put_file(key, path),
+            scanner=self.ports.scanner(),
+        )
+        path.unlink(missing_ok=True)
+        assert isinstance(outcome, Registration)  # replace=True never needs approval
+        if outcome.quarantined is not None:
+            return self._refused(delta, item, f"malware-found: {outcome.quarantined}")
+        source_id = outcome.source_id
+        known = delta.known_subjects
+        if delta.source_id == source_id and known is not None and known != self._subjects(item):
+            self._rescope(delta, item)
+        if outcome.created:
+            self.report.changed += 1
+        return ItemRecord(
+            item.item_id,
+            fetched.version,
+            "ok",
+            self._subjects(item),
+            source_id,
+            origin,
+            fetched.sha256,
+        )
+
+    # deletions and aliases ----------------------------------------------------------------
+    def _delete(self, gone: Sequence[KnownItem]) -> None:
+        """Items the source no longer has: an alias of the same bytes takes
+        the source over (a move); otherwise the source goes through the
+        deletion path."""
+        if not gone:
+            return
+        aliases = {
+            a.source_id: a
+            for a in self.catalog.known_items(
+                self.tenant, self.instance.instance_id, states=["alias"]
+            )
+        }
+        forget = []
+        for known in gone:
+            forget.append(known.item_id)
+            heir = aliases.pop(known.source_id, None) if known.state == "ok" else None
+            if heir is not None:
+                self._take_over(heir)
+                continue
+            if known.state == "alias" or known.source_id is None:
+                continue
+            try:
+                request_deletion(
+                    self.ports.catalog, self.ports.indexes(), self.tenant, known.source_id
+                )
+                self.report.deleted += 1
+            except NotFound:
+                pass  # already deleted through another path
+        self.catalog.forget_items(self.tenant, self.instance.instance_id, forget)
+
+    def _take_over(self, heir: KnownItem) -> None:
+        record = ItemRecord(
+            heir.item_id,
+            heir.version,
+            "ok",
+            heir.subjects,
+            heir.source_id,
+            heir.origin,
+            heir.sha256,
+        )
+        self.catalog.record_items(
+            self.tenant, self.instance.instance_id, self.report.pass_no, [record]
+        )
+        self.report.moved += 1
+        if heir.source_id is not None and heir.subjects is not None:
+            with contextlib.suppress(NotFound):  # deleted meanwhile through another path
+                change_subjects(
+                    self.ports.catalog,
+                    self.ports.indexes(),
+                    self.tenant,
+                    heir.source_id,
+                    heir.subjects,
+                )
+
+    def _settle_aliases(self) -> None:
+        """Aliases whose original is still there are copies: registered as
+        sources of their own (read again: the bytes were not kept)."""
+        left = self.catalog.known_items(self.tenant, self.instance.instance_id, states=["alias"])
+        work = []
+        for alias in left:
+            item = SourceItem(alias.item_id, alias.version, None, None, alias.subjects, {})
+            delta = ItemDelta(alias.item_id, "new", None, None, None, None, alias.sha256)
+            work.append((delta, item))
+        records = []
+        for delta, item in work:
+            outcome = self._fetch(delta, item)
+            records.append(outcome if isinstance(outcome, ItemRecord) else self._register(outcome))
+        self.catalog.record_items(
+            self.tenant, self.instance.instance_id, self.report.pass_no, records
+        )
+
+    def _retry_failed(self) -> None:
+        """Incremental listings do not list a failed item again: retry it by id."""
+        failed = self.catalog.known_items(self.tenant, self.instance.instance_id, states=["failed"])
+        work = [
+            (
+                ItemDelta(
+                    k.item_id,
+                    "retry",
+                    k.version if k.source_id else None,
+                    k.source_id,
+                    k.origin,
+                    k.subjects,
+                    k.sha256,
+                ),
+                SourceItem(k.item_id, k.version, None, None, k.subjects, {}),
+            )
+            for k in failed
+        ]
+        records = self._take(work)
+        self.catalog.record_items(
+            self.tenant, self.instance.instance_id, self.report.pass_no, records
+        )
