@@ -7,6 +7,7 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.connectors.folder_sync import sync_inbox
+from groundwork.services.limits import inbox_quota
 from resources.dagster_glue.platform_resource import GroundworkResource
 from resources.inspection.sniffing import sniff_media_type
 
@@ -42,6 +43,7 @@ def source_registrations(
         tenant_id,
         sniff_media_type,
         scanner=platform.scanner(),
+        quota=inbox_quota(platform.catalog, tenant_id),
     )
     for refusal in report.refused:
         context.log.warning(refusal)
@@ -56,7 +58,10 @@ def source_registrations(
             "unchanged": report.unchanged,
             # of the unchanged, recognised by their stat signature without a read
             "unread": report.unread,
-            "refused_oversize": len(report.refused),
+            "refused_oversize": len(report.refused) - report.over_quota,
+            # refused by the tenant's quota (the limit named in `refusals`); left in the inbox
+            "refused_quota": report.over_quota,
+            "refusals": dg.MetadataValue.text("\n".join(report.refused[:20])),
             "quarantined": len(report.quarantined),
             "sources": counts.sources,
             "versions": counts.versions,

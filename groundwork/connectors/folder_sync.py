@@ -15,6 +15,11 @@ the mtime in place) is invisible to the signature: the verification read each
 file gets once a day finds it. A replacement renamed over a file has a new
 inode and is read at once; a file written moments before its read is read
 again by the next scan (`RACY_WINDOW_NS`).
+
+A tenant's quotas apply here as to uploads: `quota` (the service's check) is
+asked before a new file, or a changed one, is read; a file it refuses is not
+registered, stays in the inbox as it is, and its refusal (naming the limit)
+is in the report, so the next rescan registers it once the limit allows.
 """
 
 from __future__ import annotations
@@ -25,12 +30,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.catalog import Catalog
-from groundwork.connectors.inbox import MAX_FILE_BYTES, MAX_FILES_PER_SCAN, scan_tenant_inbox
+from groundwork.connectors.inbox import (
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_SCAN,
+    InboxFile,
+    scan_tenant_inbox,
+)
+from groundwork.errors import Refused
 from groundwork.lifecycle import Indexes, change_subjects, request_deletion
 from groundwork.ports import BlobStore, MalwareScanner
 from groundwork.stages.registration import register_file
 
 Sniffer = Callable[[bytes, str], str]
+#: the tenant's quota check: (bytes, origin) -> None, or raises Refused naming the limit
+QuotaCheck = Callable[[int, str], None]
 
 #: how long a file's stat signature is trusted without reading it: once a day
 #: every inbox file is read and hashed again (the hidden-edit bound), which
@@ -41,6 +54,8 @@ VERIFY_AFTER_SECONDS = 24 * 3600.0
 #: seconds on network mounts), so a same-size rewrite just after the read may
 #: keep the mtime; such a file is read again by the next scan
 RACY_WINDOW_NS = 3_000_000_000
+#: "every read ever recorded", for the quota's question: was this file read as it is now?
+_EVER = 100 * 365 * 24 * 3600.0
 
 
 @dataclass(slots=True)
@@ -52,6 +67,7 @@ class SyncReport:
     rescoped: int = 0
     refused: list[str] = field(default_factory=list)  # "path: reason"
     quarantined: list[str] = field(default_factory=list)  # "path: signature"
+    over_quota: int = 0  # of the refused: by the tenant's quota
 
 
 def sync_inbox(
@@ -64,6 +80,7 @@ def sync_inbox(
     max_file_bytes: int = MAX_FILE_BYTES,
     scanner: MalwareScanner | None = None,
     verify_after_seconds: float = VERIFY_AFTER_SECONDS,
+    quota: QuotaCheck | None = None,
 ) -> SyncReport:
     report = SyncReport()
     seen: set[str] = set()
@@ -71,6 +88,8 @@ def sync_inbox(
     known = catalog.inbox_sources(tenant_id)
     trusted = catalog.inbox_stat_signatures(tenant_id, verify_after_seconds)
     reads: dict[str, tuple[str, str]] = {}
+    # a verification read of a file as it was last read adds nothing: never refused
+    as_read = catalog.inbox_stat_signatures(tenant_id, _EVER) if quota is not None else {}
     for item in scan_tenant_inbox(root, tenant_id):
         scanned += 1
         origin = f"inbox:{item.relative}"
@@ -86,6 +105,12 @@ def sync_inbox(
             report.unread += 1
             _rescope_if_changed(catalog, indexes, tenant_id, before, item.subjects, report)
             continue
+        if quota is not None and as_read.get(origin) != item.stat_signature:
+            refusal = _over_quota(quota, item, origin)
+            if refusal is not None:
+                report.refused.append(refusal)
+                report.over_quota += 1
+                continue
         data = item.path.read_bytes()
         registration = register_file(
             catalog,
@@ -117,6 +142,18 @@ def sync_inbox(
                 request_deletion(catalog, indexes, tenant_id, source_id)
                 report.removed += 1
     return report
+
+
+def _over_quota(quota: QuotaCheck, item: InboxFile, origin: str) -> str | None:
+    try:
+        quota(item.size, origin)
+    except Refused as refused:
+        return (
+            f"{item.relative}: {refused.message.removesuffix('; nothing was stored')}; "
+            f"the file stays in the inbox, registered by the next rescan once the limit "
+            f"allows ({refused.alternative})"
+        )
+    return None
 
 
 def _rescope_if_changed(
