@@ -8,6 +8,9 @@ GROUNDWORK_S3_ENDPOINT (with GROUNDWORK_S3_ACCESS_KEY_ID/_SECRET_ACCESS_KEY)
 names one; without it the project starts SeaweedFS under GROUNDWORK_HOME
 (docs/object-storage.md). GROUNDWORK_DATABASE_REPLICA_URL (optional) names a streaming replica of that
 PostgreSQL for the search path's vector leg (resources/postgres/read_replica.py).
+GROUNDWORK_POSTGRES_LISTEN / GROUNDWORK_OPENSEARCH_LISTEN open the embedded
+engines beyond their socket or loopback, always with TLS and credentials
+(docs/several-hosts.md); secrets are never in repr.
 """
 
 from __future__ import annotations
@@ -94,6 +97,30 @@ class GroundworkSettings:
     embeddings_model: str = ""
     #: the operator's bearer token for GET /metrics; unset: metrics are off
     metrics_token: str | None = field(default=None, repr=False)
+    #: host:port the embedded PostgreSQL is reached at over TCP (TLS and a
+    #: SCRAM password: resources/engines/postgres.py); unset: its socket only
+    postgres_listen: str | None = None
+    #: the `postgres` role's password: the embedded server's with
+    #: postgres_listen (else one made once under the home), or the one given
+    #: with GROUNDWORK_DATABASE_URL (a worker host's); written to a 0600 libpq
+    #: passfile that the URL names, never into a URL
+    database_password: str | None = field(default=None, repr=False)
+    #: host:port of the authenticating front (HTTPS + basic auth, nginx) the
+    #: embedded OpenSearch gets; the node itself stays on 127.0.0.1
+    opensearch_listen: str | None = None
+    #: the OpenSearch user and password the platform sends (to the embedded
+    #: front, or to GROUNDWORK_OPENSEARCH_URL)
+    opensearch_user: str = "groundwork"
+    opensearch_password: str | None = field(default=None, repr=False)
+    #: the CA certificate that signed the fronts' certificates (the embedded
+    #: ones: <home>/engine-tls/ca.crt); copy it to every host
+    opensearch_ca: Path | None = None
+    #: an OTLP/HTTP receiver's base URL (http://host:4318): spans are exported to
+    #: its /v1/traces (resources/composition/tracing.py); unset, tracing is off
+    otlp_endpoint: str | None = None
+    #: the share of traces recorded, by trace id (ParentBased(TraceIdRatioBased)):
+    #: a caller's sampled trace is followed whatever the ratio
+    trace_sample_ratio: float = 0.1
 
     @property
     def pgdata(self) -> Path:
@@ -175,6 +202,8 @@ class GroundworkSettings:
             embeddings_url=env.get("GROUNDWORK_EMBEDDINGS_URL") or None,
             embeddings_model=env.get("GROUNDWORK_EMBEDDINGS_MODEL", ""),
             metrics_token=env.get("GROUNDWORK_METRICS_TOKEN") or None,
+            otlp_endpoint=env.get("GROUNDWORK_OTLP_ENDPOINT") or None,
+            trace_sample_ratio=_ratio(env, "GROUNDWORK_TRACE_SAMPLE_RATIO", 0.1),
         )
 
 
@@ -182,4 +211,11 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
     value = env.get(name, allowed[0])
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}")
+    return value
+
+
+def _ratio(env: Mapping[str, str], name: str, default: float) -> float:
+    value = float(env.get(name) or default)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be between 0 and 1")
     return value

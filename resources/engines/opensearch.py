@@ -8,6 +8,12 @@ launcher's shutdown hook closes the node cleanly). `EmbeddedOpenSearchCluster`
 starts several such nodes as one cluster (same cluster name, each other's
 transport ports as seed hosts), for the tests and benches that take a node
 away; the platform itself runs one node.
+
+The node listens on 127.0.0.1 only and authenticates nobody. Given an
+`OpenSearchFront` (GROUNDWORK_OPENSEARCH_LISTEN), `start` also starts the
+project's nginx front on that address (HTTPS with a certificate of the
+home's CA, basic auth; resources/engines/nginx.py) and returns its URL: the
+only way in from another host.
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.errors import EngineUnavailable
+from resources.engines.nginx import EmbeddedNginx, opensearch_front
 from resources.engines.process import stop_by_pid_file
+from resources.engines.tls import server_certificate
 
 LAUNCHER_CLASS = "dev.groundwork.opensearch.EmbeddedNode"
 SERIAL_GC = ("-XX:+UseSerialGC",)
@@ -63,6 +72,43 @@ def cluster_name_for(home: Path) -> str:
     return f"groundwork-{digest}"
 
 
+@dataclass(frozen=True, slots=True)
+class OpenSearchFront:
+    """The authenticating front of a node: where it listens, the one user it
+    admits, and the home of its config and of the engines' CA."""
+
+    home: Path
+    tls_home: Path
+    host: str
+    port: int
+    user: str
+    password: str = field(repr=False)
+    names: tuple[str, ...] = ()
+
+    @property
+    def connect_host(self) -> str:
+        return "127.0.0.1" if self.host in ("0.0.0.0", "*", "") else self.host  # noqa: S104
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.connect_host}:{self.port}"
+
+    @property
+    def ca_cert(self) -> Path:
+        return self.tls_home / "ca.crt"
+
+    def server(self) -> EmbeddedNginx:
+        return EmbeddedNginx(self.home, self.connect_host, self.port)
+
+    def start(self, upstream: str) -> str:
+        """Start the front (or rewrite its users and reload it) before `upstream`."""
+        tls = server_certificate(self.tls_home, [self.connect_host, *self.names], "opensearch")
+        nginx = self.server()
+        nginx.write_users({self.user: self.password})
+        nginx.start(opensearch_front(self.home, self.host, self.port, upstream, tls))
+        return self.url
+
+
 class EmbeddedOpenSearch:
     def __init__(
         self,
@@ -75,8 +121,10 @@ class EmbeddedOpenSearch:
         cluster_name: str | None = None,
         node_settings: Mapping[str, str] | None = None,
         gc_options: Sequence[str] = SERIAL_GC,
+        front: OpenSearchFront | None = None,
     ) -> None:
         self.home = home
+        self.front = front
         self.launcher_dir = launcher_dir
         self.http_port = http_port
         self.transport_port = transport_port
@@ -104,12 +152,15 @@ class EmbeddedOpenSearch:
         return self.home / "node.log"
 
     def start(self, timeout: float = 180.0) -> str:
-        """Start the node, or reuse ours if it is already up; refuse a stranger on our port."""
+        """Start the node, or reuse ours if it is already up; refuse a stranger
+        on our port. With a front: the front's URL, else the node's."""
         started = time.monotonic()
         process = self.launch()
         if process is not None:
             self.wait_until_up(process, timeout)
         self.started_seconds = time.monotonic() - started
+        if self.front is not None:
+            return self.front.start(self.url)
         return self.url
 
     def launch(self) -> subprocess.Popen[bytes] | None:
@@ -178,6 +229,8 @@ class EmbeddedOpenSearch:
         )
 
     def stop(self, timeout: float = 60.0) -> None:
+        if self.front is not None:
+            self.front.server().stop()
         stop_by_pid_file(self.pid_file, timeout)
 
     def kill(self) -> None:

@@ -91,7 +91,9 @@ SEARCH_TIMEOUT_SECONDS = 3
 CONNECTIONS_PER_NODE = 16
 
 
-def client_for(url: str) -> OpenSearch:
+def client_for(
+    url: str, http_auth: tuple[str, str] | None = None, ca_certs: str | None = None
+) -> OpenSearch:
     """`url` may name several nodes of one cluster, comma-separated.
 
     A request that cannot reach a node (refused, reset: a node killed), that
@@ -101,10 +103,17 @@ def client_for(url: str) -> OpenSearch:
     again, so a restarted node gets traffic back. Measured with
     bench/cluster_failover.py: SIGKILL of a data node under 8 searching clients
     costs 0 failed searches (2 nodes, the one not holding the cluster manager's
-    vote; 3 nodes, any one)."""
+    vote; 3 nodes, any one). `http_auth` and `ca_certs` are for an
+    authenticating HTTPS front (resources/engines/nginx.py): basic auth, and
+    the CA that signed its certificate."""
     hosts = [u.strip() for u in url.split(",") if u.strip()]
     if not hosts:
         raise ValueError("no OpenSearch URL given")
+    secured: dict[str, Any] = {}
+    if http_auth:
+        secured["http_auth"] = http_auth
+    if ca_certs:
+        secured.update(ca_certs=ca_certs, verify_certs=True)
     return OpenSearch(
         hosts=hosts,
         timeout=30,
@@ -114,4 +123,5 @@ def client_for(url: str) -> OpenSearch:
         dead_timeout=30,
         pool_maxsize=CONNECTIONS_PER_NODE,
         serializer=FastJSONSerializer(),
+        **secured,
     )
