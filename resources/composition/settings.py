@@ -121,6 +121,9 @@ class GroundworkSettings:
     #: the share of traces recorded, by trace id (ParentBased(TraceIdRatioBased)):
     #: a caller's sampled trace is followed whatever the ratio
     trace_sample_ratio: float = 0.1
+    #: a tenant's backlog older than this fails the backlog_freshness check
+    #: (groundwork.services.backlog.FRESHNESS_TARGET_SECONDS)
+    freshness_target_seconds: float = 900.0
 
     @property
     def pgdata(self) -> Path:
@@ -202,8 +205,17 @@ class GroundworkSettings:
             embeddings_url=env.get("GROUNDWORK_EMBEDDINGS_URL") or None,
             embeddings_model=env.get("GROUNDWORK_EMBEDDINGS_MODEL", ""),
             metrics_token=env.get("GROUNDWORK_METRICS_TOKEN") or None,
+            postgres_listen=env.get("GROUNDWORK_POSTGRES_LISTEN") or None,
+            database_password=env.get("GROUNDWORK_DATABASE_PASSWORD") or None,
+            opensearch_listen=env.get("GROUNDWORK_OPENSEARCH_LISTEN") or None,
+            opensearch_user=env.get("GROUNDWORK_OPENSEARCH_USER", "groundwork"),
+            opensearch_password=env.get("GROUNDWORK_OPENSEARCH_PASSWORD") or None,
+            opensearch_ca=Path(env["GROUNDWORK_OPENSEARCH_CA"])
+            if env.get("GROUNDWORK_OPENSEARCH_CA")
+            else None,
             otlp_endpoint=env.get("GROUNDWORK_OTLP_ENDPOINT") or None,
             trace_sample_ratio=_ratio(env, "GROUNDWORK_TRACE_SAMPLE_RATIO", 0.1),
+            freshness_target_seconds=float(env.get("GROUNDWORK_FRESHNESS_TARGET_SECONDS") or "900"),
         )
 
 
