@@ -19,6 +19,7 @@ COMMANDS = (
     "up",
     "engines",
     "tenant",
+    "source",
     "key",
     "upload",
     "search",

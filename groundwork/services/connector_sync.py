@@ -122,6 +122,33 @@ def run_pass(
     return sync.run()
 
 
+def sync_instance(
+    ports: PlatformPorts,
+    catalog: ConnectorCatalog,
+    instance: ConnectorInstance,
+    build: Callable[[ConnectorInstance], Connector],
+    settings: SyncSettings | None = None,
+) -> PassReport:
+    """A pass of a stored instance: a connector that cannot be built (a
+    missing secret, a bad configuration) is a failed pass in its state, not
+    an exception that would stop the other instances."""
+    try:
+        connector = build(instance)
+    except ConnectorError as exc:
+        start = catalog.begin_pass(instance.tenant_id, instance.instance_id, True)
+        report = PassReport(start.pass_no, start.resumed, errors=[exc.reason])
+        catalog.finish_pass(
+            instance.tenant_id,
+            instance.instance_id,
+            start.pass_no,
+            report.counts,
+            keep_cursor=True,
+            finished=False,
+        )
+        return report
+    return run_pass(ports, catalog, instance, connector, settings)
+
+
 @dataclass
 class _Fetched:
     delta: ItemDelta

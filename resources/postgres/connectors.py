@@ -130,6 +130,22 @@ class PostgresConnectorCatalog:
             )
         return _instance(row) if row else None
 
+    def due_instances(self, kind: str) -> list[ConnectorInstance]:
+        with translated_errors("reading due connectors"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    f"SELECT {_INSTANCE_COLUMNS} FROM connector_instances i WHERE kind = %s "
+                    "AND NOT paused AND (pass_open OR NOT EXISTS (SELECT 1 FROM connector_passes p "
+                    "WHERE p.instance_id = i.instance_id "
+                    "AND p.started_at > now() - i.interval_seconds * interval '1 second')) "
+                    "ORDER BY tenant_id, name",
+                    (kind,),
+                )
+                .fetchall()
+            )
+        return [_instance(r) for r in rows]
+
     def set_paused(self, tenant_id: str, instance_id: str, paused: bool) -> bool:
         with translated_errors("pausing a connector"), self.pool.connection() as conn:
             row = conn.execute(
