@@ -1,14 +1,17 @@
-"""The loopback HTTP plumbing the stand-in model endpoints share: a JSON
-answer, and a threaded server on a free port for the length of a block."""
+"""The loopback HTTP plumbing the stand-in endpoints share: a JSON answer, and
+a threaded server on a free port for the length of a block (it lives in
+testbed/loopback_http.py, so the benches' loopback web site serves through the
+same one)."""
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from testbed.loopback_http import loopback_server
+
+__all__ = ["loopback_server", "send_json"]
 
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
@@ -18,16 +21,3 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> Non
     handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)
-
-
-@contextmanager
-def loopback_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serves `handler` on 127.0.0.1 and yields its root URL; stopped after."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -16,11 +16,15 @@ import pytest
 
 from groundwork.connectors.port import Connector, ConnectorError, ListingPage, SourceItem
 from groundwork.connectors.s3_bucket import S3BucketSettings
+from groundwork.connectors.web import WebSiteConfig, canonical_url
 from resources.connectors.fsspec_files import FsspecConnector
 from resources.connectors.s3_bucket import S3BucketConnector
+from resources.connectors.web_site import WebSiteConnector
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.web_site import Fault, LoopbackSite
 from tests.conftest import TEST_S3_BUCKET
 from tests.fakes_connectors import FakeConnector
+from tests.loopback_http import loopback_server
 
 
 class ConnectorHarness(Protocol):
@@ -178,6 +182,35 @@ class S3Harness:
         return S3BucketConnector(self.client, S3BucketSettings(f"missing-{uuid.uuid4().hex[:8]}"))
 
 
+class WebSiteHarness:
+    """A loopback site, listed by its sitemap or crawled from a generated index page."""
+
+    def __init__(self, site: LoopbackSite, root: str, crawl: bool) -> None:
+        self.site = site
+        self.root = root
+        self.crawl = crawl
+        self.connector = self._connector(root)
+
+    def _connector(self, base: str) -> WebSiteConnector:
+        if self.crawl:
+            config = WebSiteConfig(start_urls=(f"{base}/",), crawl=True, delay_seconds=0.0)
+        else:
+            config = WebSiteConfig(sitemaps=(f"{base}/sitemap.xml",), delay_seconds=0.0)
+        return WebSiteConnector(config, page_size=2)
+
+    def put(self, name: str, data: bytes) -> str:
+        self.site.put(f"/{name}", data, "text/plain")
+        return canonical_url(f"{self.root}/{name}")
+
+    def remove(self, name: str) -> None:
+        self.site.remove(f"/{name}")
+
+    def broken(self) -> Connector:
+        for path in ("/gone/", "/gone/sitemap.xml"):
+            self.site.faults[path] = Fault(404)
+        return self._connector(f"{self.root}/gone")
+
+
 class TestFakeConnector(ConnectorContract):
     @pytest.fixture
     def harness(self) -> ConnectorHarness:
@@ -194,3 +227,20 @@ class TestS3BucketConnector(ConnectorContract):
     @pytest.fixture
     def harness(self, seaweedfs: EmbeddedSeaweedFS) -> Iterator[ConnectorHarness]:
         yield S3Harness(seaweedfs.client(), f"conformance-{uuid.uuid4().hex[:8]}/")
+
+
+class TestWebSiteSitemapConnector(ConnectorContract):
+    @pytest.fixture
+    def harness(self) -> Iterator[ConnectorHarness]:
+        site = LoopbackSite()
+        with loopback_server(site.handler()) as root:
+            yield WebSiteHarness(site, root, crawl=False)
+
+
+class TestWebSiteCrawlConnector(ConnectorContract):
+    @pytest.fixture
+    def harness(self) -> Iterator[ConnectorHarness]:
+        site = LoopbackSite()
+        site.index = True
+        with loopback_server(site.handler()) as root:
+            yield WebSiteHarness(site, root, crawl=True)

@@ -1,0 +1,264 @@
+"""The web site connector's policy: which URLs are one page, which pages are
+in scope, what robots.txt allows, how often to knock, and what a page's
+version is. The HTTP client that applies it is resources/connectors/web_site.py.
+
+One page is one source: a URL is canonicalised (w3lib's canonical form —
+query arguments sorted, percent-encoding normalised, fragment dropped — plus
+the scheme's default port removed) and a page's `rel=canonical`, when it
+points inside the scope, names the page instead of the URL it was reached by.
+
+A page's version is the validator the server gave for the bytes it served
+(`etag:`, else `modified:` for Last-Modified, else `sha256:` of the body), so
+the next fetch can be a conditional GET that answers 304 with no body. A
+sitemap listing sends no request for a page, so it knows no validator: its
+version is the sitemap's `lastmod:` (or `unversioned` without one), which
+never equals a served version, so the sync service, which keeps the version a
+fetch served, revalidates every listed page with one conditional GET a pass —
+a sitemap's lastmod alone is too often stale to skip a page on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
+
+from selectolax.lexbor import LexborHTMLParser
+from w3lib.url import canonicalize_url
+
+KIND = "web"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+#: a page listing stays small enough to register and store its cursor often
+PAGE_SIZE = 100
+#: the frontier kept in a crawl's cursor; links beyond it are dropped, not queued
+MAX_FRONTIER = 20_000
+
+
+@dataclass(frozen=True)
+class WebSiteConfig:
+    """One site as a tenant connects it.
+
+    `sitemaps` list their pages (sitemap indexes are followed); `start_urls`
+    seed a crawl; `crawl` follows the links of every page listed. A sitemap
+    alone never reads a page at listing time; a crawl must read each page to
+    find its links. `hosts` defaults to the hosts of the sitemaps and start
+    URLs; `path_prefixes` bound the site further. `delay_seconds` is the least
+    time between two requests to the site (robots.txt's Crawl-delay wins when
+    longer); `max_pages` caps one pass, in listing order, so the same first
+    pages are kept on every pass."""
+
+    sitemaps: tuple[str, ...] = ()
+    start_urls: tuple[str, ...] = ()
+    crawl: bool = False
+    hosts: tuple[str, ...] = ()
+    path_prefixes: tuple[str, ...] = ("/",)
+    max_pages: int = 1000
+    delay_seconds: float = 1.0
+    user_agent: str = "GroundworkBot/0.1 (+https://groundwork.invalid/bot)"
+    timeout_seconds: float = 20.0
+    max_page_bytes: int = 64 * 1024 * 1024
+    subjects: tuple[str, ...] | None = None
+
+    def scope(self) -> WebScope:
+        hosts = self.hosts or tuple(
+            urlsplit(canonical_url(u)).netloc for u in (*self.sitemaps, *self.start_urls)
+        )
+        return WebScope(tuple(h.lower() for h in hosts), self.path_prefixes)
+
+
+def canonical_url(url: str, base: str | None = None) -> str:
+    """The one name of a page: resolved against `base`, w3lib's canonical
+    form, no fragment, no default port, "/" for an empty path."""
+    absolute = urljoin(base, url.strip()) if base else url.strip()
+    parts = urlsplit(canonicalize_url(absolute, keep_fragments=False))
+    netloc = parts.hostname or ""
+    if parts.port is not None and parts.port != DEFAULT_PORTS.get(parts.scheme):
+        netloc = f"{netloc}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+@dataclass(frozen=True)
+class WebScope:
+    """Hosts (host[:port], as canonical URLs spell them) and path prefixes."""
+
+    hosts: tuple[str, ...]
+    path_prefixes: tuple[str, ...] = ("/",)
+
+    def admits(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return (
+            parts.scheme in DEFAULT_PORTS
+            and parts.netloc in self.hosts
+            and any(parts.path.startswith(prefix) for prefix in self.path_prefixes)
+        )
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    canonical: str | None  # the page's rel=canonical, resolved and canonicalised
+    links: tuple[str, ...]  # canonical URLs of its <a href>, in document order, once each
+
+
+def page_links(html: bytes, url: str) -> PageLinks:
+    """What a crawl takes from a page: where it says it lives and where it
+    links. `<base href>` moves the base; `rel=nofollow` links are not followed
+    (the site asks crawlers not to)."""
+    tree = LexborHTMLParser(html)
+    base = url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None and base_node.attributes.get("href"):
+        base = urljoin(url, base_node.attributes["href"] or "")
+    canonical = None
+    for node in tree.css("link[rel][href]"):
+        rels = (node.attributes.get("rel") or "").lower().split()
+        if "canonical" in rels:
+            canonical = canonical_url(node.attributes.get("href") or "", base)
+            break
+    links: dict[str, None] = {}
+    for node in tree.css("a[href]"):
+        href = node.attributes.get("href") or ""
+        if "nofollow" in (node.attributes.get("rel") or "").lower().split():
+            continue
+        if href.startswith(("mailto:", "javascript:", "tel:", "#")):
+            continue
+        links.setdefault(canonical_url(href, base), None)
+    return PageLinks(canonical, tuple(links))
+
+
+class RobotsRules:
+    """robots.txt through urllib.robotparser. RFC 9309: a missing robots.txt
+    (any 4xx) allows everything; an unreachable one (5xx) is the adapter's
+    ConnectorError, never read as "allowed"."""
+
+    def __init__(self, text: str | None) -> None:
+        self._parser = RobotFileParser()
+        self._parser.parse((text or "").splitlines())  # no rules: everything allowed
+
+    def allows(self, url: str, user_agent: str) -> bool:
+        return self._parser.can_fetch(user_agent, url)
+
+    def crawl_delay(self, user_agent: str) -> float | None:
+        delay = self._parser.crawl_delay(user_agent)
+        return None if delay is None else float(delay)
+
+    def sitemaps(self) -> tuple[str, ...]:
+        return tuple(self._parser.site_maps() or ())
+
+
+class PolitenessGate:
+    """The least time between two requests to one site. The clock and the
+    sleep are injected so a test can see the waits without taking them."""
+
+    def __init__(
+        self,
+        delay_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.delay_seconds = delay_seconds
+        self._clock = clock
+        self._sleep = sleep
+        self._last: float | None = None
+
+    def wait(self) -> None:
+        now = self._clock()
+        if self._last is not None and now - self._last < self.delay_seconds:
+            self._sleep(self.delay_seconds - (now - self._last))
+            now = self._clock()
+        self._last = now
+
+
+def served_version(headers: Mapping[str, str], body_digest: str) -> str:
+    """The validator a later conditional GET can send back: the ETag, else
+    Last-Modified, else the body's digest (then the page is read again but
+    found unchanged by its bytes)."""
+    etag = headers.get("etag")
+    if etag:
+        return f"etag:{etag}"
+    modified = headers.get("last-modified")
+    if modified:
+        return f"modified:{modified}"
+    return f"sha256:{body_digest}"
+
+
+def conditional_headers(known_version: str | None) -> dict[str, str]:
+    if known_version is None:
+        return {}
+    if known_version.startswith("etag:"):
+        return {"If-None-Match": known_version.removeprefix("etag:")}
+    if known_version.startswith("modified:"):
+        return {"If-Modified-Since": known_version.removeprefix("modified:")}
+    return {}
+
+
+def body_digest(chunks: Iterable[bytes]) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After is either seconds or an HTTP date (RFC 9110 10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+@dataclass
+class CrawlState:
+    """Where a pass is: the pages listed so far (`listed`, in order, which the
+    cap counts) and what is still to visit. It is the cursor, so a crashed
+    pass resumes at the page after the last one registered."""
+
+    listed: int = 0
+    frontier: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "listed": self.listed,
+                "frontier": self.frontier,
+                "seen": sorted(self.seen),
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def decode(cls, cursor: str) -> CrawlState:
+        raw = json.loads(cursor)
+        return cls(int(raw["listed"]), list(raw["frontier"]), set(raw["seen"]))
+
+    def enqueue(self, urls: Sequence[str], scope: WebScope) -> None:
+        for url in urls:
+            if url in self.seen or not scope.admits(url) or len(self.frontier) >= MAX_FRONTIER:
+                continue
+            self.seen.add(url)
+            self.frontier.append(url)
+
+
+UNVERSIONED = "unversioned"
+
+
+def listed_version(lastmod: str | None) -> str:
+    """A sitemap page's version before any request: its lastmod, if any."""
+    return f"lastmod:{lastmod}" if lastmod else UNVERSIONED
+
+
+def listing_vouches(listed: str, known_version: str | None) -> bool:
+    """A caller holding the very lastmod the sitemap still lists needs no
+    request to learn the page is unchanged (without a lastmod nothing vouches)."""
+    return known_version == listed and listed.startswith("lastmod:")

@@ -1,0 +1,308 @@
+"""The web site connector: the policy of groundwork/connectors/web.py spoken
+over HTTP with httpx.
+
+Listing: the sitemaps' pages (ultimate-sitemap-parser reads the XML, text,
+RSS and Atom forms; indexes are followed here, through the same polite
+client), then — when the site is crawled — the links of every page listed,
+breadth first, within the scope, robots.txt's rules and the page cap. A
+sitemap-only listing sends no request for a page; a crawl reads each page
+once per pass and keeps its bytes for the fetch that follows in the same pass.
+
+Fetch: a conditional GET with the validator of the version the catalog holds,
+so an unchanged page answers 304 and is never extracted again.
+
+Every failure is a ConnectorError: throttling (429/503) carries Retry-After,
+timeouts and 5xx are retryable, 403 is retryable (sites throttle with it too),
+404/410 of a listed page is not. A sitemap that lists nothing is refused
+rather than read as "every page was deleted".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+import httpx
+from usp.objects.sitemap import AbstractIndexSitemap, InvalidSitemap
+from usp.tree import sitemap_from_str
+
+from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
+from groundwork.connectors.web import (
+    KIND,
+    PAGE_SIZE,
+    CrawlState,
+    PolitenessGate,
+    RobotsRules,
+    WebSiteConfig,
+    body_digest,
+    canonical_url,
+    conditional_headers,
+    listed_version,
+    listing_vouches,
+    page_links,
+    retry_after_seconds,
+    served_version,
+)
+
+#: bodies larger than this spill from memory to a temporary file
+SPOOL_BYTES = 8 * 1024 * 1024
+#: what a crawl keeps of the pages it read for the fetches of the same pass;
+#: past it a fetch asks the site again (conditionally)
+READ_BUDGET = 64 * 1024 * 1024
+#: sitemap indexes nest; a loop of indexes stops here
+MAX_SITEMAPS = 200
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+logging.getLogger("usp").setLevel(logging.ERROR)  # it logs every skipped line as a warning
+
+
+def _media_type(response: httpx.Response) -> str | None:
+    value = response.headers.get("content-type")
+    return value.split(";")[0].strip().lower() if value else None
+
+
+class WebSiteConnector:
+    kind = KIND
+    complete_listing = True  # a finished pass lists every live page: the rest were removed
+
+    def __init__(
+        self,
+        config: WebSiteConfig,
+        *,
+        client: httpx.Client | None = None,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self.config = config
+        self.scope = config.scope()
+        self.page_size = page_size
+        self._client = client or httpx.Client(
+            timeout=config.timeout_seconds,
+            follow_redirects=True,
+            headers={"User-Agent": config.user_agent},
+        )
+        gate_args = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
+        self._gate = PolitenessGate(config.delay_seconds, **gate_args)  # type: ignore[arg-type]
+        self._robots: dict[str, RobotsRules] = {}
+        #: pages a crawl read while listing, served by the fetch of the same pass
+        self._read: dict[str, tuple[str, bytes, str | None]] = {}
+        self._read_bytes = 0
+        self.requests = 0  # every request sent: what a bench counts
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- HTTP ---------------------------------------------------------------
+
+    def _get(self, url: str, item_id: str | None) -> httpx.Response:
+        """One polite GET; transport failures become retryable ConnectorErrors."""
+        self._gate.wait()
+        self.requests += 1
+        try:
+            return self._client.get(url)
+        except httpx.TimeoutException as exc:
+            raise ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True) from exc
+        except httpx.HTTPError as exc:
+            raise ConnectorError(
+                KIND, item_id, f"{type(exc).__name__}: {url}", retryable=True
+            ) from exc
+
+    @staticmethod
+    def _refuse(response: httpx.Response, item_id: str | None) -> ConnectorError:
+        status = response.status_code
+        retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        retryable = status in (403, 408, 425, 429) or status >= 500
+        reason = {403: "forbidden", 404: "not found", 410: "gone", 429: "throttled"}.get(
+            status, f"HTTP {status}"
+        )
+        return ConnectorError(
+            KIND, item_id, f"{reason} ({status}) at {response.url}", retry_after, retryable
+        )
+
+    def _rules(self, url: str) -> RobotsRules:
+        parts = httpx.URL(url)
+        origin = f"{parts.scheme}://{parts.netloc.decode()}"
+        if origin not in self._robots:
+            response = self._get(f"{origin}/robots.txt", None)
+            if response.status_code >= 500 or response.status_code == 429:
+                raise self._refuse(response, None)  # unreachable robots.txt: crawl nothing
+            text = response.text if response.status_code == 200 else None
+            rules = RobotsRules(text)
+            delay = rules.crawl_delay(self.config.user_agent)
+            if delay is not None and delay > self._gate.delay_seconds:
+                self._gate.delay_seconds = delay
+            self._robots[origin] = rules
+        return self._robots[origin]
+
+    def _allowed(self, url: str) -> bool:
+        return self.scope.admits(url) and self._rules(url).allows(url, self.config.user_agent)
+
+    # -- listing ------------------------------------------------------------
+
+    def _sitemap_pages(self) -> list[tuple[str, str | None]]:
+        """Every (canonical URL, lastmod) the sitemaps list, in their order."""
+        pending = list(self.config.sitemaps)
+        pages: dict[str, str | None] = {}
+        visited = 0
+        while pending and visited < MAX_SITEMAPS:
+            url = pending.pop(0)
+            visited += 1
+            response = self._get(url, None)
+            if response.status_code != 200:
+                raise self._refuse(response, None)
+            tree = sitemap_from_str(response.text)
+            if isinstance(tree, AbstractIndexSitemap):
+                pending.extend(sub.url for sub in tree.sub_sitemaps)
+                continue
+            if isinstance(tree, InvalidSitemap):
+                raise ConnectorError(KIND, None, f"unreadable sitemap at {url}")
+            found = 0
+            for page in tree.all_pages():
+                found += 1
+                lastmod = page.last_modified.isoformat() if page.last_modified else None
+                pages.setdefault(canonical_url(page.url), lastmod)
+            if not found:
+                raise ConnectorError(KIND, None, f"sitemap at {url} lists no page")
+        return list(pages.items())
+
+    def _item(self, url: str, version: str, size: int | None, media: str | None) -> SourceItem:
+        return SourceItem(url, version, size, media, self.config.subjects, {"url": url})
+
+    def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
+        if self.config.crawl:
+            yield from self._crawl_pages(cursor)
+        else:
+            yield from self._sitemap_listing(cursor)
+
+    def _sitemap_listing(self, cursor: str | None) -> Iterator[ListingPage]:
+        """No page is requested: the sitemap names them. The cursor counts the
+        pages listed, so a resumed pass skips that many of the same order."""
+        state = CrawlState.decode(cursor) if cursor else CrawlState()
+        pages = [(url, mod) for url, mod in self._sitemap_pages() if self._allowed(url)]
+        pages = pages[: self.config.max_pages]
+        while True:
+            chunk = pages[state.listed : state.listed + self.page_size]
+            state.listed += len(chunk)
+            items = [self._item(u, listed_version(m), None, None) for u, m in chunk]
+            if state.listed >= len(pages):
+                yield ListingPage(items, (), None)
+                return
+            yield ListingPage(items, (), state.encode())
+
+    def _crawl_pages(self, cursor: str | None) -> Iterator[ListingPage]:
+        """Breadth first from the sitemaps' pages and the start URLs; the
+        cursor is the whole frontier, so a resumed crawl neither revisits nor
+        loses a page."""
+        state = CrawlState.decode(cursor) if cursor else CrawlState()
+        self._forget_read()
+        if cursor is None:
+            seeds = [url for url, _ in self._sitemap_pages()] if self.config.sitemaps else []
+            state.enqueue([*seeds, *(canonical_url(u) for u in self.config.start_urls)], self.scope)
+        batch: list[SourceItem] = []
+        while state.frontier and state.listed < self.config.max_pages:
+            url = state.frontier.pop(0)
+            item = self._crawled(url, state) if self._allowed(url) else None
+            if item is None:
+                continue
+            state.listed += 1
+            batch.append(item)
+            if len(batch) >= self.page_size and state.frontier:
+                yield ListingPage(batch, (), state.encode())
+                self._forget_read()
+                batch = []
+        if state.listed == 0:  # never "the site is gone": the start is unreachable
+            raise ConnectorError(KIND, None, "no page could be read from the start URLs")
+        yield ListingPage(batch, (), None)
+        self._forget_read()
+
+    def _forget_read(self) -> None:
+        """Bytes read while listing serve the fetches of their own page only:
+        the service fetches a page's items before it asks for the next page."""
+        self._read.clear()
+        self._read_bytes = 0
+
+    def _crawled(self, url: str, state: CrawlState) -> SourceItem | None:
+        """Reads one page of a crawl: its links join the frontier, its bytes
+        wait for this pass's fetch. A dead link (404/410) is no page."""
+        response = self._get(url, url)
+        if response.status_code in (404, 410):
+            return None
+        if response.status_code != 200:
+            raise self._refuse(response, url)
+        page_id = canonical_url(str(response.url))
+        media = _media_type(response)
+        body = response.content
+        if media in HTML_TYPES:
+            found = page_links(body, page_id)
+            if found.canonical and self.scope.admits(found.canonical):
+                page_id = found.canonical
+            state.enqueue(found.links, self.scope)
+        if page_id != url and (page_id in state.seen or not self.scope.admits(page_id)):
+            return None  # reached by another name: the canonical one is (or will be) listed
+        state.seen.add(page_id)
+        version = served_version(response.headers, body_digest([body]))
+        if self._read_bytes + len(body) <= READ_BUDGET:
+            self._read[page_id] = (version, body, media)
+            self._read_bytes += len(body)
+        return self._item(page_id, version, len(body), media)
+
+    # -- fetch --------------------------------------------------------------
+
+    def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
+        read = self._read.pop(item.item_id, None)
+        if read is not None:
+            version, body, media = read
+            self._read_bytes -= len(body)
+            if version == known_version:
+                return FetchResult(None, version, media)
+            return FetchResult(io.BytesIO(body), version, media)
+        if listing_vouches(item.version, known_version):
+            return FetchResult(None, item.version, item.media_type)
+        url = item.location.get("url", item.item_id)
+        response, stream, digest = self._download(url, item.item_id, known_version)
+        if response.status_code == 304 and known_version is not None:
+            return FetchResult(None, known_version, item.media_type)
+        if stream is None:
+            raise self._refuse(response, item.item_id)
+        version = served_version(response.headers, digest)
+        if version == known_version:  # no validator, same bytes
+            stream.close()
+            return FetchResult(None, version, _media_type(response))
+        return FetchResult(stream, version, _media_type(response))
+
+    def _download(
+        self, url: str, item_id: str, known_version: str | None
+    ) -> tuple[httpx.Response, BinaryIO | None, str]:
+        """A conditional GET whose body is spooled (memory, then a temporary
+        file) and digested as it arrives, refused past the page cap."""
+        self._gate.wait()
+        self.requests += 1
+        limit = self.config.max_page_bytes
+        try:
+            with self._client.stream(
+                "GET", url, headers=conditional_headers(known_version)
+            ) as response:
+                if response.status_code != 200:
+                    response.read()
+                    return response, None, ""
+                spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - the caller closes it
+                digest = hashlib.sha256()
+                for chunk in response.iter_bytes():
+                    digest.update(chunk)
+                    spool.write(chunk)
+                    if spool.tell() > limit:
+                        spool.close()
+                        raise ConnectorError(KIND, item_id, f"over the page cap of {limit} bytes")
+                spool.seek(0)
+                return response, spool, digest.hexdigest()  # type: ignore[return-value]
+        except httpx.TimeoutException as exc:
+            raise ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True) from exc
+        except httpx.HTTPError as exc:
+            raise ConnectorError(
+                KIND, item_id, f"{type(exc).__name__}: {url}", retryable=True
+            ) from exc

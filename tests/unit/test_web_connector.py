@@ -1,0 +1,205 @@
+"""The web site connector against a real HTTP server on loopback
+(testbed/web_site.py): sitemap and crawl listings, robots.txt, the page cap,
+canonical names, conditional GETs and the source's failures as ConnectorError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from groundwork.connectors.port import ConnectorError, ListingPage
+from groundwork.connectors.web import WebSiteConfig
+from resources.connectors.web_site import WebSiteConnector
+from testbed.web_site import Fault, LoopbackSite, html_page
+from tests.loopback_http import loopback_server
+
+
+@pytest.fixture
+def site() -> Iterator[tuple[LoopbackSite, str]]:
+    state = LoopbackSite()
+    with loopback_server(state.handler()) as root:
+        yield state, root
+
+
+def connector(root: str, **config: object) -> WebSiteConnector:
+    defaults: dict[str, object] = {"sitemaps": (f"{root}/sitemap.xml",), "delay_seconds": 0.0}
+    defaults.update(config)
+    return WebSiteConnector(WebSiteConfig(**defaults), page_size=2)  # type: ignore[arg-type]
+
+
+def listed(conn: WebSiteConnector, cursor: str | None = None) -> list[ListingPage]:
+    return list(conn.list_pages(cursor))
+
+
+def ids(pages: list[ListingPage]) -> list[str]:
+    return [item.item_id for page in pages for item in page.items]
+
+
+def test_sitemap_listing_requests_no_page_and_resumes_from_a_cursor(site) -> None:
+    state, root = site
+    for n in range(5):
+        state.put(f"/doc/{n}", html_page(f"Doc {n}", f"text {n}"))
+    conn = connector(root)
+    pages = listed(conn)
+    assert ids(pages) == [f"{root}/doc/{n}" for n in range(5)]
+    assert [p.cursor is None for p in pages] == [False, False, True]
+    assert {path for path, _ in state.log} == {"/sitemap.xml", "/robots.txt"}
+    resumed = listed(connector(root), pages[0].cursor)
+    assert ids(resumed) == [f"{root}/doc/{n}" for n in range(2, 5)]
+    assert all(item.location == {"url": item.item_id} for p in pages for item in p.items)
+
+
+def test_conditional_get_answers_not_modified_and_a_change_is_served(site) -> None:
+    state, root = site
+    state.put("/a", html_page("A", "first"))
+    conn = connector(root)
+    (item,) = ids_items(conn)
+    first = conn.fetch(item, None)
+    assert first.stream is not None and b"first" in first.stream.read()
+    assert first.version.startswith("etag:") and first.media_type == "text/html"
+    again = conn.fetch(item, first.version)
+    assert again.stream is None and again.version == first.version
+    assert state.requests_to("/a") == [200, 304]
+    state.put("/a", html_page("A", "second"))
+    changed = conn.fetch(item, first.version)
+    assert changed.stream is not None and b"second" in changed.stream.read()
+    assert changed.version != first.version
+
+
+def test_last_modified_alone_is_a_validator_too(site) -> None:
+    state, root = site
+    state.etags = False
+    state.put("/a", html_page("A", "first"))
+    conn = connector(root)
+    (item,) = ids_items(conn)
+    first = conn.fetch(item, None)
+    assert first.version.startswith("modified:")
+    assert conn.fetch(item, first.version).stream is None
+    assert state.requests_to("/a") == [200, 304]
+
+
+def test_a_sitemap_lastmod_is_the_listed_version(site) -> None:
+    state, root = site
+    state.put("/a", "one")
+    (before,) = ids_items(connector(root))
+    state.put("/a", "two")
+    (after,) = ids_items(connector(root))
+    (unchanged,) = ids_items(connector(root))
+    assert before.version.startswith("lastmod:") and before.version != after.version
+    assert unchanged.version == after.version
+
+
+def test_robots_txt_and_path_prefixes_bound_the_listing(site) -> None:
+    state, root = site
+    state.robots = "User-agent: *\nDisallow: /docs/private/\n"
+    for path in ("/docs/a", "/docs/private/b", "/blog/c"):
+        state.put(path, "x")
+    assert ids(listed(connector(root, path_prefixes=("/docs/",)))) == [f"{root}/docs/a"]
+
+
+def test_a_crawl_follows_links_once_per_canonical_page_up_to_the_cap(site) -> None:
+    state, root = site
+    state.put(
+        "/", html_page("Home", "h", ("/a", "/b?x=1#frag", "/b?x=1", "http://elsewhere.test/"))
+    )
+    state.put("/a", html_page("A", "a", ("/c", "/a-print")))
+    state.put("/a-print", html_page("A print", "a", canonical="/a"))
+    state.put("/b?x=1", html_page("B", "b", ("/missing",)))
+    state.put("/c", html_page("C", "c"))
+    crawl = connector(root, sitemaps=(), start_urls=(f"{root}/",), crawl=True)
+    found = ids(listed(crawl))
+    assert found == [f"{root}/", f"{root}/a", f"{root}/b?x=1", f"{root}/c"]
+    assert state.requests_to("/missing") == [404]
+    (home,) = [
+        i
+        for p in listed(
+            connector(root, sitemaps=(), start_urls=(f"{root}/",), crawl=True, max_pages=1)
+        )
+        for i in p.items
+    ]
+    assert home.item_id == f"{root}/"
+    # a crawl reads each page once: the fetches of a listed page's items send nothing
+    pages = crawl.list_pages(None)
+    first = next(pages)
+    before = len(state.log)
+    fetched = crawl.fetch(first.items[0], None)
+    assert fetched.stream is not None and b"<h1>Home</h1>" in fetched.stream.read()
+    assert len(state.log) == before
+    # ... and once the listing moved on, a fetch asks the site (conditionally)
+    list(pages)
+    assert crawl.fetch(first.items[1], first.items[1].version).stream is None
+    assert state.requests_to("/a")[-1] == 304
+
+
+def test_throttling_and_failures_are_connector_errors_with_retry_hints(site) -> None:
+    state, root = site
+    state.put("/a", "x")
+    conn = connector(root)
+    (item,) = ids_items(conn)
+    state.faults["/a"] = Fault(429, {"Retry-After": "12"})
+    with pytest.raises(ConnectorError) as throttled:
+        conn.fetch(item, None)
+    assert throttled.value.retryable and throttled.value.retry_after == 12.0
+    assert throttled.value.item_id == item.item_id
+    state.faults["/a"] = Fault(403)
+    with pytest.raises(ConnectorError) as forbidden:
+        conn.fetch(item, None)
+    assert "forbidden" in forbidden.value.reason
+    del state.faults["/a"]
+    state.remove("/a")
+    with pytest.raises(ConnectorError) as gone:
+        conn.fetch(item, None)
+    assert not gone.value.retryable and "not found" in gone.value.reason
+
+
+def test_a_timeout_is_retryable(site) -> None:
+    state, root = site
+    state.put("/a", "x")
+    conn = connector(root, timeout_seconds=0.3)
+    (item,) = ids_items(conn)
+    state.faults["/a"] = Fault(200, stall_seconds=1.0)
+    with pytest.raises(ConnectorError) as timed_out:
+        conn.fetch(item, None)
+    assert timed_out.value.retryable and "timed out" in timed_out.value.reason
+
+
+def test_a_broken_sitemap_is_an_error_never_an_empty_site(site) -> None:
+    state, root = site
+    state.faults["/sitemap.xml"] = Fault(503, {"Retry-After": "5"})
+    with pytest.raises(ConnectorError) as unavailable:
+        listed(connector(root))
+    assert unavailable.value.item_id is None and unavailable.value.retry_after == 5.0
+    state.faults["/sitemap.xml"] = Fault(200)  # a body that is no sitemap
+    with pytest.raises(ConnectorError, match="lists no page"):
+        listed(connector(root))
+    del state.faults["/sitemap.xml"]
+    state.faults["/robots.txt"] = Fault(500)
+    with pytest.raises(ConnectorError):
+        listed(connector(root))
+
+
+def test_requests_keep_the_politeness_delay(site) -> None:
+    state, root = site
+    for n in range(3):
+        state.put(f"/p{n}", html_page("P", "p"))
+    waits: list[float] = []
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock[0] += seconds
+
+    conn = WebSiteConnector(
+        WebSiteConfig(start_urls=(f"{root}/p0",), crawl=True, delay_seconds=2.0),
+        clock=lambda: clock[0],
+        sleep=sleep,
+    )
+    state.put("/p0", html_page("P", "p", ("/p1", "/p2")))
+    assert len(ids(listed(conn))) == 3
+    # robots.txt, then three pages: every request after the first waited 2 s
+    assert waits == [2.0, 2.0, 2.0]
+
+
+def ids_items(conn: WebSiteConnector):
+    return [item for page in conn.list_pages(None) for item in page.items]
