@@ -1,5 +1,6 @@
 """Export one version of an artifact (never "the artifact": a version) to
-Markdown, HTML, PDF or DOCX. The record is unique per (tenant, artifact,
+any registered format (groundwork.render.renderers: Markdown, HTML, PDF,
+DOCX, PPTX, XLSX). The record is unique per (tenant, artifact,
 version, format): whoever claims it renders; everyone else waits for that
 file. A failed render leaves the record `failed` with the reason and no file,
 and a retry renders again."""
@@ -8,14 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from groundwork.artifacts import ArtifactVersion, NewFile, document_title, put_content
+from groundwork.artifacts import (
+    ArtifactVersion,
+    NewFile,
+    document_title,
+    put_content,
+    size_problem,
+)
 from groundwork.extract.markdown import markdown_blocks
 from groundwork.ports import BlobStore
-from groundwork.render import EXTENSIONS, MEDIA_TYPES, ExportFormat, RenderedFile
-from groundwork.render.docx import render_docx
+from groundwork.render import RenderedFile
 from groundwork.render.fidelity import verify_rendering
-from groundwork.render.html import render_html
-from groundwork.render.pdf import FIXED_CREATION_DATE, render_pdf
+from groundwork.render.renderers import Draft, renderer_for
 
 
 class ExportStore(Protocol):
@@ -36,21 +41,20 @@ class ExportStore(Protocol):
 
 
 def render_markdown(
-    markdown: str, fmt: ExportFormat, title: str
+    markdown: str, fmt: str, title: str
 ) -> tuple[RenderedFile, dict[str, Any] | None]:
-    """(the file, the fidelity receipt for formats read back by a parser)."""
+    """(the file, the fidelity receipt for formats the extractors read back)."""
+    adapter = renderer_for(fmt)
     blocks = markdown_blocks(markdown)
-    if fmt == ExportFormat.MARKDOWN:
-        return RenderedFile(markdown.encode(), fmt), None
-    if fmt == ExportFormat.HTML:
-        return RenderedFile(render_html(title, blocks), fmt), None
-    if fmt == ExportFormat.PDF:
-        data, missing = render_pdf(title, blocks)
-        rendered = RenderedFile(data, fmt, missing)
-    else:
-        rendered = RenderedFile(render_docx(title, blocks, FIXED_CREATION_DATE), fmt)
+    rendered = adapter.render(Draft(title, markdown, blocks))
+    if not adapter.read_back:
+        return rendered, None
     receipt = verify_rendering(
-        blocks, rendered.data, MEDIA_TYPES[fmt], f"export{EXTENSIONS[fmt]}", rendered.unrenderable
+        blocks,
+        rendered.data,
+        adapter.media_type,
+        f"export{adapter.extension}",
+        rendered.unrenderable,
     )
     return rendered, receipt.to_dict()
 
@@ -61,13 +65,13 @@ def export_version(
     tenant_id: str,
     artifact_id: str,
     version: ArtifactVersion,
-    fmt: ExportFormat,
+    fmt: str,
     fallback_title: str,
 ) -> dict[str, Any]:
     """The title is the exported version's own first heading (`fallback_title`
     without one): the file is made once per version and format and served to
     every later caller, so nothing about the caller may shape it."""
-    export, claimed = store.claim_export(tenant_id, artifact_id, version.generation, fmt.value)
+    export, claimed = store.claim_export(tenant_id, artifact_id, version.generation, fmt)
     if not claimed:
         return store.wait_export(export) if export["state"] == "pending" else export
     try:
@@ -81,8 +85,11 @@ def export_version(
                 rendered.unrenderable,
                 receipt,
             )
+        too_big = size_problem("export", len(rendered.data))
+        if too_big:
+            return store.finish_export(export, None, too_big, rendered.unrenderable, receipt)
         key, digest = put_content(blobs, rendered.data)  # the blob before the row that names it
-        file = NewFile("export", fmt.value, rendered.media_type, key, digest, len(rendered.data))
+        file = NewFile("export", fmt, rendered.media_type, key, digest, len(rendered.data))
         return store.finish_export(export, file, None, rendered.unrenderable, receipt)
     except Exception as exc:  # a render that fails leaves a reason, never a partial file
         return store.finish_export(export, None, f"{type(exc).__name__}: {exc}"[:500])

@@ -28,11 +28,13 @@ from groundwork.artifact_edits import (
     proposal_digest,
 )
 from groundwork.artifact_staleness import CitationStates
+from groundwork.attachments import refuse_inline_bytes
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
 from groundwork.ports import AccessScope, BlobStore
-from groundwork.render.html import render_html
+from groundwork.render.fidelity import verify_rendering
+from groundwork.render.renderers import Draft, renderer_for
 from groundwork.stages.registration import (
     IncomingFile,
     Registration,
@@ -41,6 +43,14 @@ from groundwork.stages.registration import (
 )
 
 MAX_MARKDOWN_CHARS = 200_000
+MIB = 1024 * 1024
+#: bytes per file, by role: a deliverable may be large, what generated it may not
+ROLE_LIMITS: dict[str, int] = {
+    "primary": 50 * MIB,
+    "preview": 20 * MIB,
+    "source": 4 * MIB,
+    "export": 50 * MIB,
+}
 ROLES = ("primary", "preview", "source", "export")
 USER_READABLE_ROLES = ("primary", "preview", "export")
 
@@ -54,7 +64,11 @@ def provenance_from(
     """One provenance shape whichever transport wrote it: inputs given as text
     are stored as {"text": ...}; a reference is accepted as the tool schema
     writes it ({ref_type, id, version}) or as stored ({chunk_id, content_hash}
-    / {source_id, version_id}) and always stored in the latter form."""
+    / {source_id, version_id}) and always stored in the latter form. A file
+    inline in either (a data: URI at any depth) is refused: provenance
+    references files, and every result that shows it would carry the bytes."""
+    refuse_inline_bytes(inputs, "provenance.inputs")
+    refuse_inline_bytes(list(derived_from), "provenance.derived_from")
     refs: list[dict[str, str]] = []
     for ref in derived_from:
         if "ref_type" in ref:
@@ -216,25 +230,63 @@ def put_content(blobs: BlobStore, data: bytes) -> tuple[str, str]:
     return key, digest
 
 
-def _files_for(
-    blobs: BlobStore, title: str, markdown: str, provenance: Provenance, edits: Sequence[Edit]
-) -> list[NewFile]:
-    """primary (the Markdown), preview (HTML), source (what generated it: never user-readable)."""
-    body = markdown.encode()
-    preview = render_html(title, markdown_blocks(markdown))
+def size_problem(role: str, size: int, limits: Mapping[str, int] | None = None) -> str | None:
+    """Why a file of `size` bytes may not be stored in `role`, or None."""
+    limit = (ROLE_LIMITS if limits is None else limits).get(role)
+    if limit is not None and size > limit:
+        return f"the {role} file is {size} bytes; a {role} file holds at most {limit}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedRole:
+    role: str
+    format: str
+    media_type: str
+    data: bytes
+
+
+def render_roles(
+    fmt: str, title: str, markdown: str, provenance: Provenance, edits: Sequence[Edit]
+) -> list[RenderedRole]:
+    """primary (the deliverable, from the format's adapter), preview (HTML, for
+    a primary that is not itself HTML) and source (what generated it: never
+    user-readable). Pure: nothing is stored until every role rendered, passed
+    its read-back and fits its size limit."""
+    adapter = renderer_for(fmt)
+    blocks = markdown_blocks(markdown)
+    draft = Draft(title, markdown, blocks)
+    primary = adapter.render(draft)
+    if adapter.read_back:
+        receipt = verify_rendering(
+            blocks, primary.data, adapter.media_type, f"x{adapter.extension}", primary.unrenderable
+        )
+        if not receipt.passed:
+            raise InvalidRequest(f"the {fmt} rendering lost {list(receipt.missing[:5])}")
+    roles = [RenderedRole("primary", fmt, adapter.media_type, primary.data)]
+    if fmt != "html":
+        preview = renderer_for("html").render(draft)
+        roles.append(RenderedRole("preview", "html", preview.media_type, preview.data))
     source = json.dumps(
-        {"provenance": provenance.to_dict(), "edits": [repr(e) for e in edits]},
+        {"format": fmt, "provenance": provenance.to_dict(), "edits": [repr(e) for e in edits]},
         sort_keys=True,
         ensure_ascii=False,
     ).encode()
+    roles.append(RenderedRole("source", "json", "application/json", source))
+    for r in roles:
+        problem = size_problem(r.role, len(r.data))
+        if problem:
+            raise InvalidRequest(problem)
+    return roles
+
+
+def stage_roles(blobs: BlobStore, roles: Sequence[RenderedRole]) -> list[NewFile]:
+    """Every blob before the row that names it (content-addressed, so a blob
+    shared with another version is the same key)."""
     files = []
-    for role, fmt, media, data in (
-        ("primary", "markdown", "text/markdown", body),
-        ("preview", "html", "text/html", preview),
-        ("source", "json", "application/json", source),
-    ):
-        key, digest = put_content(blobs, data)
-        files.append(NewFile(role, fmt, media, key, digest, len(data)))
+    for r in roles:
+        key, digest = put_content(blobs, r.data)
+        files.append(NewFile(r.role, r.format, r.media_type, key, digest, len(r.data)))
     return files
 
 
@@ -287,13 +339,17 @@ def create_artifact(
     path: str,
     markdown: str,
     provenance: Provenance,
+    fmt: str = "markdown",
 ) -> Saved:
+    """`fmt`: the primary file's format, any registered renderer's (the
+    document is the Markdown body whatever it is: what is indexed and edited)."""
     provenance = provenance.validated()
     if not path.strip() or not path.endswith(".md"):
         raise InvalidRequest("an artifact's path is a Markdown file name ending in .md")
+    roles = render_roles(fmt, document_title(markdown, path), markdown, provenance, ())
     artifact_id = f"art_{uuid.uuid4().hex}"
     registration = _register(catalog, blobs, tenant_id, artifact_id, path, subjects, markdown)
-    files = _files_for(blobs, document_title(markdown, path), markdown, provenance, ())
+    files = stage_roles(blobs, roles)
     generation = store.commit_version(
         tenant_id,
         artifact_id,
@@ -337,6 +393,8 @@ def _next_version(
     (stored, not current), its files, then the generation moves by
     compare-and-set from the record's (the caller checked it is the expected
     one). Content the document already holds is no change and no version."""
+    title = document_title(markdown, record.filename)
+    roles = render_roles(record.format, title, markdown, provenance, edits)
     registration = _register(
         catalog,
         blobs,
@@ -354,9 +412,7 @@ def _next_version(
             changed=False,
             summary=("no change",),
         )
-    files = _files_for(
-        blobs, document_title(markdown, record.filename), markdown, provenance, edits
-    )
+    files = stage_roles(blobs, roles)
     generation = store.commit_version(
         record.tenant_id,
         record.artifact_id,

@@ -14,6 +14,7 @@ is defined beside them):
 - groundwork.eval_records: EvalRuns (eval suites and runs)
 - groundwork.chunking: ChunkingStrategy (StructureAwareChunking is its first adapter)
 - groundwork.inspection: FileInspector; groundwork.extract.base: DocumentParser
+- groundwork.render.renderers: ArtifactRenderer (one adapter per artifact format)
 """
 
 from __future__ import annotations

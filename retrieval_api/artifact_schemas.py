@@ -35,6 +35,13 @@ class ArtifactCreate(BaseModel):
     markdown: str = Field(max_length=200_000)
     subjects: list[str] | None = Field(default=None, max_length=50)
     provenance: ProvenanceIn
+    format: str = Field(
+        default="markdown",
+        min_length=1,
+        max_length=40,
+        description="the primary file's format: any registered renderer's (markdown, pdf, "
+        "docx, pptx, xlsx, html); an unknown one is refused naming the known formats",
+    )
 
 
 class ArtifactRevise(BaseModel):
@@ -98,7 +105,11 @@ class SavedOut(BaseModel):
 
 class ExportRequest(BaseModel):
     generation: int = Field(ge=1)
-    format: Literal["markdown", "html", "pdf", "docx"]
+    format: str = Field(
+        min_length=1,
+        max_length=40,
+        description="a registered renderer's format; an unknown one is refused naming them",
+    )
 
 
 class ExportOut(BaseModel):

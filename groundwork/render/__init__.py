@@ -1,5 +1,7 @@
-"""Rendering the block model to files: HTML, PDF (fpdf2), DOCX (python-docx)
-and Markdown. Every renderer is deterministic for the same input, and every
+"""Rendering the block model to files: HTML, PDF (fpdf2), DOCX (python-docx),
+PPTX (python-pptx), XLSX (openpyxl) and Markdown, each behind the
+ArtifactRenderer port (groundwork.render.renderers, which owns the format
+names; ExportFormat below names the first four for older callers). Every renderer is deterministic for the same input, and every
 rendered PDF and DOCX can be read back by the extraction parsers
 (`groundwork.render.fidelity`), which is how fidelity is verified."""
 
@@ -33,10 +35,7 @@ EXTENSIONS: dict[ExportFormat, str] = {
 @dataclass(frozen=True, slots=True)
 class RenderedFile:
     data: bytes
-    format: ExportFormat
+    format: str  # the adapter's format string
     #: characters the font could not draw, as U+XXXX; drawn as a visible marker, never dropped
     unrenderable: tuple[str, ...] = field(default=())
-
-    @property
-    def media_type(self) -> str:
-        return MEDIA_TYPES[self.format]
+    media_type: str = "application/octet-stream"

@@ -39,7 +39,8 @@ from groundwork.documents import ExtractedDocument
 from groundwork.errors import NotFound, Refused
 from groundwork.lifecycle import request_deletion
 from groundwork.ports import Principal
-from groundwork.render import ExportFormat
+from groundwork.render.renderers import extension_for, renderer_for
+from groundwork.services.artifact_downloads import download_name, file_headers
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.registration import sharing_subjects
 
@@ -104,6 +105,17 @@ class ReadableFile:
 
     file: ArtifactFile
     read: Callable[[], bytes]
+    #: the name it is downloaded as (the artifact's name, the format's extension)
+    filename: str = "artifact"
+
+    def headers(self, *, version_addressed: bool) -> dict[str, str]:
+        """Cache-Control, ETag, Content-Disposition, nosniff (artifact_downloads's rule)."""
+        return file_headers(
+            self.filename,
+            self.file.media_type,
+            self.file.sha256,
+            version_addressed=version_addressed,
+        )
 
 
 def _stale_generation(exc: StaleGenerationError) -> Refused:
@@ -175,9 +187,11 @@ def create(
     markdown: str,
     provenance: Provenance,
     subjects: Sequence[str] | None = None,
+    fmt: str = "markdown",
 ) -> ArtifactView:
     """A new artifact at generation 1, shared with `subjects` (the caller's own
-    by default; a list must include one of them)."""
+    by default; a list must include one of them), its primary file in `fmt`
+    (a registered renderer's format; an unknown one is refused naming them)."""
     saved = create_artifact(
         ports.catalog,
         ports.blobs,
@@ -187,6 +201,7 @@ def create(
         path=path,
         markdown=markdown,
         provenance=provenance,
+        fmt=fmt,
     )
     return describe(ports, who, saved.artifact_id)
 
@@ -223,11 +238,13 @@ def restore(
 
 
 def export(
-    ports: PlatformPorts, who: Principal, artifact_id: str, generation: int, fmt: ExportFormat
+    ports: PlatformPorts, who: Principal, artifact_id: str, generation: int, fmt: str
 ) -> Export:
     """Export a specific version. One record per (version, format): a second
     request, even a concurrent one and whichever transport it came through,
-    gets the same file. Refusal: `not_found` (no such artifact or generation)."""
+    gets the same file. Refusals: `not_found` (no such artifact or generation),
+    `invalid` (a format no renderer owns: the message names the known ones)."""
+    renderer_for(fmt)
     record = ports.artifacts.get(who.scope, artifact_id)
     version = next(
         (v for v in ports.artifacts.versions(who.scope, artifact_id) if v.generation == generation),
@@ -279,7 +296,7 @@ def create_pdf(
     """An artifact and its first version's PDF. Refusal: `render_failed` (the
     Markdown is kept as the artifact; exporting again retries the render)."""
     made = create(ports, who, path=path, markdown=markdown, provenance=provenance)
-    exported = export(ports, who, made.record.artifact_id, made.record.generation, ExportFormat.PDF)
+    exported = export(ports, who, made.record.artifact_id, made.record.generation, "pdf")
     _rendered(
         exported,
         f"the Markdown is saved as artifact {made.record.artifact_id}; retry export_artifact",
@@ -287,26 +304,36 @@ def create_pdf(
     return made, exported
 
 
-def _readable(ports: PlatformPorts, file: ArtifactFile) -> ReadableFile:
-    return ReadableFile(file, lambda: ports.blobs.get(file.blob_key))
+def _readable(ports: PlatformPorts, file: ArtifactFile, artifact_path: str) -> ReadableFile:
+    name = download_name(artifact_path, file.role, extension_for(file.format))
+    return ReadableFile(file, lambda: ports.blobs.get(file.blob_key), name)
 
 
 def read_file(ports: PlatformPorts, who: Principal, file_id: str) -> ReadableFile:
     """Immutable content by id; `source` files are never served."""
     found = ports.artifacts.file(who.scope, file_id)
-    if found is None or found.role not in USER_READABLE_ROLES:
+    record = ports.artifacts.get(who.scope, found.artifact_id) if found else None
+    if found is None or record is None or found.role not in USER_READABLE_ROLES:
         raise NotFound(f"no file {file_id} is visible to this key")
-    return _readable(ports, found)
+    return _readable(ports, found, record.filename)
 
 
 def download(
-    ports: PlatformPorts, who: Principal, artifact_id: str, fmt: ExportFormat
+    ports: PlatformPorts, who: Principal, artifact_id: str, fmt: str | None = None
 ) -> ReadableFile:
-    """The current version in a format (exported once, then reused). Refusal:
-    `render_failed` (a retry renders again)."""
+    """The current version: its primary file (no format, or the artifact's
+    own), else exported to `fmt` once and then reused. Refusals:
+    `render_failed` (a retry renders again), `invalid` (an unknown format)."""
     record = _record(ports, who, artifact_id)
+    if fmt is None or fmt == record.format:
+        files = ports.artifacts.files(who.scope, artifact_id, record.generation)
+        primary = next((f for f in files if f.role == "primary"), None)
+        if primary is not None:
+            return _readable(ports, primary, record.filename)
+        fmt = record.format
     exported = export(ports, who, artifact_id, record.generation, fmt)
-    return _readable(ports, _rendered(exported, "retry the download; a failed render is redone"))
+    file = _rendered(exported, "retry the download; a failed render is redone")
+    return _readable(ports, file, record.filename)
 
 
 def delete(ports: PlatformPorts, who: Principal, artifact_id: str) -> ArtifactRecord:

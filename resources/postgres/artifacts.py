@@ -56,11 +56,12 @@ class PostgresArtifacts:
     ) -> int:
         with translated_errors("committing an artifact version"), self.pool.connection() as conn:
             with conn.transaction():
-                if expected_generation == 0:
+                if expected_generation == 0:  # the format is the first primary file's, for good
+                    fmt = next((f.format for f in files if f.role == "primary"), "markdown")
                     conn.execute(
-                        "INSERT INTO artifacts (artifact_id, tenant_id, source_id) VALUES (%s, %s, %s) "
-                        "ON CONFLICT (artifact_id) DO NOTHING",
-                        (artifact_id, tenant_id, source_id),
+                        "INSERT INTO artifacts (artifact_id, tenant_id, source_id, format) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (artifact_id) DO NOTHING",
+                        (artifact_id, tenant_id, source_id, fmt),
                     )
                 row = conn.execute(
                     "SELECT generation FROM artifacts WHERE artifact_id = %s AND tenant_id = %s FOR UPDATE",

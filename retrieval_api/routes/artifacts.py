@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse, Response
 
 from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifacts import ArtifactFile, Provenance, Saved, provenance_from
-from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
 from groundwork.services.artifacts import ArtifactView, Export, ReadableFile
 from retrieval_api.artifact_schemas import (
@@ -94,6 +93,7 @@ def create(body: ArtifactCreate, who: PrincipalDep, platform: PlatformDep) -> Ar
         markdown=body.markdown,
         provenance=_provenance(body.provenance),
         subjects=body.subjects,
+        fmt=body.format,
     )
     return artifact_out(made, with_markdown=True)
 
@@ -192,21 +192,16 @@ def export(
     """Export a specific version. One record per (version, format): a second
     request, even a concurrent one, gets the same file."""
     return _export_out(
-        artifact_service.export(
-            platform, who, artifact_id, body.generation, ExportFormat(body.format)
-        )
+        artifact_service.export(platform, who, artifact_id, body.generation, body.format)
     )
 
 
 def _content(found: ReadableFile, request: Request | None) -> Response:
-    etag = f'"{found.file.sha256}"'
-    if request is not None and request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers={"ETag": etag})
-    return Response(
-        content=found.read(),
-        media_type=found.file.media_type,
-        headers={"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"},
-    )
+    """`request` only for a version-addressed file: its checksum ETag may answer 304."""
+    headers = found.headers(version_addressed=request is not None)
+    if request is not None and request.headers.get("if-none-match") == headers["ETag"]:
+        return Response(status_code=304, headers=headers)
+    return Response(content=found.read(), media_type=found.file.media_type, headers=headers)
 
 
 @router.get("/v1/artifacts/{artifact_id}/download", response_model=None)
@@ -214,9 +209,12 @@ def download_current(
     artifact_id: str,
     who: PrincipalDep,
     platform: PlatformDep,
-    format: Annotated[ExportFormat, Query()] = ExportFormat.MARKDOWN,
+    format: Annotated[
+        str | None,
+        Query(max_length=40, description="a registered format; default the artifact's own"),
+    ] = None,
 ) -> Response:
-    """The current version in a format (exported once, then reused)."""
+    """The current version: its primary file, or in `format` (exported once, then reused)."""
     return _content(artifact_service.download(platform, who, artifact_id, format), None)
 
 
