@@ -26,32 +26,25 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
 
 from groundwork.documents import Table
 from groundwork.extract.pdf_words import Word, WordLine
+from groundwork.extract.wrapped_rows import Row, join_wrapped
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1; y grows upwards
 
 COLUMN_GAP = 0.8  # a gap wider than this many line heights separates cells
 ROW_GAP = 1.5  # whitespace taller than this many line heights ends a block
 MIN_ROWS = 3
+#: lines holding one cell each that a block runs on through: the wrapped
+#: cells of two rows set vertically centred (issue 36) put up to four between two rows
+WRAPPED_LINES = 5
 _NUMERIC = re.compile(
     r"^[(\-+−]?[$€£¥]?\s?(?:\d[\d,.' ]*|\.\d+)(?:[%)]|[kKmMbB]n?)?$"  # 1,234.56  (12)  45%  8.1M
     r"|^\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?$"  # 3/21  04/10/15  2026-01
     r"|^[-–—]$|^n/?a$",
     re.IGNORECASE,
 )
-
-
-@dataclass(slots=True)
-class _Row:
-    lines: list[WordLine]
-    cells: list[list[str]]  # per column, the texts in reading order
-
-    @property
-    def filled(self) -> int:
-        return sum(1 for c in self.cells if c)
 
 
 def _segments(line: WordLine, gap: float) -> list[tuple[float, float, str]]:
@@ -229,7 +222,7 @@ def _blocks(
         multi = len(segments[i]) >= 2
         if current:
             previous = lines[current[-1]]
-            if previous.y0 - line.y1 > ROW_GAP * height or single_run >= 3:
+            if previous.y0 - line.y1 > ROW_GAP * height or single_run >= WRAPPED_LINES:
                 blocks.append(current)
                 current = []
                 single_run = 0
@@ -426,7 +419,7 @@ def _table(
     by_words: bool = False,
 ) -> Table | None:
     columns = len(rivers) + 1
-    rows: list[_Row] = []
+    rows: list[Row] = []
     for i in block:
         cells: list[list[str]] = [[] for _ in range(columns)]
         if by_words:
@@ -437,9 +430,9 @@ def _table(
             for x0, _, text in segments[i]:
                 column = sum(1 for r0, _ in rivers if r0 < x0)
                 cells[column].append(text)
-        rows.append(_Row([lines[i]], cells))
+        rows.append(Row([lines[i]], cells))
     header_rows = _header_rows(rows, columns)
-    rows = _join_wrapped(rows, columns, header_rows)
+    rows = join_wrapped(rows, columns, header_rows, is_numeric)
     if not _has_evidence(rows, columns, header_rows):
         return None
     return Table(
@@ -452,7 +445,7 @@ def _table(
     )
 
 
-def _header_rows(rows: list[_Row], columns: int) -> int:
+def _header_rows(rows: list[Row], columns: int) -> int:
     return header_rows_of([tuple(" ".join(c) for c in row.cells) for row in rows])
 
 
@@ -490,62 +483,7 @@ def _first_row_is_body(rows: list[tuple[str, ...]]) -> bool:
     return same >= 0.6 * (len(rows) - 1)
 
 
-def _join_wrapped(rows: list[_Row], columns: int, header_rows: int) -> list[_Row]:
-    """A line filling under half the columns, its first column empty, is a
-    wrapped cell's other line: it joins the nearer full row (ties go to the
-    row above, unless that is the header: middle-aligned cells wrap both ways)."""
-    anchors = [
-        k
-        for k, row in enumerate(rows)
-        if k < header_rows or row.filled >= max(2, (columns + 1) // 2) or row.cells[0]
-    ]
-    if len(anchors) < 2:
-        return rows
-    owner: dict[int, int] = {}
-    for k, row in enumerate(rows):
-        if k in anchors:
-            continue
-        above = max((a for a in anchors if a < k), default=None)
-        below = min((a for a in anchors if a > k), default=None)
-        if above is None and below is not None:
-            owner[k] = below
-            continue
-        if above is not None and above < header_rows and below is not None:
-            # under the header: a short label is the header's own second line,
-            # longer text the first line of a middle-aligned body cell
-            text = " ".join(t for c in row.cells for t in c)
-            owner[k] = above if len(text) <= 25 and not is_numeric(text) else below
-            continue
-        if above is None:
-            owner[k] = k
-            continue
-        if below is None:
-            owner[k] = above
-            continue
-        middle = (row.lines[0].y0 + row.lines[0].y1) / 2
-        up = (rows[above].lines[-1].y0 + rows[above].lines[-1].y1) / 2 - middle
-        down = middle - (rows[below].lines[0].y0 + rows[below].lines[0].y1) / 2
-        owner[k] = below if down < up - 0.5 else above
-    merged: dict[int, _Row] = {
-        a: _Row(list(rows[a].lines), [list(c) for c in rows[a].cells]) for a in anchors
-    }
-    for k in sorted(owner, key=lambda k: (owner[k], k)):
-        target = merged.get(owner[k])
-        if target is None:
-            continue
-        fragment = rows[k]
-        target.lines.extend(fragment.lines)
-        before = k < owner[k]
-        for column in range(columns):
-            if fragment.cells[column]:
-                if before:
-                    target.cells[column] = fragment.cells[column] + target.cells[column]
-                else:
-                    target.cells[column].extend(fragment.cells[column])
-    return [merged[a] for a in anchors]
-
-
-def _has_evidence(rows: list[_Row], columns: int, header_rows: int) -> bool:
+def _has_evidence(rows: list[Row], columns: int, header_rows: int) -> bool:
     body = rows[header_rows:]
     if len(rows) < MIN_ROWS or len(body) < 2 or columns < 2:
         return False
