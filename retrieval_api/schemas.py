@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
+from groundwork.attachments import FileReferences, bounded_filename, format_size
 from groundwork.citations import Citation
 from groundwork.files import FileVersionInfo
 
@@ -202,6 +203,46 @@ class ContextItemOut(BaseModel):
     citation: CitationOut
 
 
+class FileReferenceOut(BaseModel):
+    """A file by reference: what to call it by, never what it holds."""
+
+    file_id: str
+    filename: str  # bounded (groundwork.attachments.MAX_FILENAME_CHARS), one line
+    media_type: str
+    size: str  # rounded, fixed width: "1.0 KB", "100 MB"
+    size_bytes: int
+
+
+class FilesFields(TypedDict):
+    files: list[FileReferenceOut]
+    more_files: bool
+    untrusted_files: str
+
+
+def file_references_out(listed: FileReferences) -> FilesFields:
+    """The three fields a context or summaries answer lists files with."""
+    return {
+        "files": [
+            FileReferenceOut(
+                file_id=f.file_id,
+                filename=bounded_filename(f.filename),
+                media_type=f.media_type,
+                size=format_size(f.size_bytes),
+                size_bytes=f.size_bytes,
+            )
+            for f in listed.files
+        ],
+        "more_files": listed.more,
+        "untrusted_files": listed.render(),
+    }
+
+
+_FILES_DOC = (
+    "the caller's newest files by reference (at most 20, a constant cost per file, "
+    "no content); `more_files` says list_files / GET /v1/files has the rest"
+)
+
+
 class ContextOut(BaseModel):
     """`untrusted_context` is ready for a model: every passage is fenced as untrusted
     document data and numbered [n] to match `items[n-1]`."""
@@ -215,6 +256,9 @@ class ContextOut(BaseModel):
     skipped_for_budget: int
     skipped_for_source_cap: int
     skipped_as_duplicate: int
+    files: list[FileReferenceOut] = Field(default_factory=list, description=_FILES_DOC)
+    more_files: bool = False
+    untrusted_files: str = Field(default="", description="`files` as the lines a model reads")
 
 
 class ChunkOut(BaseModel):
@@ -267,6 +311,9 @@ class SummariesOut(BaseModel):
     turn_id: str = Field(
         default="", description="pass to /v1/chunks as `turn` for the ids handed out here"
     )
+    files: list[FileReferenceOut] = Field(default_factory=list, description=_FILES_DOC)
+    more_files: bool = False
+    untrusted_files: str = Field(default="", description="`files` as the lines a model reads")
 
 
 class SubjectsBody(BaseModel):

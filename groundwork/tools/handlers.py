@@ -11,6 +11,7 @@ from typing import Any
 
 from groundwork.artifact_edits import edit_from_dict
 from groundwork.artifacts import Provenance, provenance_from
+from groundwork.attachments import bounded_filename, format_size
 from groundwork.errors import NotFound
 from groundwork.ports import Principal, SearchFilters
 from groundwork.reading import (
@@ -19,7 +20,7 @@ from groundwork.reading import (
 )
 from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
-from groundwork.services import documents, drilldown, retrieval, sources, turns
+from groundwork.services import attachments, documents, drilldown, retrieval, sources, turns
 from groundwork.services.platform import PlatformPorts
 from groundwork.tools.registry import LIST_CAP, READ_FILE_MAX_BYTES
 from groundwork.tools.spec import ToolRefusal
@@ -408,11 +409,23 @@ def get_file_processing_status(
 
 @handler("get_summaries")
 def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
-    found = retrieval.summaries(
+    found, files = attachments.summaries_with_files(
         platform, who, str(args.get("query", "")), int(args.get("limit", 10))
     )
     return {
         "overview": found.overview,
+        "files": [
+            {
+                "file_id": f.file_id,
+                "filename": bounded_filename(f.filename),
+                "media_type": f.media_type,
+                "size": format_size(f.size_bytes),
+                "size_bytes": f.size_bytes,
+            }
+            for f in files.files
+        ],
+        "more_files": files.more,
+        "untrusted_files": files.render(),
         "turn_id": found.turn_id,
         "summaries": [
             {

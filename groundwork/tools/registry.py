@@ -462,6 +462,13 @@ TOOLS: dict[str, ToolSpec] = {
             obj(
                 {
                     "overview": string("what is visible, by type"),
+                    "files": array(
+                        loose("a file by reference: id, bounded name, type, rounded size"),
+                        "the newest files, no content",
+                        20,
+                    ),
+                    "more_files": boolean("more files exist: call list_files for them"),
+                    "untrusted_files": string("`files` as the lines a model reads"),
                     "summaries": array(loose("a file summary"), "summaries", 20),
                     "turn_id": string("the turn to pass to get_chunks for these ids", 400),
                 },

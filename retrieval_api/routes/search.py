@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from groundwork.ports import SearchFilters
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.context import render_context_entry
-from groundwork.services import retrieval
+from groundwork.services import attachments, retrieval
 from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import (
@@ -25,6 +25,7 @@ from retrieval_api.schemas import (
     SummariesOut,
     SummaryOut,
     citation_out,
+    file_references_out,
 )
 from retrieval_api.scopes import authorize_in_handler_thread
 from retrieval_api.threads import Caller, in_one_thread
@@ -135,7 +136,7 @@ async def context(body: ContextBody, request: Request) -> Response:
 
 
 def _context(body: ContextBody, caller: Caller) -> Response:
-    result = retrieval.context(
+    result, files = attachments.context_with_files(
         caller.platform,
         caller.who,
         SearchQuery(
@@ -175,6 +176,7 @@ def _context(body: ContextBody, caller: Caller) -> Response:
             skipped_for_budget=selection.skipped_for_budget if selection else 0,
             skipped_for_source_cap=selection.skipped_for_source_cap if selection else 0,
             skipped_as_duplicate=selection.skipped_as_duplicate if selection else 0,
+            **file_references_out(files),
         )
     )
 
@@ -187,7 +189,7 @@ def summaries(
     limit: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> SummariesOut:
     """The token-efficient first layer: a summary per source with pointers to raw chunks."""
-    result = retrieval.summaries(platform, who, query, limit)
+    result, files = attachments.summaries_with_files(platform, who, query, limit)
     return SummariesOut(
         overview=result.overview,
         summaries=[
@@ -206,4 +208,5 @@ def summaries(
             for s in result.summaries
         ],
         turn_id=result.turn_id,
+        **file_references_out(files),
     )
