@@ -14,13 +14,16 @@ from typing import Protocol
 
 import pytest
 
+from groundwork.connectors.git import GitRepositoryConfig
 from groundwork.connectors.port import Connector, ConnectorError, ListingPage, SourceItem
 from groundwork.connectors.s3_bucket import S3BucketSettings
 from groundwork.connectors.web import WebSiteConfig, canonical_url
 from resources.connectors.fsspec_files import FsspecConnector
+from resources.connectors.git_repository import GitRepositoryConnector
 from resources.connectors.s3_bucket import S3BucketConnector
 from resources.connectors.web_site import WebSiteConnector
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.git_repository import BareRepository
 from testbed.web_site import Fault, LoopbackSite
 from tests.conftest import TEST_S3_BUCKET
 from tests.fakes_connectors import FakeConnector
@@ -211,6 +214,27 @@ class WebSiteHarness:
         return self._connector(f"{self.root}/gone")
 
 
+class GitRepositoryHarness:
+    """A bare repository made in the test; every put or remove is a pushed commit."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo = BareRepository(root)
+        self.repo.commit("empty start")
+        self.connector = GitRepositoryConnector(
+            GitRepositoryConfig(str(self.repo.bare)), page_size=2
+        )
+
+    def put(self, name: str, data: bytes) -> str:
+        self.repo.put(name, data)
+        return name
+
+    def remove(self, name: str) -> None:
+        self.repo.remove(name)
+
+    def broken(self) -> Connector:
+        return GitRepositoryConnector(GitRepositoryConfig(str(self.repo.bare), branch="missing"))
+
+
 class TestFakeConnector(ConnectorContract):
     @pytest.fixture
     def harness(self) -> ConnectorHarness:
@@ -244,3 +268,9 @@ class TestWebSiteCrawlConnector(ConnectorContract):
         site.index = True
         with loopback_server(site.handler()) as root:
             yield WebSiteHarness(site, root, crawl=True)
+
+
+class TestGitRepositoryConnector(ConnectorContract):
+    @pytest.fixture
+    def harness(self, tmp_path: Path) -> ConnectorHarness:
+        return GitRepositoryHarness(tmp_path)

@@ -1,0 +1,232 @@
+"""The Git repository connector: git itself, through subprocess.
+
+A repository on a local path is read in place; any other URL is fetched into
+a bare mirror under the connector's cache folder (one `git fetch` of the one
+branch per pass), so a pass's diff and every blob it names are local.
+Listing reads no file bytes (`ls-tree`, `diff --raw`, `cat-file
+--batch-check` for sizes); a fetch is `cat-file blob` of the path's blob on
+the branch, which is the version listed unless the branch moved meanwhile.
+Every git failure is a ConnectorError: a missing branch or repository is the
+listing's, a path no longer on the branch is the item's; a timeout or a failed
+fetch of a remote is retryable.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from groundwork.connectors.git import (
+    FILE_MODES,
+    KIND,
+    PAGE_SIZE,
+    GitCursor,
+    GitRepositoryConfig,
+    Listed,
+    listed_changes,
+    location,
+    parse_raw_diff,
+    parse_tree,
+)
+from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
+
+#: git reads no user or system configuration and never prompts for a password
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+    "LC_ALL": "C",
+}
+
+
+class GitRepositoryConnector:
+    kind = KIND
+    complete_listing = False  # deletions come from the diff, not from absence
+
+    def __init__(
+        self,
+        config: GitRepositoryConfig,
+        cache_dir: Path | None = None,
+        *,
+        page_size: int = PAGE_SIZE,
+        extra_config: Sequence[str] = (),
+    ) -> None:
+        self.config = config
+        self.page_size = page_size
+        local = Path(config.url)
+        self._remote = not local.is_dir()
+        if self._remote and cache_dir is None:
+            raise ConnectorError(
+                KIND, None, f"{config.url} is not a local repository: a cache folder is needed"
+            )
+        self.repo = cache_dir / "mirror.git" if self._remote and cache_dir else local
+        #: e.g. ("http.extraHeader=Authorization: Bearer ...",) from a secret
+        self._extra = [arg for item in extra_config for arg in ("-c", item)]
+        self.ref = f"refs/heads/{config.branch}"
+
+    # -- git ----------------------------------------------------------------
+
+    def _git(self, *args: str, item_id: str | None = None, stdin: bytes | None = None) -> bytes:
+        command = ["git", *self._extra, "-C", str(self.repo), *args]
+        try:
+            done = subprocess.run(
+                command,
+                input=stdin,
+                capture_output=True,
+                timeout=self.config.timeout_seconds,
+                env={**os.environ, **GIT_ENV},
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise ConnectorError(KIND, item_id, f"git {args[0]} timed out", retryable=True) from exc
+        except OSError as exc:
+            raise ConnectorError(KIND, item_id, f"git cannot run: {exc.strerror}") from exc
+        if done.returncode != 0:
+            message = done.stderr.decode(errors="replace").strip().splitlines()
+            raise ConnectorError(
+                KIND, item_id, f"git {args[0]}: {message[-1] if message else done.returncode}"
+            )
+        return done.stdout
+
+    def _head(self) -> str:
+        """The branch's commit now; a remote is fetched into the mirror first."""
+        if self._remote:
+            if not (self.repo / "HEAD").exists():
+                self.repo.mkdir(parents=True, exist_ok=True)
+                self._git("init", "--bare", "--quiet")
+            try:
+                self._git(
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--force",
+                    self.config.url,
+                    f"+{self.ref}:{self.ref}",
+                )
+            except ConnectorError as exc:
+                raise ConnectorError(KIND, None, exc.reason, retryable=True) from exc
+        return (
+            self._git("rev-parse", "--verify", "--quiet", f"{self.ref}^{{commit}}").decode().strip()
+        )
+
+    # -- listing ------------------------------------------------------------
+
+    def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
+        state = GitCursor.decode(cursor)
+        if state.head is not None:  # resuming a pass: the same diff, from where it stopped
+            head, base = state.head, state.commit
+        else:
+            head, base = self._head(), state.commit
+        if base == head:
+            yield ListingPage((), (), GitCursor(commit=head).encode())
+            return
+        entries = self._changes(base, head) if base else self._tree(head)
+        if state.after is not None:
+            entries = [e for e in entries if e.key() > state.after]
+        for start in range(0, max(len(entries), 1), self.page_size):
+            page = entries[start : start + self.page_size]
+            sizes = self._sizes([e.blob for e in page if e.blob])
+            items = [
+                self._item(e.path, e.blob, sizes.get(e.blob), head)
+                for e in page
+                if e.path and e.blob
+            ]
+            deleted = [e.deleted for e in page if e.deleted]
+            last = start + self.page_size >= len(entries)
+            after = GitCursor(commit=base, head=head, after=page[-1].key()) if page else None
+            next_cursor = GitCursor(commit=head) if last or after is None else after
+            yield ListingPage(items, deleted, next_cursor.encode())
+
+    def _item(self, path: str, blob: str, size: int | None, head: str) -> SourceItem:
+        return SourceItem(
+            path,
+            blob,
+            size,
+            None,
+            self.config.subjects.subjects_for(path),
+            location(head, path, self.config.branch),
+        )
+
+    def _tree(self, head: str) -> list[Listed]:
+        selection = self.config.selection
+        return sorted(
+            (
+                Listed(e.path, e.blob, None)
+                for e in parse_tree(self._git("ls-tree", "-r", "-z", "--long", "--full-tree", head))
+                if e.mode in FILE_MODES and selection.selects(e.path)
+            ),
+            key=Listed.key,
+        )
+
+    def _changes(self, base: str, head: str) -> list[Listed]:
+        try:
+            self._git("cat-file", "-e", f"{base}^{{commit}}")
+        except ConnectorError as exc:
+            raise ConnectorError(
+                KIND, None, f"the last pass's commit {base[:12]} is gone (history rewritten?)"
+            ) from exc
+        raw = self._git("diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", base, head)
+        return listed_changes(parse_raw_diff(raw), self.config.selection)
+
+    def _sizes(self, blobs: list[str]) -> dict[str, int]:
+        if not blobs:
+            return {}
+        out = self._git(
+            "cat-file",
+            "--batch-check=%(objectname) %(objectsize)",
+            stdin="\n".join(blobs).encode() + b"\n",
+        )
+        sizes = {}
+        for line in out.decode().splitlines():
+            name, _, size = line.partition(" ")
+            if size.isdigit():
+                sizes[name] = int(size)
+        return sizes
+
+    # -- fetch --------------------------------------------------------------
+
+    def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
+        """The path's blob on the branch as the last listing left it; a path
+        gone from the branch is the item's ConnectorError (the next diff
+        reports the deletion)."""
+        try:
+            blob = self._git(
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                f"{self.ref}:{item.item_id}",
+                item_id=item.item_id,
+            )
+        except ConnectorError as exc:
+            raise ConnectorError(
+                KIND, item.item_id, f"not on {self.config.branch} any more"
+            ) from exc
+        version = blob.decode().strip()
+        if version == known_version:
+            return FetchResult(None, version, item.media_type)
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - the caller reads and closes it
+        command = ["git", *self._extra, "-C", str(self.repo), "cat-file", "blob", version]
+        try:
+            done = subprocess.run(
+                command,
+                stdout=spool,
+                stderr=subprocess.PIPE,
+                timeout=self.config.timeout_seconds,
+                env={**os.environ, **GIT_ENV},
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            spool.close()
+            raise ConnectorError(
+                KIND, item.item_id, "git cat-file timed out", retryable=True
+            ) from exc
+        if done.returncode != 0:
+            spool.close()
+            raise ConnectorError(
+                KIND, item.item_id, f"git cat-file: {done.stderr.decode(errors='replace').strip()}"
+            )
+        spool.seek(0)
+        return FetchResult(spool, version, item.media_type)
