@@ -10,6 +10,7 @@ import dagster as dg
 
 from assets import (
     chunks,
+    connectors,
     embeddings,
     evals,
     extraction,
@@ -20,7 +21,7 @@ from assets import (
     registration,
     summary_layer,
 )
-from pipelines import jobs, sensors
+from pipelines import connector_sensors, jobs, sensors
 from resources.dagster_glue.platform_resource import GroundworkResource
 
 #: in pipeline order: registration -> ... -> publication, then upkeep and evals
@@ -34,6 +35,7 @@ STAGE_MODULES: tuple[ModuleType, ...] = (
     publication,
     lifecycle,
     reconciliation,
+    connectors,
     evals,
 )
 ALL_ASSETS = [a for module in STAGE_MODULES for a in module.defs.assets or ()]
@@ -44,6 +46,7 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
         *(module.defs for module in STAGE_MODULES),
         jobs.defs,
         sensors.defs,
+        connector_sensors.defs,
         dg.Definitions(
             resources={"groundwork": groundwork or GroundworkResource()},
             # One process per run: the default multiprocess executor paid process

@@ -185,6 +185,20 @@ def list_connectors(ports: ConnectorPorts, tenant_id: str) -> list[ConnectorView
     return [_view(catalog, i) for i in catalog.instances(tenant_id)]
 
 
+def connector_overview(ports: ConnectorPorts) -> list[ConnectorView]:
+    """Every tenant's instances and their state (the control plane's view:
+    ports on the platform, not a tenant view)."""
+    catalog = ports.connector_catalog()
+    return [_view(catalog, i) for i in catalog.instances()]
+
+
+def connector_by_id(ports: ConnectorPorts, instance_id: str) -> ConnectorInstance:
+    found = [i for i in ports.connector_catalog().instances() if i.instance_id == instance_id]
+    if not found:
+        raise NotFound(f"no connector {instance_id}")
+    return found[0]
+
+
 def _found(catalog: ConnectorCatalog, tenant_id: str, name: str) -> ConnectorInstance:
     instance = catalog.instance(tenant_id, name)
     if instance is None:

@@ -26,6 +26,10 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "deletion_sensor",
         "evaluate_after_publish",
         "tenant_partitions_sensor",
+        "s3_connector_sensor",
+        "fsspec_connector_sensor",
+        "web_connector_sensor",
+        "git_connector_sensor",
     }
     graph = repository.asset_graph
     assert (
