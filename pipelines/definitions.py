@@ -14,6 +14,7 @@ from assets import (
     embeddings,
     evals,
     extraction,
+    freshness,
     keyword_index,
     lifecycle,
     publication,
@@ -44,6 +45,7 @@ ALL_ASSETS = [a for module in STAGE_MODULES for a in module.defs.assets or ()]
 def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
     return dg.Definitions.merge(
         *(module.defs for module in STAGE_MODULES),
+        freshness.defs,  # a check on serving_index, no asset of its own: not a stage
         jobs.defs,
         sensors.defs,
         connector_sensors.defs,

@@ -1,6 +1,8 @@
 """What the pipeline has still to do, per tenant and stage: the operator's view
 of backlog (metrics, health), from one read for every tenant with work (an
-idle platform of a thousand tenants costs one query)."""
+idle platform of a thousand tenants costs one query), and the freshness rule:
+a tenant whose oldest waiting version has waited longer than the freshness
+target is stale (the Dagster check `backlog_freshness` fails for it)."""
 
 from __future__ import annotations
 
@@ -30,3 +32,21 @@ def pipeline_backlog(
         for w in sorted(progress.pending_work_all(), key=lambda w: w.tenant_id)
         if any(w.stages.values())
     ]
+
+
+#: how long a registered version may wait for publication before its tenant's
+#: backlog counts as stale: a run takes seconds to minutes (a 5,183-file tenant's
+#: first ingest is the long case), so a quarter of an hour without catching up
+#: is a stuck or starved pipeline, not a busy one (GROUNDWORK_FRESHNESS_TARGET_SECONDS)
+FRESHNESS_TARGET_SECONDS = 900.0
+
+
+def tenant_backlog(
+    progress: StageProgress, tenant_id: str, clock: Callable[[], float] = time.time
+) -> TenantBacklog | None:
+    """The tenant's backlog, None when it has no work waiting."""
+    return next((b for b in pipeline_backlog(progress, clock) if b.tenant_id == tenant_id), None)
+
+
+def is_stale(backlog: TenantBacklog | None, target_seconds: float) -> bool:
+    return backlog is not None and backlog.oldest_seconds > target_seconds
