@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.url import canonicalize_url
+
+from groundwork.upload_policy import ALLOWED
 
 KIND = "web"
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -248,6 +250,32 @@ class CrawlState:
                 continue
             self.seen.add(url)
             self.frontier.append(url)
+
+
+#: a served type's extension, for a page whose URL has none registration accepts
+MEDIA_EXTENSIONS = {
+    "text/html": ".html",
+    "application/xhtml+xml": ".html",
+    "text/plain": ".txt",
+    "text/markdown": ".md",
+    "text/csv": ".csv",
+    "application/pdf": ".pdf",
+}
+
+
+def page_filename(url: str, media_type: str | None) -> str:
+    """The name registration checks and citations show: the URL's last
+    segment, given the extension of the type served (or, before any request,
+    ".html" unless the URL names a document type): a page at /guide/intro is
+    intro.html, not a file without a type."""
+    segment = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or "index"
+    current = "." + segment.rsplit(".", 1)[-1].lower() if "." in segment else ""
+    wanted = MEDIA_EXTENSIONS.get(media_type or "")
+    if wanted is None:
+        return segment if current in ALLOWED else segment + ".html"
+    if current in ALLOWED and media_type in ALLOWED[current]:
+        return segment
+    return segment + wanted
 
 
 UNVERSIONED = "unversioned"

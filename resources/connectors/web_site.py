@@ -43,6 +43,7 @@ from groundwork.connectors.web import (
     conditional_headers,
     listed_version,
     listing_vouches,
+    page_filename,
     page_links,
     retry_after_seconds,
     served_version,
@@ -171,7 +172,8 @@ class WebSiteConnector:
         return list(pages.items())
 
     def _item(self, url: str, version: str, size: int | None, media: str | None) -> SourceItem:
-        return SourceItem(url, version, size, media, self.config.subjects, {"url": url})
+        where = {"url": url, "filename": page_filename(url, media)}
+        return SourceItem(url, version, size, media, self.config.subjects, where)
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
         if self.config.crawl:

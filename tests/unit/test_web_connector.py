@@ -47,7 +47,8 @@ def test_sitemap_listing_requests_no_page_and_resumes_from_a_cursor(site) -> Non
     assert {path for path, _ in state.log} == {"/sitemap.xml", "/robots.txt"}
     resumed = listed(connector(root), pages[0].cursor)
     assert ids(resumed) == [f"{root}/doc/{n}" for n in range(2, 5)]
-    assert all(item.location == {"url": item.item_id} for p in pages for item in p.items)
+    assert all(item.location["url"] == item.item_id for p in pages for item in p.items)
+    assert pages[0].items[0].location["filename"] == "0.html"
 
 
 def test_conditional_get_answers_not_modified_and_a_change_is_served(site) -> None:

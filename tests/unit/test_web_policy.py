@@ -13,6 +13,7 @@ from groundwork.connectors.web import (
     conditional_headers,
     listed_version,
     listing_vouches,
+    page_filename,
     page_links,
     retry_after_seconds,
     served_version,
@@ -111,3 +112,12 @@ def test_crawl_state_round_trips_as_a_cursor() -> None:
     again = CrawlState.decode(state.encode())
     assert again.frontier == ["http://s.test/a", "http://s.test/c"]
     assert again.seen == {"http://s.test/a", "http://s.test/c"} and again.listed == 1
+
+
+def test_a_page_is_named_with_the_extension_of_its_type() -> None:
+    assert page_filename("http://s.test/guide/intro", None) == "intro.html"
+    assert page_filename("http://s.test/guide/", None) == "index.html"
+    assert page_filename("http://s.test/files/q3%20report.pdf", None) == "q3 report.pdf"
+    assert page_filename("http://s.test/page.php", "text/html") == "page.php.html"
+    assert page_filename("http://s.test/notes.txt", "text/plain") == "notes.txt"
+    assert page_filename("http://s.test/notes.txt", "text/html") == "notes.txt.html"
