@@ -1,4 +1,5 @@
-"""PDF composition with pypdf: merge, split by page ranges, text watermark.
+"""PDF composition with pypdf: merge, split by page ranges, text watermark,
+and page composition (reorder, insert another PDF's pages, rotate).
 Each returns new bytes; an original is never modified."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from groundwork.render.pdf import DEFAULT_FONT_DIR, FIXED_CREATION_DATE
 
 MAX_INPUTS = 50
 MAX_PAGES = 5_000
+ROTATIONS = (90, 180, 270)
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
@@ -92,4 +94,60 @@ def watermark(pdf: bytes, text: str) -> bytes:
         if size not in stamps:
             stamps[size] = PdfReader(io.BytesIO(_stamp(text, *size))).pages[0]
         page.merge_page(stamps[size])
+    return _write(writer)
+
+
+def _reader(pdf: bytes) -> PdfReader:
+    reader = PdfReader(io.BytesIO(pdf))
+    if len(reader.pages) > MAX_PAGES:
+        raise InvalidRequest(f"the PDF has more than {MAX_PAGES} pages")
+    return reader
+
+
+def reorder(pdf: bytes, order: Sequence[int]) -> bytes:
+    """The pages in `order` (1-based): every page exactly once, so a reorder
+    never silently drops or duplicates one (split and merge do that on purpose)."""
+    reader = _reader(pdf)
+    count = len(reader.pages)
+    outside = [n for n in order if not 1 <= n <= count]
+    if outside:
+        raise InvalidRequest(f"page {outside[0]} is outside 1-{count}")
+    if sorted(order) != list(range(1, count + 1)):
+        raise InvalidRequest(
+            f"give every page once: a permutation of 1-{count} ({len(order)} numbers given)"
+        )
+    writer = PdfWriter()
+    for number in order:
+        writer.add_page(reader.pages[number - 1])
+    return _write(writer)
+
+
+def insert_pages(pdf: bytes, inserted: bytes, after: int) -> bytes:
+    """`inserted`'s pages placed after page `after` of `pdf` (0: before the first)."""
+    host, guest = _reader(pdf), _reader(inserted)
+    count = len(host.pages)
+    if not 0 <= after <= count:
+        raise InvalidRequest(f"after must be 0 to {count} (the page the insert follows)")
+    if count + len(guest.pages) > MAX_PAGES:
+        raise InvalidRequest(f"the PDF would exceed {MAX_PAGES} pages")
+    writer = PdfWriter()
+    for page in host.pages[:after]:
+        writer.add_page(page)
+    for page in guest.pages:
+        writer.add_page(page)
+    for page in host.pages[after:]:
+        writer.add_page(page)
+    return _write(writer)
+
+
+def rotate(pdf: bytes, pages: str, degrees: int) -> bytes:
+    """The pages in the ranges `pages` ("1-3,5") turned clockwise by `degrees`
+    (added to any rotation they already have); the other pages as they were."""
+    if degrees not in ROTATIONS:
+        raise InvalidRequest("rotate by 90, 180 or 270 degrees (clockwise)")
+    writer = PdfWriter(clone_from=_reader(pdf))
+    for start, end in parse_ranges(pages, len(writer.pages)):
+        for index in range(start - 1, end):
+            page = writer.pages[index]
+            page.rotation = (page.rotation + degrees) % 360  # a viewer reads 0-359
     return _write(writer)

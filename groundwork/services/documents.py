@@ -1,5 +1,5 @@
-"""Document operations that produce new files: PDF merge, split and
-watermark, and conversion. Each reads visible inputs only and writes a new
+"""Document operations that produce new files: PDF merge, split, watermark,
+page reorder, insert and rotate, and conversion. Each reads visible inputs only and writes a new
 source (never modifying an original) through the registration policy every
 upload passes; a made file never replaces an existing one (approval-required
 names the clash)."""
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from groundwork.convert import ConversionRefused, convert
 from groundwork.errors import InvalidRequest, NotFound, Refused
-from groundwork.pdf_compose import merge, split, watermark
+from groundwork.pdf_compose import insert_pages, merge, reorder, rotate, split, watermark
 from groundwork.ports import Principal
 from groundwork.services import sources
 from groundwork.services.platform import PlatformPorts
@@ -102,6 +102,31 @@ def watermark_pdf(
     ports: PlatformPorts, who: Principal, ref: InputFile, text: str, filename: str
 ) -> Registered:
     return _register_new(ports, who, filename, watermark(_pdf(ports, who, ref), text))
+
+
+def reorder_pages(
+    ports: PlatformPorts, who: Principal, ref: InputFile, order: Sequence[int], filename: str
+) -> Registered:
+    return _register_new(ports, who, filename, reorder(_pdf(ports, who, ref), order))
+
+
+def insert_pdf(
+    ports: PlatformPorts,
+    who: Principal,
+    ref: InputFile,
+    inserted: InputFile,
+    after: int,
+    filename: str,
+) -> Registered:
+    """`inserted`'s pages after page `after` of `ref` (both visible PDFs)."""
+    composed = insert_pages(_pdf(ports, who, ref), _pdf(ports, who, inserted), after)
+    return _register_new(ports, who, filename, composed)
+
+
+def rotate_pages(
+    ports: PlatformPorts, who: Principal, ref: InputFile, pages: str, degrees: int, filename: str
+) -> Registered:
+    return _register_new(ports, who, filename, rotate(_pdf(ports, who, ref), pages, degrees))
 
 
 def convert_file(

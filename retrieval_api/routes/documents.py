@@ -1,5 +1,5 @@
-"""Document operations that produce new files: PDF merge, split and
-watermark, and convert_file. Each maps to one call of
+"""Document operations that produce new files: PDF merge, split, watermark,
+page reorder, insert and rotate, and convert_file. Each maps to one call of
 groundwork.services.documents, which writes a new source (never modifying an
 original) through the same registration path as uploads."""
 
@@ -17,6 +17,7 @@ from retrieval_api.artifact_schemas import (
     WatermarkRequest,
 )
 from retrieval_api.deps import PlatformDep, PrincipalDep
+from retrieval_api.page_schemas import InsertRequest, ReorderRequest, RotateRequest
 from retrieval_api.schemas import RegistrationOut
 
 router = APIRouter()
@@ -53,6 +54,31 @@ def split_pdf(body: SplitRequest, who: PrincipalDep, platform: PlatformDep) -> N
 def watermark_pdf(body: WatermarkRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
     return _one(
         documents.watermark_pdf(platform, who, _input(body.input), body.text, body.filename)
+    )
+
+
+@router.post("/v1/pdf/reorder", response_model=NewFilesOut, status_code=201)
+def reorder_pages(body: ReorderRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
+    return _one(
+        documents.reorder_pages(platform, who, _input(body.input), body.order, body.filename)
+    )
+
+
+@router.post("/v1/pdf/insert", response_model=NewFilesOut, status_code=201)
+def insert_pdf(body: InsertRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
+    return _one(
+        documents.insert_pdf(
+            platform, who, _input(body.input), _input(body.insert), body.after, body.filename
+        )
+    )
+
+
+@router.post("/v1/pdf/rotate", response_model=NewFilesOut, status_code=201)
+def rotate_pages(body: RotateRequest, who: PrincipalDep, platform: PlatformDep) -> NewFilesOut:
+    return _one(
+        documents.rotate_pages(
+            platform, who, _input(body.input), body.pages, body.degrees, body.filename
+        )
     )
 
 
