@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 
@@ -37,6 +38,33 @@ class GitRepositoryConfig:
     selection: ItemSelection = field(default_factory=ItemSelection)
     subjects: SubjectsByPrefix = field(default_factory=SubjectsByPrefix)
     timeout_seconds: float = 300.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> GitRepositoryConfig:
+        """From an instance's stored configuration (which holds no secret)."""
+        url = str(config.get("url") or "")
+        if not url:
+            raise ValueError("a git connector needs the repository's url")
+        if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
+            raise ValueError("credentials go in a secret reference, never in the url")
+        return cls(
+            url=url,
+            branch=str(config.get("branch") or "main"),
+            selection=ItemSelection(
+                tuple(config.get("include") or ()), tuple(config.get("exclude") or ())
+            ),
+            subjects=SubjectsByPrefix.from_config(config.get("subjects_by_prefix")),
+            timeout_seconds=float(config.get("timeout_seconds") or 300.0),
+        )
+
+
+def auth_config(secrets: Mapping[str, str]) -> dict[str, str]:
+    """git configuration carrying a secret: a `token` as an HTTP bearer header
+    (what hosted forges accept for HTTPS). It reaches git through its
+    environment (GIT_CONFIG_COUNT ...), never its command line, which any
+    local user can read."""
+    token = secrets.get("token")
+    return {"http.extraHeader": f"Authorization: Bearer {token}"} if token else {}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
@@ -65,6 +66,27 @@ class WebSiteConfig:
     timeout_seconds: float = 20.0
     max_page_bytes: int = 64 * 1024 * 1024
     subjects: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> WebSiteConfig:
+        """From an instance's stored configuration; a site needs a sitemap or a start URL."""
+        sitemaps = tuple(str(u) for u in config.get("sitemaps") or ())
+        start_urls = tuple(str(u) for u in config.get("start_urls") or ())
+        if not sitemaps and not start_urls:
+            raise ValueError("a web connector needs sitemaps or start_urls")
+        defaults = cls()
+        return cls(
+            sitemaps=sitemaps,
+            start_urls=start_urls,
+            crawl=bool(config.get("crawl", not sitemaps)),
+            hosts=tuple(str(h).lower() for h in config.get("hosts") or ()),
+            path_prefixes=tuple(str(p) for p in config.get("path_prefixes") or ("/",)),
+            max_pages=int(config.get("max_pages") or defaults.max_pages),
+            delay_seconds=float(config.get("delay_seconds", defaults.delay_seconds)),
+            user_agent=str(config.get("user_agent") or defaults.user_agent),
+            timeout_seconds=float(config.get("timeout_seconds") or defaults.timeout_seconds),
+            max_page_bytes=int(config.get("max_page_bytes") or defaults.max_page_bytes),
+        )
 
     def scope(self) -> WebScope:
         hosts = self.hosts or tuple(

@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from groundwork.connectors.catalog import ConnectorInstance
 from groundwork.connectors.git import (
     FILE_MODES,
     KIND,
@@ -26,6 +27,7 @@ from groundwork.connectors.git import (
     GitCursor,
     GitRepositoryConfig,
     Listed,
+    auth_config,
     listed_changes,
     location,
     parse_raw_diff,
@@ -52,7 +54,7 @@ class GitRepositoryConnector:
         cache_dir: Path | None = None,
         *,
         page_size: int = PAGE_SIZE,
-        extra_config: Sequence[str] = (),
+        extra_config: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
         self.page_size = page_size
@@ -63,21 +65,25 @@ class GitRepositoryConnector:
                 KIND, None, f"{config.url} is not a local repository: a cache folder is needed"
             )
         self.repo = cache_dir / "mirror.git" if self._remote and cache_dir else local
-        #: e.g. ("http.extraHeader=Authorization: Bearer ...",) from a secret
-        self._extra = [arg for item in extra_config for arg in ("-c", item)]
+        #: configuration from a secret (groundwork.connectors.git.auth_config), by environment
+        extra = dict(extra_config or {})
+        self._env = {**os.environ, **GIT_ENV, "GIT_CONFIG_COUNT": str(len(extra))}
+        for n, (key, value) in enumerate(extra.items()):
+            self._env[f"GIT_CONFIG_KEY_{n}"] = key
+            self._env[f"GIT_CONFIG_VALUE_{n}"] = value
         self.ref = f"refs/heads/{config.branch}"
 
     # -- git ----------------------------------------------------------------
 
     def _git(self, *args: str, item_id: str | None = None, stdin: bytes | None = None) -> bytes:
-        command = ["git", *self._extra, "-C", str(self.repo), *args]
+        command = ["git", "-C", str(self.repo), *args]
         try:
             done = subprocess.run(
                 command,
                 input=stdin,
                 capture_output=True,
                 timeout=self.config.timeout_seconds,
-                env={**os.environ, **GIT_ENV},
+                env=self._env,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
@@ -208,14 +214,14 @@ class GitRepositoryConnector:
         if version == known_version:
             return FetchResult(None, version, item.media_type)
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - the caller reads and closes it
-        command = ["git", *self._extra, "-C", str(self.repo), "cat-file", "blob", version]
+        command = ["git", "-C", str(self.repo), "cat-file", "blob", version]
         try:
             done = subprocess.run(
                 command,
                 stdout=spool,
                 stderr=subprocess.PIPE,
                 timeout=self.config.timeout_seconds,
-                env={**os.environ, **GIT_ENV},
+                env=self._env,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
@@ -230,3 +236,16 @@ class GitRepositoryConnector:
             )
         spool.seek(0)
         return FetchResult(spool, version, item.media_type)
+
+
+def build_git(
+    instance: ConnectorInstance, secrets: Mapping[str, str], cache_root: Path
+) -> GitRepositoryConnector:
+    """The connector of a stored instance (for resources/connectors/factory.py's
+    BUILDERS, which resolves the secrets): a remote's mirror lives in the
+    instance's own folder under `cache_root`."""
+    return GitRepositoryConnector(
+        GitRepositoryConfig.from_config(instance.config),
+        cache_root / instance.instance_id,
+        extra_config=auth_config(secrets),
+    )

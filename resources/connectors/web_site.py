@@ -30,6 +30,7 @@ import httpx
 from usp.objects.sitemap import AbstractIndexSitemap, InvalidSitemap
 from usp.tree import sitemap_from_str
 
+from groundwork.connectors.catalog import ConnectorInstance
 from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
 from groundwork.connectors.web import (
     KIND,
@@ -308,3 +309,9 @@ class WebSiteConnector:
             raise ConnectorError(
                 KIND, item_id, f"{type(exc).__name__}: {url}", retryable=True
             ) from exc
+
+
+def build_web(instance: ConnectorInstance) -> WebSiteConnector:
+    """The connector of a stored instance (for resources/connectors/factory.py's
+    BUILDERS); a site needs no secret."""
+    return WebSiteConnector(WebSiteConfig.from_config(instance.config))

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from groundwork.connectors.catalog import ConnectorInstance
 from groundwork.connectors.git import GitCursor, GitRepositoryConfig, parse_raw_diff
 from groundwork.connectors.port import ConnectorError, ListingPage
 from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
-from resources.connectors.git_repository import GitRepositoryConnector
+from resources.connectors.git_repository import GitRepositoryConnector, build_git
 from testbed.git_repository import BareRepository
 
 
@@ -159,3 +160,19 @@ def test_raw_diff_lines_parse_with_renames() -> None:
         ("R", "new/b.md", "old/b.md"),
         ("D", "gone.md", None),
     ]
+
+
+def test_a_stored_instance_builds_with_its_token_out_of_the_command_line(
+    repo: BareRepository, tmp_path: Path
+) -> None:
+    instance = ConnectorInstance(
+        "con_git", "t", "git", "repo", {"url": str(repo.bare), "include": ["*.md"]}, {}, ()
+    )
+    conn = build_git(instance, {"token": "s3cr3t"}, tmp_path)
+    assert conn.config.selection.include == ("*.md",)
+    header = conn._git("config", "--get", "http.extraHeader").decode().strip()
+    assert header == "Authorization: Bearer s3cr3t"
+    with pytest.raises(ValueError, match="secret reference"):
+        GitRepositoryConfig.from_config({"url": "https://user:pw@git.example/repo.git"})
+    with pytest.raises(ValueError):
+        GitRepositoryConfig.from_config({})

@@ -3,6 +3,8 @@ politeness and versions (groundwork/connectors/web.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from groundwork.connectors.web import (
     CrawlState,
     PolitenessGate,
@@ -121,3 +123,11 @@ def test_a_page_is_named_with_the_extension_of_its_type() -> None:
     assert page_filename("http://s.test/page.php", "text/html") == "page.php.html"
     assert page_filename("http://s.test/notes.txt", "text/plain") == "notes.txt"
     assert page_filename("http://s.test/notes.txt", "text/html") == "notes.txt.html"
+
+
+def test_a_stored_configuration_needs_a_sitemap_or_a_start() -> None:
+    config = WebSiteConfig.from_config({"start_urls": ["http://s.test/"], "max_pages": 5})
+    assert config.crawl and config.max_pages == 5 and config.delay_seconds == 1.0
+    assert not WebSiteConfig.from_config({"sitemaps": ["http://s.test/sitemap.xml"]}).crawl
+    with pytest.raises(ValueError):
+        WebSiteConfig.from_config({})
