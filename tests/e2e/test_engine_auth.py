@@ -11,6 +11,7 @@ several-hosts tests run them.
 from __future__ import annotations
 
 import secrets
+import shutil
 import ssl
 import tempfile
 import urllib.error
@@ -45,6 +46,7 @@ def tcp_postgres() -> Iterator[EmbeddedPostgres]:
     server.start()
     yield server
     server.stop()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def _refusal(conninfo: str) -> str:
@@ -114,6 +116,7 @@ def opensearch_front(engines: EngineEndpoints) -> Iterator[OpenSearchFront]:
     front.start(engines.opensearch.url)
     yield front
     front.server().stop()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def _status(url: str, context: ssl.SSLContext, auth: tuple[str, str] | None = None) -> int:
