@@ -1,6 +1,7 @@
 """HTML with selectolax (lexbor), a real HTML5 parser: scripts, styles and
 templates dropped; headings, paragraphs, list items (with nesting depth),
-tables (header rows from <thead>/<th>) and preformatted code kept as blocks."""
+tables (header rows from <thead>/<th>, row and column spans laid out on the
+grid: html_tables.py) and preformatted code kept as blocks."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
+from groundwork.extract.html_tables import clean as _clean
+from groundwork.extract.html_tables import html_table
 from groundwork.extract.text import decode_text
 
 DROP = ["script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "head"]
@@ -20,10 +23,6 @@ CONTAINERS = {
     "center", "body", "html", "hr", "caption", "legend", "menu",
 }  # fmt: skip
 LISTS = {"ul", "ol"}
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.split())
 
 
 class _Walker:
@@ -122,28 +121,8 @@ class _Walker:
                 self.walk(child, depth + 1)
 
     def table(self, node: Any) -> None:
-        rows: list[tuple[str, ...]] = []
-        header_rows = 0
-        for row in node.css("tr"):
-            nearest = _nearest_table(row)
-            if nearest is not None and nearest.mem_id != node.mem_id:
-                continue  # a nested table's row
-            cells = [c for c in row.iter() if c.tag in ("td", "th")]
-            values: list[str] = []
-            for cell in cells:
-                text = _clean(cell.text(deep=True, separator=" "))
-                span = cell.attributes.get("colspan") or "1"
-                values.extend([text] * max(1, min(int(span) if span.isdigit() else 1, 50)))
-            if not any(values):
-                continue
-            in_head = row.parent is not None and row.parent.tag == "thead"
-            if (in_head or (cells and all(c.tag == "th" for c in cells))) and len(
-                rows
-            ) == header_rows:
-                header_rows += 1
-            rows.append(tuple(values))
-        if rows:
-            table = Table(rows=tuple(rows), header_rows=max(1, header_rows))
+        table = html_table(node, _nearest_table)
+        if table is not None:
             self.add(BlockKind.TABLE, table.to_markdown(), table=table)
 
 
