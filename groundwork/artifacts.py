@@ -27,30 +27,30 @@ from groundwork.artifact_edits import (
     apply_edits,
     proposal_digest,
 )
+from groundwork.artifact_roles import ROLE_LIMITS as ROLE_LIMITS
+from groundwork.artifact_roles import (
+    BlobPurges,
+    discard_staged,
+    purge_superseded,
+    render_roles,
+    stage_roles,
+)
+from groundwork.artifact_roles import NewFile as NewFile
+from groundwork.artifact_roles import put_content as put_content
+from groundwork.artifact_roles import size_problem as size_problem
 from groundwork.artifact_staleness import CitationStates
 from groundwork.attachments import refuse_inline_bytes
 from groundwork.catalog import Catalog, NeedsApproval
 from groundwork.errors import InvalidRequest, NotFound
 from groundwork.extract.markdown import markdown_blocks
 from groundwork.ports import AccessScope, BlobStore
-from groundwork.render.fidelity import verify_rendering
-from groundwork.render.renderers import Draft, renderer_for
 from groundwork.stages.registration import (
     IncomingFile,
     Registration,
-    blob_key_for,
     register_incoming,
 )
 
 MAX_MARKDOWN_CHARS = 200_000
-MIB = 1024 * 1024
-#: bytes per file, by role: a deliverable may be large, what generated it may not
-ROLE_LIMITS: dict[str, int] = {
-    "primary": 50 * MIB,
-    "preview": 20 * MIB,
-    "source": 4 * MIB,
-    "export": 50 * MIB,
-}
 ROLES = ("primary", "preview", "source", "export")
 USER_READABLE_ROLES = ("primary", "preview", "export")
 
@@ -118,16 +118,6 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
-class NewFile:
-    role: str
-    format: str
-    media_type: str
-    blob_key: str
-    sha256: str
-    size_bytes: int
-
-
-@dataclass(frozen=True, slots=True)
 class ArtifactRecord:
     artifact_id: str
     tenant_id: str
@@ -176,7 +166,7 @@ class StaleGenerationError(Exception):
         self.current = current
 
 
-class ArtifactStore(CitationStates, Protocol):
+class ArtifactStore(CitationStates, BlobPurges, Protocol):
     """Artifact rows in the catalog database.
 
     Contract: `commit_version` is the only way the generation moves; it checks
@@ -216,78 +206,8 @@ class Saved:
     generation: int
     changed: bool = True
     summary: tuple[str, ...] = field(default=())
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def put_content(blobs: BlobStore, data: bytes) -> tuple[str, str]:
-    """Store bytes content-addressed, as registration does; (key, sha256)."""
-    digest = _sha(data)
-    key = blob_key_for(digest)
-    blobs.put(key, data)
-    return key, digest
-
-
-def size_problem(role: str, size: int, limits: Mapping[str, int] | None = None) -> str | None:
-    """Why a file of `size` bytes may not be stored in `role`, or None."""
-    limit = (ROLE_LIMITS if limits is None else limits).get(role)
-    if limit is not None and size > limit:
-        return f"the {role} file is {size} bytes; a {role} file holds at most {limit}"
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedRole:
-    role: str
-    format: str
-    media_type: str
-    data: bytes
-
-
-def render_roles(
-    fmt: str, title: str, markdown: str, provenance: Provenance, edits: Sequence[Edit]
-) -> list[RenderedRole]:
-    """primary (the deliverable, from the format's adapter), preview (HTML, for
-    a primary that is not itself HTML) and source (what generated it: never
-    user-readable). Pure: nothing is stored until every role rendered, passed
-    its read-back and fits its size limit."""
-    adapter = renderer_for(fmt)
-    blocks = markdown_blocks(markdown)
-    draft = Draft(title, markdown, blocks)
-    primary = adapter.render(draft)
-    if adapter.read_back:
-        receipt = verify_rendering(
-            blocks, primary.data, adapter.media_type, f"x{adapter.extension}", primary.unrenderable
-        )
-        if not receipt.passed:
-            raise InvalidRequest(f"the {fmt} rendering lost {list(receipt.missing[:5])}")
-    roles = [RenderedRole("primary", fmt, adapter.media_type, primary.data)]
-    if fmt != "html":
-        preview = renderer_for("html").render(draft)
-        roles.append(RenderedRole("preview", "html", preview.media_type, preview.data))
-    source = json.dumps(
-        {"format": fmt, "provenance": provenance.to_dict(), "edits": [repr(e) for e in edits]},
-        sort_keys=True,
-        ensure_ascii=False,
-    ).encode()
-    roles.append(RenderedRole("source", "json", "application/json", source))
-    for r in roles:
-        problem = size_problem(r.role, len(r.data))
-        if problem:
-            raise InvalidRequest(problem)
-    return roles
-
-
-def stage_roles(blobs: BlobStore, roles: Sequence[RenderedRole]) -> list[NewFile]:
-    """Every blob before the row that names it (content-addressed, so a blob
-    shared with another version is the same key)."""
-    files = []
-    for r in roles:
-        key, digest = put_content(blobs, r.data)
-        files.append(NewFile(r.role, r.format, r.media_type, key, digest, len(r.data)))
-    return files
+    #: superseded blobs whose delete failed ("key: reason"): queued, retried by the next purge
+    unpurged: tuple[str, ...] = field(default=())
 
 
 def document_title(markdown: str, fallback: str) -> str:
@@ -321,7 +241,7 @@ def _register(
             doc_type="artifact",
             make_current=False,
         ),
-        sha256=_sha(data),
+        sha256=hashlib.sha256(data).hexdigest(),
         size=len(data),
         write=lambda key: blobs.put(key, data),
     )
@@ -346,7 +266,7 @@ def create_artifact(
     provenance = provenance.validated()
     if not path.strip() or not path.endswith(".md"):
         raise InvalidRequest("an artifact's path is a Markdown file name ending in .md")
-    roles = render_roles(fmt, document_title(markdown, path), markdown, provenance, ())
+    roles = render_roles(fmt, document_title(markdown, path), markdown, provenance.to_dict(), ())
     artifact_id = f"art_{uuid.uuid4().hex}"
     registration = _register(catalog, blobs, tenant_id, artifact_id, path, subjects, markdown)
     files = stage_roles(blobs, roles)
@@ -389,12 +309,15 @@ def _next_version(
     edits: Sequence[Edit] = (),
     restored_from: int | None = None,
 ) -> Saved:
-    """The write order for a version after the first: the document version
-    (stored, not current), its files, then the generation moves by
-    compare-and-set from the record's (the caller checked it is the expected
-    one). Content the document already holds is no change and no version."""
+    """The write order for a version after the first: every role rendered
+    (nothing stored yet), the document version (stored, not current), the
+    role blobs staged, then one commit moves the generation by compare-and-set
+    from the record's, swaps the current role rows and queues the superseded
+    blobs; they are purged after it. A writer that loses the compare-and-set
+    removes what it staged and leaves no version. Content the document
+    already holds is no change and no version."""
     title = document_title(markdown, record.filename)
-    roles = render_roles(record.format, title, markdown, provenance, edits)
+    roles = render_roles(record.format, title, markdown, provenance.to_dict(), edits)
     registration = _register(
         catalog,
         blobs,
@@ -413,18 +336,27 @@ def _next_version(
             summary=("no change",),
         )
     files = stage_roles(blobs, roles)
-    generation = store.commit_version(
-        record.tenant_id,
-        record.artifact_id,
-        record.source_id,
-        record.generation,
-        registration.version_id,
-        provenance.to_dict(),
-        restored_from,
-        summary,
-        files,
+    try:
+        generation = store.commit_version(
+            record.tenant_id,
+            record.artifact_id,
+            record.source_id,
+            record.generation,
+            registration.version_id,
+            provenance.to_dict(),
+            restored_from,
+            summary,
+            files,
+        )
+    except StaleGenerationError:
+        discard_staged(
+            store, blobs, record.tenant_id, record.source_id, registration.version_id, files
+        )
+        raise
+    unpurged = purge_superseded(store, blobs, record.tenant_id)
+    return Saved(
+        record.artifact_id, record.source_id, generation, summary=summary, unpurged=unpurged
     )
-    return Saved(record.artifact_id, record.source_id, generation, summary=summary)
 
 
 def revise_artifact(

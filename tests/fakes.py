@@ -694,6 +694,9 @@ class FakeChunk:
     content_hash: str
 
 
+_ROLE_ROWS = ("primary", "preview", "source")
+
+
 class InMemoryArtifacts:
     """The ArtifactStore and ExportStore ports in dicts, over shared maps of
     sources and chunks (passes tests/conformance/test_artifact_store.py): the generation
@@ -711,6 +714,9 @@ class InMemoryArtifacts:
         self._versions: dict[str, list[ArtifactVersion]] = {}
         self._files: list[ArtifactFile] = []
         self._exports: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+        self._purges: dict[
+            tuple[str, str], list[Any]
+        ] = {}  # (tenant, key) -> [artifact, tries, error]
 
     def commit_version(
         self,
@@ -747,9 +753,36 @@ class InMemoryArtifacts:
                 )
             )
             self.sources[source_id].current_version_id = source_version_id
+            superseded = [
+                f for f in self._files if f.artifact_id == artifact_id and f.role in _ROLE_ROWS
+            ]
+            self._files = [f for f in self._files if f not in superseded]
+            for old in superseded:
+                self._purges.setdefault((tenant_id, old.blob_key), [artifact_id, 0, None])
             for f in files:
                 self._add_file(artifact_id, generation, f)
             return generation
+
+    def queued_purges(self, tenant_id: str, artifact_id: str | None = None) -> list[str]:
+        return [
+            key
+            for (tenant, key), row in self._purges.items()
+            if tenant == tenant_id and artifact_id in (None, row[0])
+        ]
+
+    def blob_referenced(self, blob_key: str) -> bool:
+        versions = (v.blob_key for vs in self._versions.values() for v in vs)
+        return any(f.blob_key == blob_key for f in self._files) or blob_key in versions
+
+    def finish_purge(self, tenant_id: str, blob_key: str, error: str | None) -> None:
+        if error is None:
+            self._purges.pop((tenant_id, blob_key), None)
+        elif (tenant_id, blob_key) in self._purges:
+            row = self._purges[(tenant_id, blob_key)]
+            row[1], row[2] = int(row[1] or 0) + 1, error
+
+    def discard_version(self, tenant_id: str, source_id: str, version_id: str) -> str | None:
+        return None  # the fake's versions are the committed ones only
 
     def _add_file(self, artifact_id: str, generation: int, f: NewFile) -> str:
         file_id = f"afl_{uuid.uuid4().hex}"

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from groundwork import approvals
 from groundwork.artifact_edits import Edit, EditsRefused
 from groundwork.artifact_exports import export_version
+from groundwork.artifact_roles import purge_superseded
 from groundwork.artifact_staleness import stale_reasons
 from groundwork.artifacts import (
     USER_READABLE_ROLES,
@@ -338,8 +339,10 @@ def download(
 
 def delete(ports: PlatformPorts, who: Principal, artifact_id: str) -> ArtifactRecord:
     """Executes as a deletion of the artifact's document: unsearchable at once,
-    purged by the deletion sweep."""
+    purged by the deletion sweep (every blob its rows name); what earlier
+    revisions superseded and could not purge yet is retried here first."""
     record = _record(ports, who, artifact_id)
+    purge_superseded(ports.artifacts, ports.blobs, who.tenant_id, artifact_id)  # not the sweep's
     request_deletion(ports.catalog, ports.indexes(), who.tenant_id, record.source_id)
     return record
 

@@ -87,6 +87,15 @@ class PostgresArtifacts:
                         list(summary),
                     ),
                 )
+                # the swap: the current role rows are replaced, their blobs queued for the purge
+                conn.execute(
+                    "WITH gone AS (DELETE FROM artifact_files WHERE artifact_id = %s "
+                    "AND tenant_id = %s AND role IN ('primary', 'preview', 'source') "
+                    "RETURNING blob_key) INSERT INTO artifact_blob_purges "
+                    "(tenant_id, blob_key, artifact_id) SELECT DISTINCT %s, blob_key, %s FROM gone "
+                    "ON CONFLICT (tenant_id, blob_key) DO NOTHING",
+                    (artifact_id, tenant_id, tenant_id, artifact_id),
+                )
                 conn.execute(
                     "UPDATE sources SET current_version_id = %s, updated_at = now(), "
                     "generation = generation + 1 WHERE source_id = %s AND tenant_id = %s",
@@ -215,6 +224,48 @@ class PostgresArtifacts:
                 (tenant_id, list(source_ids)),
             ).fetchall()
         return {source_id: CitedSource(current, live) for source_id, current, live in rows}
+
+    # superseded blobs ---------------------------------------------------------------------
+    def queued_purges(self, tenant_id: str, artifact_id: str | None = None) -> list[str]:
+        with translated_errors("listing queued purges"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT blob_key FROM artifact_blob_purges WHERE tenant_id = %s "
+                "AND (%s::text IS NULL OR artifact_id = %s) ORDER BY queued_at, blob_key",
+                (tenant_id, artifact_id, artifact_id),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def blob_referenced(self, blob_key: str) -> bool:
+        """Across tenants (identical bytes are one blob): the owner's function answers yes/no."""
+        with translated_errors("checking a blob's references"), self.pool.connection() as conn:
+            row = conn.execute("SELECT groundwork_blob_referenced(%s)", (blob_key,)).fetchone()
+        return bool(row and row[0])
+
+    def finish_purge(self, tenant_id: str, blob_key: str, error: str | None) -> None:
+        with translated_errors("recording a purge"), self.pool.connection() as conn:
+            if error is None:
+                conn.execute(
+                    "DELETE FROM artifact_blob_purges WHERE tenant_id = %s AND blob_key = %s",
+                    (tenant_id, blob_key),
+                )
+            else:
+                conn.execute(
+                    "UPDATE artifact_blob_purges SET attempts = attempts + 1, last_error = %s "
+                    "WHERE tenant_id = %s AND blob_key = %s",
+                    (error[:500], tenant_id, blob_key),
+                )
+
+    def discard_version(self, tenant_id: str, source_id: str, version_id: str) -> str | None:
+        with translated_errors("discarding a staged version"), self.pool.connection() as conn:
+            row = conn.execute(
+                "DELETE FROM source_versions v WHERE v.version_id = %s AND v.tenant_id = %s "
+                "AND v.source_id = %s AND NOT EXISTS (SELECT 1 FROM sources s "
+                "  WHERE s.current_version_id = v.version_id) "
+                "AND NOT EXISTS (SELECT 1 FROM artifact_versions a "
+                "  WHERE a.source_version_id = v.version_id) RETURNING v.blob_key",
+                (version_id, tenant_id, source_id),
+            ).fetchone()
+        return row[0] if row else None
 
     # exports ------------------------------------------------------------------------------
     def claim_export(

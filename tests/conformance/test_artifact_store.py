@@ -272,6 +272,27 @@ class ArtifactContract:
         scope = AccessScope(tenant, ("team:a",))
         assert [v.generation for v in world.store.versions(scope, artifact_id)] == [1, 2]
 
+    def test_a_commit_swaps_the_role_rows_and_queues_the_superseded_blobs(
+        self, world: ArtifactsWorld
+    ) -> None:
+        tenant = self._tenant()
+        artifact_id, source_id, _ = self._first(world, tenant)
+        scope = AccessScope(tenant, ("team:a",))
+        old = {f.blob_key for f in world.store.files(scope, artifact_id, 1)}
+        second = world.new_version(tenant, source_id)
+        new = _file()
+        _commit(world, tenant, artifact_id, source_id, 1, second, "edited", [new])
+        assert world.store.files(scope, artifact_id, 1) == []  # swapped, not kept beside
+        assert [f.blob_key for f in world.store.files(scope, artifact_id, 2)] == [new.blob_key]
+        assert sorted(world.store.queued_purges(tenant, artifact_id)) == sorted(old)
+        assert world.store.queued_purges(self._tenant()) == []  # another tenant's queue
+        assert world.store.blob_referenced(new.blob_key)
+        assert not any(world.store.blob_referenced(k) for k in old)
+        first, other = sorted(old)
+        world.store.finish_purge(tenant, first, "refused")  # stays queued
+        world.store.finish_purge(tenant, other, None)
+        assert world.store.queued_purges(tenant) == [first]
+
     def test_of_concurrent_writers_exactly_one_wins(self, world: ArtifactsWorld) -> None:
         tenant = self._tenant()
         artifact_id, source_id, _ = self._first(world, tenant)
