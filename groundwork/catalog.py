@@ -302,6 +302,11 @@ class SummaryLedger(Protocol):
         work again); return how many were marked."""
         ...
 
+    def compiled_summary_count(self, tenant_id: str) -> int:
+        """Compiled summaries of the current versions of live sources, marked
+        stale or not: the denominator of the drift rate."""
+        ...
+
     def compiled_summaries(
         self, scope: AccessScope, source_ids: Sequence[str]
     ) -> dict[str, CompiledSummary]:

@@ -524,6 +524,16 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 row.summarized_at = None
             return marked
 
+    def compiled_summary_count(self, tenant_id: str) -> int:
+        with self._lock:
+            return sum(
+                1
+                for version_id in self._summaries
+                if (row := self._version_rows.get(version_id)) is not None
+                and row.tenant_id == tenant_id
+                and self._is_live_current(version_id)
+            )
+
     def compiled_summaries(
         self, scope: AccessScope, source_ids: Sequence[str]
     ) -> dict[str, CompiledSummary]:

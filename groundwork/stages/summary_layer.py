@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from groundwork.catalog import (
     SummaryDrift,
@@ -51,14 +52,48 @@ def summarize_pending(
     return report
 
 
-def summary_drift(catalog: SummaryLedger, tenant_id: str) -> list[SummaryDrift]:
-    """Find summaries whose raw chunks changed since compilation and mark them
-    for recompilation (the summary stage recompiles them on its next run)."""
-    drifted = catalog.summary_drift(tenant_id)
-    if drifted:
-        catalog.mark_summaries_stale(
-            tenant_id,
-            [d.version_id for d in drifted],
-            "the raw chunks changed since the summary was compiled",
-        )
-    return drifted
+#: The share of a tenant's compiled summaries that may have drifted before they
+#: are marked for recompilation. Why not zero: a summary is extractive (its
+#: source's lead sentences) and a re-chunk that changes a few raw chunks rarely
+#: changes what it says, while each recompilation sends the version through both
+#: indexes and publication again; past one in ten, the layer a model loads first
+#: no longer describes the corpus and the cost is worth it.
+DEFAULT_DRIFT_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class DriftRate:
+    compiled: int  # current summaries (the denominator)
+    drifted: tuple[SummaryDrift, ...]
+    threshold: float
+    marked: int  # marked for recompilation by this check
+
+    @property
+    def rate(self) -> float:
+        return len(self.drifted) / self.compiled if self.compiled else 0.0
+
+    @property
+    def within_threshold(self) -> bool:
+        return self.rate <= self.threshold
+
+
+def check_summary_drift(
+    catalog: SummaryLedger, tenant_id: str, threshold: float = DEFAULT_DRIFT_THRESHOLD
+) -> DriftRate:
+    """The drift rate: the share of current summaries whose raw chunks changed
+    since compilation. Over `threshold`, the drifted ones are marked for
+    recompilation (the summary stage's next run recompiles them); within it
+    they are reported and served as they are."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"a drift threshold is a share in [0, 1], not {threshold}")
+    drifted = tuple(catalog.summary_drift(tenant_id))
+    found = DriftRate(catalog.compiled_summary_count(tenant_id), drifted, threshold, 0)
+    if found.within_threshold or not drifted:
+        return found
+    marked = catalog.mark_summaries_stale(
+        tenant_id,
+        [d.version_id for d in drifted],
+        f"the raw chunks changed since compilation ({found.rate:.0%} of summaries drifted, "
+        f"over the {threshold:.0%} threshold)",
+    )
+    return DriftRate(found.compiled, drifted, threshold, marked)

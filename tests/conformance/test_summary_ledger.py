@@ -21,6 +21,7 @@ import pytest
 from groundwork.catalog import SummaryLedger, VersionRecord
 from groundwork.chunking import Chunk
 from groundwork.ports import AccessScope
+from groundwork.stages.summary_layer import check_summary_drift
 from groundwork.summaries import CompiledSummary, SummaryTarget, compile_summary, raw_digest
 from resources.composition.platform import Platform
 from tests.conformance.pipeline_steps import (
@@ -149,6 +150,34 @@ class SummaryLedgerContract:
         assert ledger.pending_work(tenant, MODEL_A) == dict.fromkeys(
             ledger.pending_work(tenant, MODEL_A), 0
         )
+
+    def test_the_drift_rate_counts_current_summaries_and_marks_over_its_threshold(
+        self, ledger: PipelineLedger, tenant: str, other: str
+    ) -> None:
+        assert ledger.compiled_summary_count(tenant) == 0
+        versions = [
+            _chunked_only(ledger, tenant, f"inbox:{n}.md", f"topic {n}")[0] for n in range(4)
+        ]
+        _summarize(ledger, tenant)
+        assert ledger.compiled_summary_count(tenant) == 4
+        assert ledger.compiled_summary_count(other) == 0
+        ledger.replace_chunks(versions[0], chunks_of(versions[0], 1, label="rewritten"))
+
+        # one in four drifted: 25%, within a 30% threshold; reported, nothing marked
+        tolerated = check_summary_drift(ledger, tenant, threshold=0.3)
+        assert (tolerated.compiled, len(tolerated.drifted), tolerated.rate) == (4, 1, 0.25)
+        assert tolerated.within_threshold and tolerated.marked == 0
+        assert ledger.pending_work(tenant, MODEL_A)["summarize"] == 0
+
+        # over a 20% threshold: the drifted summary is marked for recompilation
+        over = check_summary_drift(ledger, tenant, threshold=0.2)
+        assert not over.within_threshold and over.marked == 1
+        assert ledger.pending_work(tenant, MODEL_A)["summarize"] == 1
+        # a marked summary is still a current one: the denominator stays
+        assert ledger.compiled_summary_count(tenant) == 4
+        assert check_summary_drift(ledger, tenant, threshold=0.2).rate == 0.0
+        nothing = check_summary_drift(ledger, other, threshold=0.2)
+        assert (nothing.compiled, nothing.rate, nothing.within_threshold) == (0, 0.0, True)
 
     def test_compiled_summaries_are_read_behind_the_pointer_and_the_subjects(
         self, ledger: PipelineLedger, tenant: str, other: str

@@ -166,7 +166,7 @@ def test_summaries_read_the_compiled_pages(client: TestClient, setup: dict[str, 
 
 
 def test_the_drift_check_marks_a_summary_and_the_next_run_recompiles_it(
-    platform: Platform, setup: dict[str, str]
+    platform: Platform, setup: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant = setup["tenant"]
     model = platform.settings.default_model_key
@@ -201,9 +201,19 @@ def test_the_drift_check_marks_a_summary_and_the_next_run_recompiles_it(
             "WHERE version_id = %s AND layer = 'raw' AND position = 0",
             (new_body, hashlib.sha256(new_body.encode()).hexdigest(), version_id),
         )
+    # one of the three summaries drifted: a third, within a threshold of a half,
+    # is reported and nothing is marked
+    monkeypatch.setenv("GROUNDWORK_SUMMARY_DRIFT_THRESHOLD", "0.5")
+    tolerated = drift(summary_run())
+    assert tolerated.passed is True and tolerated.metadata["marked"].value == 0
+    assert abs(tolerated.metadata["drift_rate"].value - 1 / 3) < 1e-9
+    assert platform.catalog.pending_work(tenant, model)["summarize"] == 0
+    # over the default threshold (10%) it is marked for recompilation
+    monkeypatch.delenv("GROUNDWORK_SUMMARY_DRIFT_THRESHOLD")
     flagged = drift(summary_run())
-    assert flagged.passed is False
-    assert flagged.metadata["drifted"].value == 1
+    assert flagged.passed is False and flagged.severity == dg.AssetCheckSeverity.ERROR
+    assert flagged.metadata["drifted"].value == 1 and flagged.metadata["marked"].value == 1
+    assert flagged.metadata["compiled"].value == 3
     assert platform.catalog.pending_work(tenant, model)["summarize"] == 1
 
     # the next run recompiles it (the same run's check is green again), and the

@@ -131,6 +131,17 @@ class Summaries(StoreBase):
                 )
         return marked
 
+    def compiled_summary_count(self, tenant_id: str) -> int:
+        with translated_errors("counting compiled summaries"), self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM version_summaries m "
+                "JOIN sources s ON s.source_id = m.source_id "
+                "AND s.current_version_id = m.version_id AND s.state = 'active' "
+                "WHERE m.tenant_id = %s",
+                (tenant_id,),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def compiled_summaries(
         self, scope: AccessScope, source_ids: Sequence[str]
     ) -> dict[str, CompiledSummary]:
