@@ -88,13 +88,17 @@ class Change:
 
 @dataclass(frozen=True)
 class GitCursor:
-    """`commit`: the commit the last finished pass listed. Mid-pass, `head`
-    is the commit being listed and `after` the last path a stored page
-    reached, so a resumed pass lists the same diff from the same point."""
+    """`commit`: the commit the last finished pass listed, and `scope` the
+    selection and subjects it was listed under (a pass under another scope
+    lists the whole tree again: a diff would not show a file whose subjects or
+    selection changed while its bytes did not). Mid-pass, `head` is the commit
+    being listed and `after` the last path a stored page reached, so a
+    resumed pass lists the same entries from the same point."""
 
     commit: str | None = None
     head: str | None = None
     after: str | None = None
+    scope: Mapping[str, Any] | None = None
 
     def encode(self) -> str:
         return json.dumps({k: v for k, v in self.__dict__.items() if v is not None})
@@ -104,7 +108,20 @@ class GitCursor:
         if not cursor:
             return cls()
         raw = json.loads(cursor)
-        return cls(raw.get("commit"), raw.get("head"), raw.get("after"))
+        return cls(raw.get("commit"), raw.get("head"), raw.get("after"), raw.get("scope"))
+
+
+def scope_of(config: GitRepositoryConfig) -> dict[str, Any]:
+    """What a cursor remembers of the configuration that decides what is listed and how."""
+    return {
+        "include": list(config.selection.include),
+        "exclude": list(config.selection.exclude),
+        "subjects": {k: list(v) for k, v in sorted(config.subjects.prefixes.items())},
+    }
+
+
+def selection_of(scope: Mapping[str, Any]) -> ItemSelection:
+    return ItemSelection(tuple(scope.get("include") or ()), tuple(scope.get("exclude") or ()))
 
 
 def parse_tree(output: bytes) -> list[TreeEntry]:

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from groundwork.connectors.catalog import ConnectorInstance
 from groundwork.connectors.git import (
@@ -32,6 +33,8 @@ from groundwork.connectors.git import (
     location,
     parse_raw_diff,
     parse_tree,
+    scope_of,
+    selection_of,
 )
 from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
 
@@ -122,14 +125,16 @@ class GitRepositoryConnector:
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
         state = GitCursor.decode(cursor)
-        if state.head is not None:  # resuming a pass: the same diff, from where it stopped
+        scope = scope_of(self.config)
+        if state.head is not None:  # resuming a pass: the same entries, from where it stopped
             head, base = state.head, state.commit
         else:
             head, base = self._head(), state.commit
-        if base == head:
-            yield ListingPage((), (), GitCursor(commit=head).encode())
+        rescoped = base is not None and state.scope is not None and state.scope != scope
+        if base == head and not rescoped:
+            yield ListingPage((), (), GitCursor(commit=head, scope=scope).encode())
             return
-        entries = self._changes(base, head) if base else self._tree(head)
+        entries = self._entries(base, head, state.scope if rescoped else None)
         if state.after is not None:
             entries = [e for e in entries if e.key() > state.after]
         for start in range(0, max(len(entries), 1), self.page_size):
@@ -141,10 +146,32 @@ class GitRepositoryConnector:
                 if e.path and e.blob
             ]
             deleted = [e.deleted for e in page if e.deleted]
-            last = start + self.page_size >= len(entries)
-            after = GitCursor(commit=base, head=head, after=page[-1].key()) if page else None
-            next_cursor = GitCursor(commit=head) if last or after is None else after
+            if start + self.page_size >= len(entries):
+                next_cursor = GitCursor(commit=head, scope=scope)
+            else:
+                next_cursor = GitCursor(base, head, page[-1].key(), state.scope or scope)
             yield ListingPage(items, deleted, next_cursor.encode())
+
+    def _entries(
+        self, base: str | None, head: str, old_scope: Mapping[str, Any] | None
+    ) -> list[Listed]:
+        """The first pass: the tree. Later: the diff since `base`, or, when the
+        scope changed since, the whole tree under the new scope beside what the
+        old scope took that the new one does not (reported deleted)."""
+        if base is None:
+            return self._tree(head)
+        if old_scope is None:
+            return self._changes(base, head)
+        self._known_commit(base)
+        now = self._tree(head)
+        listed = {e.path for e in now}
+        before = selection_of(old_scope)
+        gone = [
+            Listed(None, None, e.path)
+            for e in parse_tree(self._git("ls-tree", "-r", "-z", "--long", "--full-tree", base))
+            if e.mode in FILE_MODES and before.selects(e.path) and e.path not in listed
+        ]
+        return sorted([*now, *gone], key=Listed.key)
 
     def _item(self, path: str, blob: str, size: int | None, head: str) -> SourceItem:
         return SourceItem(
@@ -167,13 +194,16 @@ class GitRepositoryConnector:
             key=Listed.key,
         )
 
-    def _changes(self, base: str, head: str) -> list[Listed]:
+    def _known_commit(self, base: str) -> None:
         try:
             self._git("cat-file", "-e", f"{base}^{{commit}}")
         except ConnectorError as exc:
             raise ConnectorError(
                 KIND, None, f"the last pass's commit {base[:12]} is gone (history rewritten?)"
             ) from exc
+
+    def _changes(self, base: str, head: str) -> list[Listed]:
+        self._known_commit(base)
         raw = self._git("diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", base, head)
         return listed_changes(parse_raw_diff(raw), self.config.selection)
 

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from groundwork.connectors.catalog import ConnectorInstance
 from groundwork.connectors.git import GitRepositoryConfig
 from groundwork.connectors.port import Connector
-from groundwork.connectors.selection import ItemSelection
+from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 from groundwork.connectors.web import WebSiteConfig
 from groundwork.services.connector_sync import PassReport, SyncSettings, run_pass
 from resources.composition.platform import Platform
@@ -60,9 +60,11 @@ class Mirror:
         publish_registered(self.platform, self.tenant)
         return report
 
-    def hits(self, query: str, needle: str) -> list[dict[str, Any]]:
+    def hits(self, query: str, needle: str, key: str | None = None) -> list[dict[str, Any]]:
         answer = self.api.post(
-            "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {self.key}"}
+            "/v1/search",
+            json={"query": query},
+            headers={"Authorization": f"Bearer {key or self.key}"},
         )
         assert answer.status_code == 200, answer.text
         return [h for h in answer.json()["hits"] if needle in json.dumps(h)]
@@ -154,3 +156,18 @@ def test_a_git_repository_mirrored_through_its_whole_life(
     assert gone.deleted == 1
     assert not mirror.hits("how many vacation days", "vacation days")
     assert mirror.hits("where do visitors park", "P2")
+
+    # a permission change (the instance maps handbook/parking.md to group:finance):
+    # the next pass lists the tree again under the new scope and re-scopes it, unread
+    _, finance = platform.catalog.create_api_key(tenant_id, ["group:finance"], "finance")
+    mirror.connector = GitRepositoryConnector(
+        GitRepositoryConfig(
+            str(repo.bare),
+            selection=ItemSelection(include=("*.md",)),
+            subjects=SubjectsByPrefix({"handbook/parking": ("group:finance",)}),
+        )
+    )
+    rescoped = mirror.sync()
+    assert (rescoped.rescoped, rescoped.reads) == (1, 0)
+    assert not mirror.hits("where do visitors park", "P2")
+    assert mirror.hits("where do visitors park", "P2", key=finance)

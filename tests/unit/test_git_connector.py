@@ -96,6 +96,26 @@ def test_globs_select_paths_and_subjects_follow_prefixes(repo: BareRepository) -
     assert [d for p in pages for d in p.deleted] == ["docs/a.md"]
 
 
+def test_a_changed_scope_lists_the_tree_again(repo: BareRepository) -> None:
+    for path in ("docs/a.md", "docs/hr/pay.md", "notes/n.md"):
+        repo.write(path, path)
+    repo.commit()
+    _, cursor = drain(connector(repo, selection=ItemSelection(include=("docs/*",))), None)
+    # no new commit; the instance now takes notes/ too, leaves docs/a.md out and scopes docs/hr/
+    regrouped = connector(
+        repo,
+        selection=ItemSelection(include=("docs/*", "notes/*"), exclude=("docs/a.md",)),
+        subjects=SubjectsByPrefix({"docs/hr/": ("group:hr",)}),
+    )
+    pages, cursor = drain(regrouped, cursor)
+    items = {i.item_id: i for p in pages for i in p.items}
+    assert sorted(items) == ["docs/hr/pay.md", "notes/n.md"]
+    assert items["docs/hr/pay.md"].subjects == ("group:hr",)
+    assert [d for p in pages for d in p.deleted] == ["docs/a.md"]
+    again, _ = drain(regrouped, cursor)
+    assert [list(p.items) + list(p.deleted) for p in again] == [[]]
+
+
 def test_fetch_streams_the_blob_and_knows_it_unchanged(repo: BareRepository) -> None:
     repo.put("a.txt", b"exact bytes\x00\xff")
     conn = connector(repo)
