@@ -22,6 +22,7 @@ from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_
 from groundwork.extract.charts import C as CHART_NS
 from groundwork.extract.charts import chart_blocks, read_chart
 from groundwork.extract.docx_numbering import Numbering
+from groundwork.extract.figures import FigureDescriber
 from groundwork.extract.omml import omml_latex
 from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
@@ -34,6 +35,7 @@ _W_TR, _W_TC, _W_TC_PR = qn("w:tr"), qn("w:tc"), qn("w:tcPr")
 _W_GRID_SPAN, _W_V_MERGE, _W_VAL = qn("w:gridSpan"), qn("w:vMerge"), qn("w:val")
 _W_TR_PR, _W_GRID_BEFORE, _W_CUSTOM_XML = qn("w:trPr"), qn("w:gridBefore"), qn("w:customXml")
 _C_CHART, _R_ID = f"{{{CHART_NS}}}chart", qn("r:id")
+_A_BLIP = qn("a:blip")
 #: Tables nest inside cells; deeper than this, a nested table's text stays in
 #: its cell (no real document nests 8 deep; a hostile one could nest thousands).
 MAX_TABLE_DEPTH = 8
@@ -321,10 +323,11 @@ def _kept_rows(grid: _Grid) -> Table | None:
     return Table(rows=tuple(tuple(grid.rows[i]) for i in kept), header_rows=1, spans=spans)
 
 
-def _charts(element: Any) -> list[Any]:
-    """Chart references (c:chart r:id) in a paragraph, skipping fallbacks."""
+def _charts(element: Any, tag: str = _C_CHART) -> list[Any]:
+    """Chart references (c:chart r:id), or pictures (a:blip r:embed), in a
+    paragraph, skipping fallbacks."""
     found = []
-    for chart in element.iter(_C_CHART):
+    for chart in element.iter(tag):
         parent = chart.getparent()
         while parent is not None and parent is not element and parent.tag != _MC_FALLBACK:
             parent = parent.getparent()
@@ -351,6 +354,7 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
         numbering = Numbering()
     style_numbering = _style_numbering(document)
     warnings: list[str] = []
+    figures = FigureDescriber(ctx, warnings)
     truncated = False
     title: str | None = None
 
@@ -373,6 +377,12 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
                 continue
             for block in chart_blocks(chart, Location(element=counter[0], part=name)):
                 add(block)
+        for blip in _charts(element, _A_BLIP) if figures.active else []:
+            part = document.part.related_parts.get(blip.get(qn("r:embed")) or "")
+            where = Location(element=counter[0], part=f"figure {figures.described + 1}")
+            described = figures.describe(part.blob, where) if part is not None else None
+            if described is not None:
+                add(described)
 
     def numbered_text(element: Any, inline: bool = False) -> str:
         """The paragraph's text after the number Word draws before it."""
@@ -474,6 +484,7 @@ def extract_docx(data: bytes, ctx: ExtractionContext) -> Extracted:
     except _TooManyBlocks:
         truncated = True
         warnings.append(f"only the first {ctx.limits.max_blocks} blocks were kept")
+    figures.finish()
     core_title = (document.core_properties.title or "").strip()
     return Extracted(
         blocks=blocks, warnings=warnings, title=core_title or title, truncated=truncated

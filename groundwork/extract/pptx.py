@@ -19,6 +19,7 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused, open_zip
 from groundwork.extract.charts import chart_blocks, read_chart
+from groundwork.extract.figures import FigureDescriber
 from groundwork.extract.strict_ooxml import as_transitional, is_strict
 
 _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE}
@@ -99,6 +100,23 @@ def _is_title(shape: Any) -> bool:
         return False
 
 
+def _figure(shape: Any, number: int, figures: FigureDescriber) -> list[Block]:
+    """A picture's description by the vision model, located on its slide."""
+    where = Location(slide=number, part=f"figure {figures.described + 1}")
+    described = figures.describe(shape.image.blob, where)
+    return [described] if described is not None else []
+
+
+def _notes(slide: Any, number: int) -> list[Block]:
+    """The slide's speaker notes, marked as notes."""
+    if not slide.has_notes_slide:
+        return []
+    notes = slide.notes_slide.notes_text_frame
+    if notes is None or not notes.text.strip():
+        return []
+    return [Block(BlockKind.PARAGRAPH, notes.text.strip(), Location(slide=number, part="notes"))]
+
+
 def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
     with open_zip(data, ctx.limits) as archive:
         if is_strict(archive):
@@ -116,6 +134,7 @@ def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
     warnings: list[str] = []
     title: str | None = None
     band = int((deck.slide_height or 6_858_000) * _BAND)
+    figures = FigureDescriber(ctx, warnings)
     for number, slide in enumerate(deck.slides, start=1):
         location = Location(slide=number)
         shapes = list(_shapes(slide.shapes, band))
@@ -148,6 +167,9 @@ def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
                             Block(BlockKind.TABLE, table.to_markdown(), location, table=table)
                         )
                     continue
+                if figures.active and shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
+                    blocks.extend(_figure(shape, number, figures))
+                    continue
                 if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
                     continue
                 for paragraph in shape.text_frame.paragraphs:
@@ -165,14 +187,6 @@ def extract_pptx(data: bytes, ctx: ExtractionContext) -> Extracted:
                         blocks.append(Block(BlockKind.PARAGRAPH, text, location))
             except (ValueError, KeyError, AttributeError) as exc:
                 warnings.append(f"slide {number}: a shape could not be read ({exc})")
-        if slide.has_notes_slide:
-            notes = slide.notes_slide.notes_text_frame
-            if notes is not None and notes.text.strip():
-                blocks.append(
-                    Block(
-                        BlockKind.PARAGRAPH,
-                        notes.text.strip(),
-                        Location(slide=number, part="notes"),
-                    )
-                )
+        blocks.extend(_notes(slide, number))
+    figures.finish()
     return Extracted(blocks=blocks, warnings=warnings, title=title)
