@@ -104,13 +104,13 @@ class ConnectorState:
 class ConnectorCatalog(Protocol):
     """Connector instances, their cursors, per-item state and pass records.
 
-    - `compare_page` is one statement: it marks every listed item whose
-      version and subjects match as seen in the pass and returns the others
-      (new, changed, re-permissioned, or failed before and due again).
+    - `compare_page` is one read-only statement: it returns the listed items
+      whose version or subjects do not match (new, changed, re-permissioned,
+      or failed before and due again); unchanged ones cost nothing more.
     - `save_cursor` is called only after the page's items are recorded, so a
       pass that crashed resumes (`begin_pass`) after its last finished page.
-    - `unseen_items` after a complete listing are the items the source no
-      longer has.
+    - `unseen_items(listed)` after a complete listing are the items the
+      source no longer has.
     """
 
     def add_instance(self, instance: ConnectorInstance) -> ConnectorInstance: ...
@@ -160,7 +160,9 @@ class ConnectorCatalog(Protocol):
         states: Sequence[ItemState] | None = None,
     ) -> list[KnownItem]: ...
 
-    def unseen_items(self, tenant_id: str, instance_id: str, pass_no: int) -> list[KnownItem]: ...
+    def unseen_items(
+        self, tenant_id: str, instance_id: str, listed: Sequence[str]
+    ) -> list[KnownItem]: ...
 
     def forget_items(self, tenant_id: str, instance_id: str, item_ids: Sequence[str]) -> None: ...
 

@@ -1,0 +1,244 @@
+"""The S3 connector at scale (issue #34's goals): a bucket of N small objects
+(100,000 by default, put concurrently), the first pass and ingest as setup,
+then
+
+1. a pass over the unchanged bucket: its time and its object reads (goal:
+   <= 30 s, 0 reads);
+2. one object changed and one deleted: found by the next pass; the time from
+   that pass's start until the change is searchable and the deletion is not
+   (goal: <= 10 s), the ingest of what changed run in process right after the
+   pass, as the connector sensor's run request would start it.
+
+    uv run python bench/connectors.py [--objects 100000] [--concurrency 32]
+
+It uses the tests' kept engines and SeaweedFS (.groundwork-test, port 8343)
+or starts them, in a database and bucket of its own; the bucket is reused by
+the next run when it holds the objects already.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bench.engines import bench_platform
+from groundwork.connectors.catalog import ConnectorInstance
+from groundwork.connectors.port import Connector, FetchResult, ListingPage, SourceItem
+from groundwork.connectors.s3_bucket import S3BucketSettings
+from groundwork.ports import AccessScope
+from groundwork.retrieval.kernel import SearchMode, SearchRequest, hybrid_search
+from groundwork.retrieval.outcome import Found
+from groundwork.services.connector_sync import PassReport, run_pass
+from resources.blobs.s3 import S3BlobStore
+from resources.composition.platform import Platform
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.connectors.s3_bucket import S3BucketConnector
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from resources.postgres.connectors import PostgresConnectorCatalog
+
+DATABASE = "groundwork_bench_connectors"
+BUCKET = "groundwork-bench-connectors"
+S3_PORT = 8343
+
+
+class CountingConnector:
+    """Counts what the service asks of the source (the figure is the source's
+    side: a read is a GET of an object's bytes)."""
+
+    def __init__(self, inner: Connector) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self.complete_listing = inner.complete_listing
+        self.reads = 0
+        self.pages = 0
+
+    def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
+        for page in self.inner.list_pages(cursor):
+            self.pages += 1
+            yield page
+
+    def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
+        self.reads += 1
+        return self.inner.fetch(item, known_version)
+
+
+def key(objects: int, n: int) -> str:
+    """Each bucket size under a prefix of its own, kept for the next run."""
+    return f"n{objects}/archive/{n:06d}.md"
+
+
+def body(n: int, revision: int = 0) -> bytes:
+    return (
+        f"# Note {n}\n\nRecord {n} of the archive, revision {revision}. "
+        f"Its marker is zq{n}x{revision}k.\n"
+    ).encode()
+
+
+def populate(client: Any, objects: int, concurrency: int) -> float:
+    """Puts the objects the bucket lacks; returns the seconds it took."""
+    present = sum(
+        page.get("KeyCount", 0)
+        for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=BUCKET, Prefix=f"n{objects}/"
+        )
+    )
+    if present == objects:
+        return 0.0
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(
+            pool.map(
+                lambda n: client.put_object(
+                    Bucket=BUCKET, Key=key(objects, n), Body=io.BytesIO(body(n))
+                ),
+                range(objects),
+            )
+        )
+    return time.perf_counter() - started
+
+
+def ingest(platform: Platform, tenant_id: str) -> None:
+    """What the tenant's ingest run does, in process (the stages the assets call)."""
+    from groundwork.stages.chunks import chunk_pending
+    from groundwork.stages.embeddings import embed_pending
+    from groundwork.stages.extraction import extract_pending
+    from groundwork.stages.keyword_index import keyword_index_pending
+    from groundwork.stages.publication import publish_ready
+    from groundwork.stages.summary_layer import summarize_pending
+
+    model = platform.settings.default_model_key
+    embedder = platform.embedder(model)
+    vectors = platform.vector_index(model)
+    extract_pending(platform.catalog, platform.blobs, tenant_id)
+    chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)
+    summarize_pending(platform.catalog, tenant_id, embedder.count_tokens)
+    keyword_index_pending(platform.catalog, platform.keywords, tenant_id)
+    embed_pending(platform.catalog, vectors, embedder, tenant_id)
+    publish_ready(platform.catalog, vectors, platform.keywords, tenant_id)
+
+
+def found(platform: Platform, tenant_id: str, marker: str) -> bool:
+    outcome = hybrid_search(
+        AccessScope(tenant_id, (f"tenant:{tenant_id}",)),
+        SearchRequest(marker, mode=SearchMode.KEYWORD, limit=3),
+        platform.search_engines(platform.settings.default_model_key),
+    )
+    return isinstance(outcome, Found) and any(marker in h.chunk.body for h in outcome.hits)
+
+
+def timed_pass(
+    platform: Platform,
+    catalog: PostgresConnectorCatalog,
+    instance: ConnectorInstance,
+    connector: CountingConnector,
+) -> tuple[PassReport, float]:
+    started = time.perf_counter()
+    report = run_pass(platform, catalog, instance, connector)
+    return report, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--skip-ingest",
+        action="store_true",
+        help="no ingest (a first ingest of 100,000 documents takes hours on 2 cores): the passes "
+        "are measured, the search latency is not",
+    )
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env.setdefault("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork-test"))
+    env.setdefault("GROUNDWORK_OPENSEARCH_PORT", "9211")
+    env.setdefault("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9311")
+    settings = GroundworkSettings.from_env(env)
+    seaweed = EmbeddedSeaweedFS(settings.home / "seaweedfs", S3_PORT)
+    if not seaweed.is_running():
+        seaweed.start()
+    client = seaweed.client()
+    S3BlobStore(client, BUCKET).ensure_bucket()
+    put_seconds = populate(client, args.objects, args.concurrency)
+    print(f"objects: {args.objects}; concurrent puts: {put_seconds:.1f} s (0: reused)")
+    prefix = f"gwbenchcon-{uuid.uuid4().hex[:6]}"
+    with bench_platform(settings, DATABASE, prefix) as platform:
+        tenant = f"bench-con-{uuid.uuid4().hex[:6]}"
+        platform.catalog.ensure_tenant(tenant, tenant, settings.default_model_key)
+        catalog = PostgresConnectorCatalog(platform.pool)
+        instance = catalog.add_instance(
+            ConnectorInstance(
+                f"con_{uuid.uuid4().hex[:12]}",
+                tenant,
+                "s3",
+                "archive",
+                {"bucket": BUCKET, "prefix": f"n{args.objects}/"},
+                {},
+                (f"tenant:{tenant}",),
+            )
+        )
+        connector = CountingConnector(
+            S3BucketConnector(
+                client,
+                S3BucketSettings(BUCKET, prefix=f"n{args.objects}/", endpoint=seaweed.endpoint),
+            )
+        )
+        first, seconds = timed_pass(platform, catalog, instance, connector)
+        print(f"first pass: {seconds:.1f} s, registered {first.changed}, reads {connector.reads}")
+        started = time.perf_counter()
+        if not args.skip_ingest:
+            ingest(platform, tenant)
+            print(f"first ingest (setup): {time.perf_counter() - started:.1f} s")
+
+        connector.reads = connector.pages = 0
+        quiet, seconds = timed_pass(platform, catalog, instance, connector)
+        print(
+            f"pass over {quiet.seen} unchanged objects: {seconds:.2f} s, {connector.pages} pages, "
+            f"object reads {connector.reads}, changed {quiet.changed}"
+        )
+
+        changed, deleted = 1234 % args.objects, 4321 % args.objects
+        client.put_object(Bucket=BUCKET, Key=key(args.objects, changed), Body=body(changed, 1))
+        client.delete_object(Bucket=BUCKET, Key=key(args.objects, deleted))
+        connector.reads = 0
+        started = time.perf_counter()
+        report = run_pass(platform, catalog, instance, connector)
+        pass_done = time.perf_counter() - started
+        if not args.skip_ingest:
+            ingest(platform, tenant)
+        while not args.skip_ingest and not (
+            found(platform, tenant, f"zq{changed}x1k")
+            and not found(platform, tenant, f"zq{deleted}x0k")
+        ):
+            if time.perf_counter() - started > 60:
+                print(
+                    "gave up after 60 s: changed found",
+                    found(platform, tenant, f"zq{changed}x1k"),
+                    "deleted found",
+                    found(platform, tenant, f"zq{deleted}x0k"),
+                )
+                break
+            time.sleep(0.05)
+        visible = time.perf_counter() - started
+        searchable = (
+            "not measured (--skip-ingest)"
+            if args.skip_ingest
+            else f"{visible:.2f} s after the pass started"
+        )
+        print(
+            f"pass with 1 changed + 1 deleted: {pass_done:.2f} s (changed {report.changed}, "
+            f"deleted {report.deleted}, reads {connector.reads}); change searchable and deletion "
+            f"unsearchable: {searchable}"
+        )
+        # the bucket goes back to its first state for the next run
+        client.put_object(Bucket=BUCKET, Key=key(args.objects, changed), Body=body(changed))
+        client.put_object(Bucket=BUCKET, Key=key(args.objects, deleted), Body=body(deleted))
+
+
+if __name__ == "__main__":
+    main()
