@@ -231,8 +231,36 @@ def wrapped_corpus(seed: int = 36) -> list[GeneratedPdf]:
         ),
     ]
     out = [_wrapped_document(name, rows, layout, rng) for name, rows, layout in cases]
+    out.append(statement_pdf(rng))
     out.extend(_prose_documents(rng))
     return out
+
+
+def statement_pdf(rng: random.Random, count: int = 70) -> GeneratedPdf:
+    """An expense statement as a report writer prints it: landscape pages,
+    the office's title and period at the top of every page and "Page n" at
+    the foot (furniture), the column header in bold at body size repeated on
+    each page, no rules, purposes wrapping to three lines beside centred
+    figures; no prose at all."""
+    pdf = new_pdf(landscape=True)
+    pdf.set_auto_page_break(False)
+
+    def furniture() -> None:
+        pdf.set_font("Helvetica", "B", 8.5)
+        pdf.set_xy(pdf.l_margin, 8)
+        pdf.cell(0, 4, "STATEMENT OF EXPENSES - OFFICE OF THE TREASURER")
+        pdf.set_font("Helvetica", "", 8.5)
+        pdf.set_xy(pdf.l_margin, 12)
+        pdf.cell(0, 4, "Period 01/01/2026 - 03/31/2026   Cost centre 4100")
+        pdf.set_xy(pdf.l_margin, pdf.h - 10)
+        pdf.cell(0, 4, f"Page {pdf.page_no()}", align="R")
+        pdf.set_xy(pdf.l_margin, 20)
+
+    pdf.header = furniture  # type: ignore[method-assign]
+    pdf.add_page()
+    layout = Layout((23.0, 34.0, 44.0, 100.0, 30.0, 28.0), "middle", "none", 0.0, 8.5, 5)
+    tables = draw_wrapped_table(pdf, expense_rows(rng, count), layout, first_page=1)
+    return GeneratedPdf("expense-statement", bytes(pdf.output()), pdf.pages_count, tables, ())
 
 
 def _with(

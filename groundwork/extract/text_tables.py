@@ -28,6 +28,7 @@ import re
 import statistics
 
 from groundwork.documents import Table
+from groundwork.extract.contents_tables import contents_tables
 from groundwork.extract.pdf_words import Word, WordLine
 from groundwork.extract.wrapped_rows import Row, join_wrapped
 
@@ -78,7 +79,7 @@ def find_text_tables(
     if len(lines) < MIN_ROWS:
         return []
     height = statistics.median(line.y1 - line.y0 for line in lines)
-    found, lines = _contents_tables(lines, height)
+    found, lines = contents_tables(lines, height, ROW_GAP, MIN_ROWS)
     gap = COLUMN_GAP * height
     segments = [_segments(line, gap) for line in lines]
     if sum(1 for s in segments if len(s) >= 2) < MIN_ROWS:
@@ -88,71 +89,6 @@ def find_text_tables(
         for block in _blocks(column, column_segments, height):
             found.extend(_tables_in(column, column_segments, block, gap, depth=0))
     return found
-
-
-_PAGE_NUMBER = re.compile(r"^(?:\d{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)
-_LEADER = re.compile(r"^\.+$|^…+$")
-
-
-def _leader_split(line: WordLine) -> int | None:
-    """Where a contents line's page number starts: the last word is a page
-    number after a dot leader (three dots or more)."""
-    words = line.words
-    if len(words) < 3 or not _PAGE_NUMBER.match(words[-1].text):
-        return None
-    dots = 0
-    for word in reversed(words[:-1]):
-        if not _LEADER.match(word.text):
-            break
-        dots += len(word.text)
-    return len(words) - 1 if dots >= 3 else None
-
-
-def _contents_tables(
-    lines: list[WordLine], height: float
-) -> tuple[list[tuple[Table, Box]], list[WordLine]]:
-    """A table of contents (titles, dot leaders, page numbers) as a two-column
-    table, as docling and others keep it; its lines are taken out of the
-    search for other tables. The page-number column starts just left of the
-    widest number, so a leader dot that reaches into it goes with the number."""
-    found: list[tuple[Table, Box]] = []
-    leaders = [_leader_split(line) is not None for line in lines]
-    rest: list[WordLine] = []
-    i = 0
-    while i < len(lines):
-        if not leaders[i]:
-            rest.append(lines[i])
-            i += 1
-            continue
-        run = [i]
-        j = i + 1
-        while j < len(lines) and lines[run[-1]].y0 - lines[j].y1 <= ROW_GAP * height:
-            if leaders[j] or (j + 1 < len(lines) and leaders[j + 1]):
-                run.append(j)
-                j += 1
-            else:
-                break
-        if sum(1 for k in run if leaders[k]) < MIN_ROWS:
-            rest.extend(lines[k] for k in run)
-            i = j
-            continue
-        start = min(lines[k].words[-1].x0 for k in run if leaders[k]) - 2.5
-        rows: list[tuple[str, ...]] = []
-        for k in run:
-            words = lines[k].words
-            title = " ".join(w.text for w in words if (w.x0 + w.x1) / 2 < start)
-            number = " ".join(w.text for w in words if (w.x0 + w.x1) / 2 >= start)
-            rows.append((title, number))
-        box = (
-            min(lines[k].x0 for k in run),
-            min(lines[k].y0 for k in run),
-            max(lines[k].x1 for k in run),
-            max(lines[k].y1 for k in run),
-        )
-        row_boxes = tuple((lines[k].y0, lines[k].y1) for k in run)
-        found.append((Table(rows=tuple(rows), header_rows=0, row_boxes=row_boxes), box))
-        i = j
-    return found, rest
 
 
 def _layout_columns(
@@ -268,6 +204,10 @@ def _tables_in(
 ) -> list[tuple[Table, Box]]:
     drawn = _drawn_columns(lines, block)
     if drawn is not None:
+        # the table starts at the headings over the first dash rule: a
+        # report's title lines above them are not rows
+        first = next(n for n, i in enumerate(block) if _is_rule_line(lines[i]))
+        block = block[max(0, first - 1) :]
         kept = [i for i in block if not _is_rule_line(lines[i])]
         table = _table(lines, segments, kept, drawn, by_words=True)
         return [] if table is None else [(table, _box(lines, block))]
@@ -285,10 +225,16 @@ def _tables_in(
     if not rivers:
         return []
     # single-cell lines after the last row: a wrapped cell's end stays, a note
-    # starting in the first column (or running across the columns) does not
+    # starting in the first column (or running across the columns) does not,
+    # unless it stays inside the first column right under the line above (a
+    # centred first cell's last line)
     while len(segments[block[-1]]) < 2 and (
         segments[block[-1]][0][0] < rivers[0][0] or segments[block[-1]][0][1] > rivers[-1][1]
     ):
+        last, above = lines[block[-1]], lines[block[-2]]
+        pitch = (above.y0 + above.y1 - last.y0 - last.y1) / 2
+        if segments[block[-1]][0][1] < rivers[0][0] and pitch <= 1.3 * (last.y1 - last.y0):
+            break
         block = block[:-1]
     # a line with a cell across a river (a caption, a paragraph) splits the block;
     # one reaching into a river (a wrapped cell's line) narrows it below

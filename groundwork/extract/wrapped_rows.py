@@ -130,8 +130,10 @@ def _topped(
     owner: dict[int, int],
     label: Callable[[int], bool] = lambda k: False,
 ) -> int:
-    """Cells at the top of their rows: a line goes to the anchor above it;
-    lines above the first anchor are the mismatch, unless header labels."""
+    """Cells at the top of their rows: a line goes to the anchor above it.
+    The mismatch: lines above the first anchor (header labels aside), and
+    anchors given lines with nothing of their own in the column (a cell at
+    the top of its row starts on the anchor's line)."""
     mismatch = 0
     for k in run:
         if k in anchors:
@@ -139,7 +141,7 @@ def _topped(
         above = [a for a in inside if a < k]
         owner[k] = above[-1] if above else inside[0]
         mismatch += 0 if above or label(k) else 1
-    return mismatch
+    return mismatch + sum(1 for a in set(owner.values()) if a not in run)
 
 
 def _alignment(
@@ -148,28 +150,27 @@ def _alignment(
     anchors: set[int],
     label: Callable[[int], bool],
 ) -> str:
-    """'top' or 'middle' for the table: what the runs holding one anchor
-    show, else the alignment under which the runs holding several leave
-    fewer cells lopsided (ties: top, the common case)."""
-    top = middle = 0
+    """'top' or 'middle' for the table: the alignment fewer cells contradict.
+    A cell holding one anchor contradicts the other alignment by where it
+    starts (on the anchor's line, or above it); cells running into each other
+    (rows set without space between) by what each alignment leaves lopsided.
+    Cells under the header that may be its labels tell nothing; ties: top,
+    the common case."""
+    cost = {"top": 0, "middle": 0}
     for run in runs:
         inside = [a for a in body_anchors if run[0] <= a <= run[-1]]
-        lines = [k for k in run if not label(k) and (k not in anchors or k in inside)]
+        lines = [k for k in run if k not in anchors or k in inside]
+        if any(label(k) for k in lines):
+            continue
         if len(inside) == 1 and len(lines) >= 2:
-            a = inside[0]
-            if lines[0] == a:
-                top += 1
-            elif lines[-1] > a:
-                middle += 1
-    if top != middle:
-        return "middle" if middle > top else "top"
-    mismatches = {"top": 0, "middle": 0}
-    for run in runs:
-        inside = [a for a in body_anchors if run[0] <= a <= run[-1]]
-        if len(inside) >= 2:
-            mismatches["top"] += _topped(run, inside, anchors, {}, label)
-            mismatches["middle"] += _centred(run, inside, anchors, {})
-    return "middle" if mismatches["middle"] < mismatches["top"] else "top"
+            if lines[0] == inside[0]:
+                cost["middle"] += 1
+            elif lines[-1] > inside[0]:
+                cost["top"] += 1
+        elif len(inside) >= 2:
+            cost["top"] += _topped(run, inside, anchors, {}, label)
+            cost["middle"] += _centred(run, inside, anchors, {})
+    return "middle" if cost["middle"] < cost["top"] else "top"
 
 
 def _nearest(run: list[int], rows: list[Row], anchor_list: list[int], mode: str) -> int:
