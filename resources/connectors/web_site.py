@@ -12,8 +12,10 @@ Fetch: a conditional GET with the validator of the version the catalog holds,
 so an unchanged page answers 304 and is never extracted again.
 
 Every failure is a ConnectorError: throttling (429/503) carries Retry-After,
-timeouts and 5xx are retryable, 403 is retryable (sites throttle with it too),
-404/410 of a listed page is not. A sitemap that lists nothing is refused
+timeouts and 5xx are retryable; 401/403 and 404/410 of a listed page are not
+(the sync service records the page failed and asks again next pass, rather
+than waiting out its backoff on every forbidden page). A page redirected out
+of the scope is refused. A sitemap or crawl that lists nothing is refused
 rather than read as "every page was deleted".
 """
 
@@ -118,7 +120,7 @@ class WebSiteConnector:
     def _refuse(response: httpx.Response, item_id: str | None) -> ConnectorError:
         status = response.status_code
         retry_after = retry_after_seconds(response.headers.get("retry-after"))
-        retryable = status in (403, 408, 425, 429) or status >= 500
+        retryable = status in (408, 425, 429) or status >= 500
         reason = {403: "forbidden", 404: "not found", 410: "gone", 429: "throttled"}.get(
             status, f"HTTP {status}"
         )
@@ -272,6 +274,11 @@ class WebSiteConnector:
             return FetchResult(None, known_version, item.media_type)
         if stream is None:
             raise self._refuse(response, item.item_id)
+        if not self.scope.admits(canonical_url(str(response.url))):
+            stream.close()
+            raise ConnectorError(
+                KIND, item.item_id, f"redirected out of the scope to {response.url}"
+            )
         version = served_version(response.headers, digest)
         if version == known_version:  # no validator, same bytes
             stream.close()

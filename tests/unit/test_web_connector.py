@@ -146,8 +146,13 @@ def test_throttling_and_failures_are_connector_errors_with_retry_hints(site) -> 
     state.faults["/a"] = Fault(403)
     with pytest.raises(ConnectorError) as forbidden:
         conn.fetch(item, None)
-    assert "forbidden" in forbidden.value.reason
-    del state.faults["/a"]
+    assert "forbidden" in forbidden.value.reason and not forbidden.value.retryable
+    state.faults.pop("/a")
+    state.redirects["/a"] = f"{root}/outside/a"
+    state.put("/outside/a", "elsewhere")
+    with pytest.raises(ConnectorError, match="out of the scope"):
+        connector(root, path_prefixes=("/a",)).fetch(item, None)
+    state.redirects.clear()
     state.remove("/a")
     with pytest.raises(ConnectorError) as gone:
         conn.fetch(item, None)
