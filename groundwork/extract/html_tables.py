@@ -74,8 +74,10 @@ class _Grid:
         self.columns = 0
 
     def place(self, row: int, column: int, text: str, rows: int, columns: int) -> int:
-        """Fills the cell's positions; returns the column after it."""
+        """Fills the cell's positions (a span cut to what the table has room
+        for); returns the column after it."""
         columns = min(columns, MAX_COLUMNS - column)
+        rows = max(1, min(rows, (MAX_CELLS - len(self.text)) // columns))
         for r in range(row, row + rows):
             for c in range(column, column + columns):
                 self.text[(r, c)] = text
@@ -96,7 +98,7 @@ def html_table(node: Any, nearest_table: Any) -> Table | None:
     header_rows = 0
     trs = _own_rows(node, nearest_table)
     for r, tr in enumerate(trs):
-        if (r + 1) * max(1, grid.columns) > MAX_CELLS:
+        if len(grid.text) + max(1, grid.columns) > MAX_CELLS:
             trs = trs[:r]
             break
         cells = [c for c in tr.iter() if c.tag in ("td", "th")]

@@ -39,10 +39,14 @@ def test_a_row_read_alone_carries_its_rowspan_label() -> None:
     assert [row[:2] for row in pivot.body] == [("2025", "Q1"), ("2025", "Q1"), ("2025", "Q2")]
 
 
-def test_spans_are_bounded() -> None:
+def test_spans_and_the_grid_are_bounded() -> None:
     page = '<table><tr><td rowspan="999999" colspan="999999">x</td><td>y</td></tr></table>'
     (table,) = _tables(page.encode())
     assert len(table.rows) == 1 and len(table.rows[0]) <= 256
+    tall = "<tr>" + '<td rowspan="1000" colspan="256">z</td>' + "</tr>"
+    page = "<table>" + tall * 3000 + "</table>"
+    (table,) = _tables(page.encode())
+    assert len(table.rows) * len(table.rows[0]) <= 200_000
 
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
