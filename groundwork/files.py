@@ -35,6 +35,9 @@ class FileVersionInfo:
     low_confidence: bool
     is_current: bool
     created_at: datetime
+    #: one corpus: "artifact" for a generated artifact's document, with its id
+    document_type: str = "source"
+    artifact_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,10 @@ class CitationOut(BaseModel):
     untrusted_excerpt: str  # the snapshot of the cited text (file text: data)
     retrieved_at: str
     low_confidence: bool
+    document_type: Literal["source", "artifact"] = Field(
+        default="source", description="artifact: the cited document is a generated artifact"
+    )
+    artifact_id: str | None = Field(default=None, description="the cited artifact, for one")
 
 
 class HitOut(BaseModel):
@@ -379,6 +383,10 @@ class FileOut(BaseModel):
     low_confidence: bool
     is_current: bool
     created_at: str
+    document_type: Literal["source", "artifact"] = Field(
+        default="source", description="artifact: a generated artifact's document (one corpus)"
+    )
+    artifact_id: str | None = Field(default=None, description="the artifact, for an artifact")
 
     @classmethod
     def from_info(cls, info: FileVersionInfo) -> FileOut:

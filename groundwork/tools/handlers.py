@@ -18,7 +18,6 @@ from groundwork.reading import (
     NothingToRead,
     fence_untrusted,
 )
-from groundwork.render import ExportFormat
 from groundwork.services import artifacts as artifact_service
 from groundwork.services import attachments, documents, drilldown, retrieval, sources, turns
 from groundwork.services.platform import PlatformPorts
@@ -54,6 +53,8 @@ def list_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) ->
             "processing_state": f.processing_state,
             "low_confidence": f.low_confidence,
             "is_current": f.is_current,
+            "document_type": f.document_type,
+            **({"artifact_id": f.artifact_id} if f.artifact_id else {}),
         }
         for f in page.files
     ]
@@ -287,6 +288,7 @@ def create_artifact_tool(platform: PlatformPorts, who: Principal, args: dict[str
         path=str(args["path"]),
         markdown=str(args["markdown"]),
         provenance=_provenance(args),
+        fmt=str(args.get("format") or "markdown"),
     )
     return {
         "artifact_id": made.record.artifact_id,
@@ -348,7 +350,7 @@ def export_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any
             who,
             str(args["artifact_id"]),
             int(args["generation"]),
-            ExportFormat(str(args["format"])),
+            str(args["format"]),
         )
     )
 

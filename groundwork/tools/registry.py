@@ -10,6 +10,7 @@ files is marked as untrusted data.
 
 from __future__ import annotations
 
+from groundwork.render.renderers import known_formats
 from groundwork.tools.spec import ToolSpec, array, boolean, integer, loose, obj, string
 
 READ_FILE_MAX_BYTES = 32 * 1024
@@ -17,7 +18,7 @@ LIST_CAP = 50
 DEFAULT_DRILLDOWN_CAP = 20  # get_chunks calls per conversation turn
 
 FILE_ID = string("a file's id (a source id such as src_..., from list_files or search_files)", 100)
-EXPORT_FORMATS = ["markdown", "html", "pdf", "docx"]
+EXPORT_FORMATS = known_formats()  # the renderers' registry: a new adapter is a new format
 CONVERT_TARGETS = ["pdf", "docx", "html", "markdown", "csv", "xlsx"]
 EDIT_OPS = ["insert_section", "replace_section", "delete_section", "update_table_cell", "append"]
 
@@ -307,6 +308,11 @@ TOOLS: dict[str, ToolSpec] = {
                     "path": string("a file name ending in .md, e.g. reports/q3.md", 255),
                     "markdown": string("the content", 200000),
                     "provenance": _PROVENANCE,
+                    "format": string(
+                        "the deliverable's format (default markdown); the Markdown stays "
+                        "its searchable, editable body",
+                        enum=EXPORT_FORMATS,
+                    ),
                 },
                 ["path", "markdown", "provenance"],
             ),
@@ -355,7 +361,7 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "export_artifact",
-            "Render one version of an artifact to Markdown, HTML, PDF or DOCX (rendered once per "
+            "Render one version of an artifact to Markdown, HTML, PDF, DOCX, PPTX or XLSX (once per "
             "version and format; later calls return the same file).",
             obj(
                 {

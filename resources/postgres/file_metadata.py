@@ -21,7 +21,9 @@ _COLUMNS = (
     "s.source_id, v.version_id, v.version_no, s.filename, v.declared_type, "
     "v.media_type AS sniffed_type, v.size_bytes, v.sha256, v.state, v.processing_state, "
     "v.failure_reason, v.low_confidence, (s.current_version_id = v.version_id) AS is_current, "
-    "v.created_at"
+    "v.created_at, CASE WHEN s.doc_type = 'artifact' THEN 'artifact' ELSE 'source' END "
+    "AS document_type, (SELECT a.artifact_id FROM artifacts a WHERE a.source_id = s.source_id) "
+    "AS artifact_id"
 )
 _VISIBLE = "s.tenant_id = %s AND groundwork_readable(s.subjects, %s) AND s.state = 'active' AND v.state <> 'deleted'"
 

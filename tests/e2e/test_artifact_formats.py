@@ -155,3 +155,51 @@ def test_each_role_has_its_size_limit() -> None:
     assert "source" in (size_problem("source", ROLE_LIMITS["source"] + 1) or "")
     assert ROLE_LIMITS["source"] < ROLE_LIMITS["preview"] < ROLE_LIMITS["primary"]
     assert size_problem("primary", 10, {"primary": 5}) is not None
+
+
+def test_the_tools_take_the_registrys_formats(client: TestClient, headers: dict[str, str]) -> None:
+    provenance = {"tool": "agent", "run": "turn-1", "inputs": "write", "derived_from": []}
+    made = client.post(
+        "/v1/tools/create_artifact",
+        json={"path": "deck.md", "markdown": REPORT, "provenance": provenance, "format": "pptx"},
+        headers=headers,
+    )
+    assert made.status_code == 200, made.text
+    artifact = made.json()["artifact_id"]
+    manifest = client.get(f"/v1/artifacts/{artifact}", headers=headers).json()
+    primary = next(f for f in manifest["files"] if f["role"] == "primary")
+    assert primary["format"] == "pptx" and "source" not in {f["role"] for f in manifest["files"]}
+    exported = client.post(
+        "/v1/tools/export_artifact",
+        json={"artifact_id": artifact, "generation": 1, "format": "xlsx"},
+        headers=headers,
+    )
+    assert exported.status_code == 200 and exported.json()["state"] == "rendered", exported.text
+    assert set(exported.json()) <= {
+        "export_id",
+        "state",
+        "artifact_file_id",
+        "unrenderable",
+        "failure_reason",
+    }  # a tool result names files by id, never their bytes or a source file
+
+
+def test_listings_mark_artifacts(client: TestClient, headers: dict[str, str]) -> None:
+    """One corpus: a listing shows an artifact's document beside the uploads,
+    marked as an artifact with its id (over HTTP and the list_files tool)."""
+    made = _create(client, headers, "docx")
+    uploaded = client.post(
+        "/v1/sources", params={"filename": "notes.txt"}, content=b"plain notes", headers=headers
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    files = client.get("/v1/files", headers=headers).json()["files"]
+    by_source = {f["source_id"]: f for f in files}
+    artifact_doc = by_source[made["source_id"]]
+    assert artifact_doc["document_type"] == "artifact"
+    assert artifact_doc["artifact_id"] == made["artifact_id"]
+    upload = by_source[uploaded.json()["source_id"]]
+    assert upload["document_type"] == "source" and upload["artifact_id"] is None
+    listed = client.post("/v1/tools/list_files", json={}, headers=headers).json()["files"]
+    marks = {f["file_id"]: (f["document_type"], f.get("artifact_id")) for f in listed}
+    assert marks[made["source_id"]] == ("artifact", made["artifact_id"])
+    assert marks[uploaded.json()["source_id"]] == ("source", None)
