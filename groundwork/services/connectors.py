@@ -175,7 +175,7 @@ def add_connector(
         raise Refused(
             f"a connector named {request.name!r} exists already",
             "choose another name, or remove the existing one first",
-            code="conflict",
+            code="exists",
         ) from None
     return _view(catalog, added)
 
