@@ -1,5 +1,5 @@
-"""Figures inside documents (a DOCX's or a PPTX's pictures) to the vision
-provider, when one is configured.
+"""Figures inside documents (a DOCX's or a PPTX's pictures, the pictures on a
+text PDF page) to the vision provider, when one is configured.
 
 Why bounded: each figure is a model call. A deck of 300 slides with a logo on
 each would be 300 calls describing the logo, so pictures smaller than an icon
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import io
 import warnings
+from typing import Any
 
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from groundwork.documents import Block, Location
@@ -68,3 +71,25 @@ def _is_figure(image: bytes) -> bool:
     except Exception:  # an EMF, a damaged or a hostile picture: not sent
         return False
     return min(width, height) >= MIN_FIGURE_PIXELS and width * height <= MAX_PIXELS
+
+
+def pdf_page_figures(page: Any, number: int, figures: FigureDescriber) -> list[Block]:
+    """The pictures drawn on a PDF page that has a text layer (an image-only
+    page is rendered whole instead), each described and located on the page."""
+    if not figures.active:
+        return []
+    found: list[Block] = []
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
+        try:
+            width, height = image.get_px_size()
+            if min(width, height) < MIN_FIGURE_PIXELS or width * height > MAX_PIXELS:
+                continue
+            buffer = io.BytesIO()
+            image.get_bitmap(render=False).to_pil().save(buffer, format="PNG")
+        except (pdfium.PdfiumError, OSError, ValueError):
+            continue  # a picture pdfium cannot decode is not sent
+        where = Location(page=number, part=f"figure {figures.described + 1}")
+        described = figures.describe(buffer.getvalue(), where)
+        if described is not None:
+            found.append(described)
+    return found

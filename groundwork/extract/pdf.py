@@ -52,6 +52,7 @@ import pypdfium2.raw as pdfium_c
 
 from groundwork.documents import Block, BlockKind, FailureReason, Location, Table
 from groundwork.extract.base import Extracted, ExtractionContext, Refused
+from groundwork.extract.figures import FigureDescriber, pdf_page_figures
 from groundwork.extract.image import describe_image
 from groundwork.extract.ocr import ocr_blocks
 from groundwork.extract.pdf_words import (
@@ -253,6 +254,8 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
     per_page: list[list[_Line]] = []
     page_heights: list[float] = []
     per_page_tables: list[list[tuple[Table, tuple[float, float, float, float]]]] = []
+    figures = FigureDescriber(ctx, warnings)
+    per_page_figures: list[list[Block]] = []  # pictures on text pages, described
     needs_ocr: list[int] = []
     garbage_pages: list[int] = []
     for index in range(pages):
@@ -273,6 +276,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         page_heights.append(page.get_height())
         # tables while the page is open: only what they found is kept, not the words
         per_page_tables.append(_page_tables(page, textpage, page_text) if lines else [])
+        per_page_figures.append(pdf_page_figures(page, index + 1, figures) if lines else [])
         textpage.close()
         page.close()
     if garbage_pages:
@@ -320,7 +324,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
         page_blocks, page_title = _layout_page(
             lines, number, per_page_tables[index], level_of, len(heading_sizes), body
         )
-        blocks.extend(page_blocks)
+        blocks.extend(page_blocks + per_page_figures[index])
         title = title or page_title
         if len(blocks) > ctx.limits.max_blocks:
             warnings.append(f"only the first {ctx.limits.max_blocks} blocks were kept")
@@ -335,6 +339,7 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
             f"only the first {MAX_DESCRIBED_PAGES} image-only pages were described by the "
             "vision model"
         )
+    figures.finish()
     metadata_title = (document.get_metadata_value("Title") or "").strip()
     return Extracted(blocks=blocks, warnings=warnings, title=metadata_title or title)
 

@@ -98,3 +98,28 @@ def test_icons_are_skipped_and_figures_are_bounded() -> None:
     assert len(vision.seen) == MAX_FIGURES and (16, 16) not in vision.seen
     assert isinstance(extracted, ExtractedDocument)
     assert any(f"first {MAX_FIGURES} figures" in w for w in extracted.warnings)
+
+
+def _pdf_with_figure() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 12)
+    pdf.multi_cell(0, 6, "Revenue by region is shown in the chart below. " * 4)
+    pdf.image(_png(300, 160), x=20, y=60, w=120)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "A page of text only, with no picture on it at all. " * 4)
+    return bytes(pdf.output())
+
+
+def test_a_figure_on_a_text_pdf_page_is_described_on_its_page() -> None:
+    vision = RecordingVision()
+    document = extract(_pdf_with_figure(), "application/pdf", "r.pdf", vision=vision)
+    found = _described(document)
+    assert vision.seen == [(300, 160)]
+    [(text, location)] = found
+    assert location.page == 1 and location.part == "figure 1"  # type: ignore[attr-defined]
+    assert isinstance(document, ExtractedDocument)
+    assert "Revenue by region" in " ".join(b.text for b in document.blocks)
+    assert not _described(extract(_pdf_with_figure(), "application/pdf", "r.pdf"))
