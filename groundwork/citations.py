@@ -36,6 +36,9 @@ class Citation:
     excerpt: str
     retrieved_at: datetime
     low_confidence: bool = False
+    #: one corpus: "artifact" when the cited document is a generated artifact, with its id
+    document_type: str = "source"
+    artifact_id: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -50,6 +53,8 @@ class Citation:
             "excerpt": self.excerpt,
             "retrieved_at": self.retrieved_at.isoformat(),
             "low_confidence": self.low_confidence,
+            "document_type": self.document_type,
+            "artifact_id": self.artifact_id,
         }
 
     def to_response(self) -> dict[str, object]:

@@ -25,6 +25,8 @@ class ChunkView:
     content_hash: str
     low_confidence: bool
     layer: str = "raw"  # "summary": a chunk of the source version's compiled summary page
+    document_type: str = "source"  # "artifact": a generated artifact's document
+    artifact_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

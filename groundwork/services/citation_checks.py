@@ -60,6 +60,8 @@ def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> Ci
         excerpt=snapshot["excerpt"],
         retrieved_at=datetime.fromisoformat(snapshot["retrieved_at"]),
         low_confidence=bool(snapshot.get("low_confidence", False)),
+        document_type=str(snapshot.get("document_type") or "source"),
+        artifact_id=snapshot.get("artifact_id"),
     )
     return CitationCheck(citation_id, status, citation)
 

@@ -65,7 +65,7 @@ _RECHECK = (
     "SELECT r.* FROM unnest({ids}) AS ids(chunk_id) CROSS JOIN LATERAL ("
     "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
     "v.media_type, c.heading_path, c.body, c.location::text, c.content_hash, c.low_confidence, "
-    "c.version_id = p.version_id AS current, c.layer "
+    "c.version_id = p.version_id AS current, c.layer, s.doc_type, s.origin "
     "FROM chunks c "
     "JOIN sources s ON s.source_id = c.source_id "
     "JOIN source_versions v ON v.version_id = c.version_id "
@@ -152,6 +152,9 @@ class Reading(StoreBase):
                 content_hash=r[9],
                 low_confidence=r[10],
                 layer=r[12],
+                document_type="artifact" if r[13] == "artifact" else "source",
+                # an artifact's document has the origin "artifact:<its id>"
+                artifact_id=r[14].removeprefix("artifact:") if r[13] == "artifact" else None,
             )
         return views
 
