@@ -22,6 +22,7 @@ third line to the next row (issue 36: row recall 0.47).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -107,7 +108,8 @@ def _centred(run: list[int], inside: list[int], anchors: set[int], owner: dict[i
         owner[k] = inside[0]
     taken = len(above)
     for a, b in zip(inside, [*inside[1:], None], strict=True):
-        between = [k for k in fragments if k > a and (b is None or k < b)]
+        end = len(fragments) if b is None else bisect_left(fragments, b)
+        between = fragments[bisect_right(fragments, a) : end]
         if b is None:
             mismatch += abs(len(between) - taken)
             for k in between:
@@ -138,8 +140,8 @@ def _topped(
     for k in run:
         if k in anchors:
             continue
-        above = [a for a in inside if a < k]
-        owner[k] = above[-1] if above else inside[0]
+        above = bisect_left(inside, k)
+        owner[k] = inside[above - 1] if above else inside[0]
         mismatch += 0 if above or label(k) else 1
     return mismatch + sum(1 for a in set(owner.values()) if a not in run)
 
@@ -158,7 +160,7 @@ def _alignment(
     the common case."""
     cost = {"top": 0, "middle": 0}
     for run in runs:
-        inside = [a for a in body_anchors if run[0] <= a <= run[-1]]
+        inside = _inside(body_anchors, run)
         lines = [k for k in run if k not in anchors or k in inside]
         if any(label(k) for k in lines):
             continue
@@ -173,11 +175,16 @@ def _alignment(
     return "middle" if cost["middle"] < cost["top"] else "top"
 
 
+def _inside(body_anchors: list[int], run: list[int]) -> list[int]:
+    """The body anchors within the run's lines."""
+    return body_anchors[bisect_left(body_anchors, run[0]) : bisect_right(body_anchors, run[-1])]
+
+
 def _nearest(run: list[int], rows: list[Row], anchor_list: list[int], mode: str) -> int:
     """The anchor of a run that holds none: the one above when cells sit at
     the top, else the one nearest the run's middle (ties go up)."""
-    above = [a for a in anchor_list if a < run[0]]
-    below = [a for a in anchor_list if a > run[-1]]
+    above = anchor_list[: bisect_left(anchor_list, run[0])]
+    below = anchor_list[bisect_right(anchor_list, run[-1]) :]
     if not below or (mode == "top" and above):
         return above[-1]
     if not above:
@@ -234,7 +241,7 @@ def join_wrapped(
     owner: dict[tuple[int, int], int] = {}
     for column, column_runs in runs.items():
         for run in column_runs:
-            inside = [a for a in body_anchors if run[0] <= a <= run[-1]]
+            inside = _inside(body_anchors, run)
             found: dict[int, int] = {}
             if not inside:
                 target = _nearest(run, rows, anchor_list, mode)
@@ -265,7 +272,7 @@ def _merged(
         lines = [rows[a].lines[0]]
         for k, column in pieces:
             cells[column].extend(rows[k].cells[column])
-            if rows[k].lines[0] not in lines:
+            if all(line is not rows[k].lines[0] for line in lines):
                 lines.append(rows[k].lines[0])
         out.append(Row(lines, cells))
     return out
