@@ -143,6 +143,55 @@ def timed_pass(
     return report, time.perf_counter() - started
 
 
+def change_and_delete(
+    platform: Platform,
+    catalog: PostgresConnectorCatalog,
+    instance: ConnectorInstance,
+    connector: CountingConnector,
+    objects: int,
+    with_ingest: bool,
+) -> None:
+    """One object changed, one deleted; the next pass, then (with ingest)
+    until the change is searchable and the deletion is not."""
+    client = connector.inner.client  # type: ignore[attr-defined]
+    changed, deleted = 1234 % objects, 4321 % objects
+    client.put_object(Bucket=BUCKET, Key=key(objects, changed), Body=body(changed, 1))
+    client.delete_object(Bucket=BUCKET, Key=key(objects, deleted))
+    connector.reads = 0
+    tenant = instance.tenant_id
+    started = time.perf_counter()
+    report = run_pass(platform, catalog, instance, connector)
+    pass_done = time.perf_counter() - started
+    searchable = "not measured (--skip-ingest)"
+    if with_ingest:
+        ingest(platform, tenant)
+        while found(platform, tenant, f"zq{deleted}x0k") or not found(
+            platform, tenant, f"zq{changed}x1k"
+        ):
+            if time.perf_counter() - started > 60:
+                break
+            time.sleep(0.05)
+        searchable = f"{time.perf_counter() - started:.2f} s after the pass started"
+    print(
+        f"pass with 1 changed + 1 deleted: {pass_done:.2f} s (changed {report.changed}, "
+        f"deleted {report.deleted}, reads {connector.reads}); change searchable and deletion "
+        f"unsearchable: {searchable}"
+    )
+    # the bucket goes back to its first state for the next run
+    client.put_object(Bucket=BUCKET, Key=key(objects, changed), Body=body(changed))
+    client.put_object(Bucket=BUCKET, Key=key(objects, deleted), Body=body(deleted))
+
+
+def bucket(settings: GroundworkSettings, objects: int, concurrency: int) -> EmbeddedSeaweedFS:
+    seaweed = EmbeddedSeaweedFS(settings.home / "seaweedfs", S3_PORT)
+    if not seaweed.is_running():
+        seaweed.start()
+    S3BlobStore(seaweed.client(), BUCKET).ensure_bucket()
+    put_seconds = populate(seaweed.client(), objects, concurrency)
+    print(f"objects: {objects}; concurrent puts: {put_seconds:.1f} s (0: reused)")
+    return seaweed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=100_000)
@@ -159,85 +208,40 @@ def main() -> None:
     env.setdefault("GROUNDWORK_OPENSEARCH_PORT", "9211")
     env.setdefault("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9311")
     settings = GroundworkSettings.from_env(env)
-    seaweed = EmbeddedSeaweedFS(settings.home / "seaweedfs", S3_PORT)
-    if not seaweed.is_running():
-        seaweed.start()
-    client = seaweed.client()
-    S3BlobStore(client, BUCKET).ensure_bucket()
-    put_seconds = populate(client, args.objects, args.concurrency)
-    print(f"objects: {args.objects}; concurrent puts: {put_seconds:.1f} s (0: reused)")
-    prefix = f"gwbenchcon-{uuid.uuid4().hex[:6]}"
-    with bench_platform(settings, DATABASE, prefix) as platform:
+    seaweed = bucket(settings, args.objects, args.concurrency)
+    with bench_platform(settings, DATABASE, f"gwbenchcon-{uuid.uuid4().hex[:6]}") as platform:
         tenant = f"bench-con-{uuid.uuid4().hex[:6]}"
         platform.catalog.ensure_tenant(tenant, tenant, settings.default_model_key)
         catalog = PostgresConnectorCatalog(platform.pool)
+        prefix = f"n{args.objects}/"
         instance = catalog.add_instance(
             ConnectorInstance(
                 f"con_{uuid.uuid4().hex[:12]}",
                 tenant,
                 "s3",
                 "archive",
-                {"bucket": BUCKET, "prefix": f"n{args.objects}/"},
+                {"bucket": BUCKET, "prefix": prefix},
                 {},
                 (f"tenant:{tenant}",),
             )
         )
-        connector = CountingConnector(
-            S3BucketConnector(
-                client,
-                S3BucketSettings(BUCKET, prefix=f"n{args.objects}/", endpoint=seaweed.endpoint),
-            )
-        )
+        s3 = S3BucketSettings(BUCKET, prefix=prefix, endpoint=seaweed.endpoint)
+        connector = CountingConnector(S3BucketConnector(seaweed.client(), s3))
         first, seconds = timed_pass(platform, catalog, instance, connector)
         print(f"first pass: {seconds:.1f} s, registered {first.changed}, reads {connector.reads}")
         started = time.perf_counter()
         if not args.skip_ingest:
             ingest(platform, tenant)
             print(f"first ingest (setup): {time.perf_counter() - started:.1f} s")
-
         connector.reads = connector.pages = 0
         quiet, seconds = timed_pass(platform, catalog, instance, connector)
         print(
             f"pass over {quiet.seen} unchanged objects: {seconds:.2f} s, {connector.pages} pages, "
             f"object reads {connector.reads}, changed {quiet.changed}"
         )
-
-        changed, deleted = 1234 % args.objects, 4321 % args.objects
-        client.put_object(Bucket=BUCKET, Key=key(args.objects, changed), Body=body(changed, 1))
-        client.delete_object(Bucket=BUCKET, Key=key(args.objects, deleted))
-        connector.reads = 0
-        started = time.perf_counter()
-        report = run_pass(platform, catalog, instance, connector)
-        pass_done = time.perf_counter() - started
-        if not args.skip_ingest:
-            ingest(platform, tenant)
-        while not args.skip_ingest and not (
-            found(platform, tenant, f"zq{changed}x1k")
-            and not found(platform, tenant, f"zq{deleted}x0k")
-        ):
-            if time.perf_counter() - started > 60:
-                print(
-                    "gave up after 60 s: changed found",
-                    found(platform, tenant, f"zq{changed}x1k"),
-                    "deleted found",
-                    found(platform, tenant, f"zq{deleted}x0k"),
-                )
-                break
-            time.sleep(0.05)
-        visible = time.perf_counter() - started
-        searchable = (
-            "not measured (--skip-ingest)"
-            if args.skip_ingest
-            else f"{visible:.2f} s after the pass started"
+        change_and_delete(
+            platform, catalog, instance, connector, args.objects, not args.skip_ingest
         )
-        print(
-            f"pass with 1 changed + 1 deleted: {pass_done:.2f} s (changed {report.changed}, "
-            f"deleted {report.deleted}, reads {connector.reads}); change searchable and deletion "
-            f"unsearchable: {searchable}"
-        )
-        # the bucket goes back to its first state for the next run
-        client.put_object(Bucket=BUCKET, Key=key(args.objects, changed), Body=body(changed))
-        client.put_object(Bucket=BUCKET, Key=key(args.objects, deleted), Body=body(deleted))
 
 
 if __name__ == "__main__":
