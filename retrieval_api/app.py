@@ -23,6 +23,7 @@ from retrieval_api.hygiene import RequestHygiene
 from retrieval_api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from retrieval_api.metrics import RequestMetrics, ServingMetrics
 from retrieval_api.rate_refusal import EarlyRateRefusal
+from retrieval_api.request_log import RequestContext
 from retrieval_api.routes import (
     artifacts,
     chunks,
@@ -89,6 +90,9 @@ def create_app(
     app.add_middleware(EarlyRateRefusal, limiter=app.state.rate_limiter)  # type: ignore[arg-type]
     # outermost: every response is counted, admission's 503s included
     app.add_middleware(RequestMetrics, metrics=metrics)  # type: ignore[arg-type]
+    # around everything of ours (inside the tracing middleware, when it is on):
+    # the request id, the request span's tenant and the JSON request line
+    app.add_middleware(RequestContext)  # type: ignore[arg-type]
     return app
 
 

@@ -30,6 +30,7 @@ from groundwork.summaries import (
     SourceSummary,
     summarize_sources,
 )
+from groundwork.tracing import TENANT, span
 
 OUTCOME_MESSAGES = {
     "found": "Results found.",
@@ -161,6 +162,15 @@ def issue(
 
 def search(
     ports: PlatformPorts, who: Principal, query: SearchQuery, tenant: Tenant | None = None
+) -> SearchResult:
+    with span(
+        "groundwork.service.search", **{TENANT: who.tenant_id, "groundwork.mode": query.mode}
+    ):
+        return _search(ports, who, query, tenant)
+
+
+def _search(
+    ports: PlatformPorts, who: Principal, query: SearchQuery, tenant: Tenant | None
 ) -> SearchResult:
     if is_browse(query.query):
         media_type = (
