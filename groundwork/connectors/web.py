@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -175,8 +176,10 @@ class RobotsRules:
 
 
 class PolitenessGate:
-    """The least time between two requests to one site. The clock and the
-    sleep are injected so a test can see the waits without taking them."""
+    """The least time between two requests to one site, kept across threads
+    (the sync service fetches a page's items from several): a request waits
+    its turn under the lock. The clock and the sleep are injected so a test
+    can see the waits without taking them. `sent` counts the requests."""
 
     def __init__(
         self,
@@ -188,13 +191,17 @@ class PolitenessGate:
         self._clock = clock
         self._sleep = sleep
         self._last: float | None = None
+        self._lock = threading.Lock()
+        self.sent = 0
 
     def wait(self) -> None:
-        now = self._clock()
-        if self._last is not None and now - self._last < self.delay_seconds:
-            self._sleep(self.delay_seconds - (now - self._last))
+        with self._lock:
             now = self._clock()
-        self._last = now
+            if self._last is not None and now - self._last < self.delay_seconds:
+                self._sleep(self.delay_seconds - (now - self._last))
+                now = self._clock()
+            self._last = now
+            self.sent += 1
 
 
 def served_version(headers: Mapping[str, str], body_digest: str) -> str:

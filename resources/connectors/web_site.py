@@ -6,7 +6,8 @@ RSS and Atom forms; indexes are followed here, through the same polite
 client), then — when the site is crawled — the links of every page listed,
 breadth first, within the scope, robots.txt's rules and the page cap. A
 sitemap-only listing sends no request for a page; a crawl reads each page
-once per pass and keeps its bytes for the fetch that follows in the same pass.
+once per pass and keeps its bytes (up to a budget) for the fetch that follows,
+which revalidates them with a conditional GET rather than a second download.
 
 Fetch: a conditional GET with the validator of the version the catalog holds,
 so an unchanged page answers 304 and is never extracted again.
@@ -25,6 +26,8 @@ import hashlib
 import io
 import logging
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -69,6 +72,40 @@ def _media_type(response: httpx.Response) -> str | None:
     return value.split(";")[0].strip().lower() if value else None
 
 
+Kept = tuple[str, bytes, str | None]  # version, body, media type
+
+
+class KeptPages:
+    """The bodies a crawl read while listing, oldest dropped first past a
+    byte budget; the fetches of the sync service's threads take them."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._pages: OrderedDict[str, Kept] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def keep(self, item_id: str, page: Kept) -> None:
+        with self._lock:
+            self._pages[item_id] = page
+            self._bytes += len(page[1])
+            while self._bytes > self.budget and self._pages:
+                _, dropped = self._pages.popitem(last=False)
+                self._bytes -= len(dropped[1])
+
+    def take(self, item_id: str) -> Kept | None:
+        with self._lock:
+            page = self._pages.pop(item_id, None)
+            if page is not None:
+                self._bytes -= len(page[1])
+            return page
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pages.clear()
+            self._bytes = 0
+
+
 class WebSiteConnector:
     kind = KIND
     complete_listing = True  # a finished pass lists every live page: the rest were removed
@@ -93,10 +130,12 @@ class WebSiteConnector:
         gate_args = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
         self._gate = PolitenessGate(config.delay_seconds, **gate_args)  # type: ignore[arg-type]
         self._robots: dict[str, RobotsRules] = {}
-        #: pages a crawl read while listing, served by the fetch of the same pass
-        self._read: dict[str, tuple[str, bytes, str | None]] = {}
-        self._read_bytes = 0
-        self.requests = 0  # every request sent: what a bench counts
+        self._kept = KeptPages(READ_BUDGET)
+
+    @property
+    def requests(self) -> int:
+        """Every request sent: what a bench counts."""
+        return self._gate.sent
 
     def close(self) -> None:
         self._client.close()
@@ -106,7 +145,6 @@ class WebSiteConnector:
     def _get(self, url: str, item_id: str | None) -> httpx.Response:
         """One polite GET; transport failures become retryable ConnectorErrors."""
         self._gate.wait()
-        self.requests += 1
         try:
             return self._client.get(url)
         except httpx.TimeoutException as exc:
@@ -204,7 +242,7 @@ class WebSiteConnector:
         cursor is the whole frontier, so a resumed crawl neither revisits nor
         loses a page."""
         state = CrawlState.decode(cursor) if cursor else CrawlState()
-        self._forget_read()
+        self._kept.clear()
         if cursor is None:
             seeds = [url for url, _ in self._sitemap_pages()] if self.config.sitemaps else []
             state.enqueue([*seeds, *(canonical_url(u) for u in self.config.start_urls)], self.scope)
@@ -218,18 +256,10 @@ class WebSiteConnector:
             batch.append(item)
             if len(batch) >= self.page_size and state.frontier:
                 yield ListingPage(batch, (), state.encode())
-                self._forget_read()
                 batch = []
         if state.listed == 0:  # never "the site is gone": the start is unreachable
             raise ConnectorError(KIND, None, "no page could be read from the start URLs")
         yield ListingPage(batch, (), None)
-        self._forget_read()
-
-    def _forget_read(self) -> None:
-        """Bytes read while listing serve the fetches of their own page only:
-        the service fetches a page's items before it asks for the next page."""
-        self._read.clear()
-        self._read_bytes = 0
 
     def _crawled(self, url: str, state: CrawlState) -> SourceItem | None:
         """Reads one page of a crawl: its links join the frontier, its bytes
@@ -251,27 +281,27 @@ class WebSiteConnector:
             return None  # reached by another name: the canonical one is (or will be) listed
         state.seen.add(page_id)
         version = served_version(response.headers, body_digest([body]))
-        if self._read_bytes + len(body) <= READ_BUDGET:
-            self._read[page_id] = (version, body, media)
-            self._read_bytes += len(body)
+        self._kept.keep(page_id, (version, body, media))
         return self._item(page_id, version, len(body), media)
 
     # -- fetch --------------------------------------------------------------
 
     def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
-        read = self._read.pop(item.item_id, None)
-        if read is not None:
-            version, body, media = read
-            self._read_bytes -= len(body)
-            if version == known_version:
-                return FetchResult(None, version, media)
-            return FetchResult(io.BytesIO(body), version, media)
-        if listing_vouches(item.version, known_version):
+        """A conditional GET. When a crawl read the page while listing it, the
+        validator is the one it read: a 304 then serves the bytes kept (no
+        body sent twice), and a page gone meanwhile is still the item's error."""
+        kept = self._kept.take(item.item_id)
+        if kept is not None and kept[0] == known_version:
+            return FetchResult(None, kept[0], kept[2])  # read just now, as the catalog has it
+        if kept is None and listing_vouches(item.version, known_version):
             return FetchResult(None, item.version, item.media_type)
+        validator = kept[0] if kept is not None else known_version
         url = item.location.get("url", item.item_id)
-        response, stream, digest = self._download(url, item.item_id, known_version)
-        if response.status_code == 304 and known_version is not None:
-            return FetchResult(None, known_version, item.media_type)
+        response, stream, digest = self._download(url, item.item_id, validator)
+        if response.status_code == 304 and validator is not None:
+            if kept is not None:
+                return FetchResult(io.BytesIO(kept[1]), kept[0], kept[2])
+            return FetchResult(None, validator, item.media_type)
         if stream is None:
             raise self._refuse(response, item.item_id)
         if not self.scope.admits(canonical_url(str(response.url))):
@@ -291,7 +321,6 @@ class WebSiteConnector:
         """A conditional GET whose body is spooled (memory, then a temporary
         file) and digested as it arrives, refused past the page cap."""
         self._gate.wait()
-        self.requests += 1
         limit = self.config.max_page_bytes
         try:
             with self._client.stream(

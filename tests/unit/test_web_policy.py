@@ -3,6 +3,9 @@ politeness and versions (groundwork/connectors/web.py)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from groundwork.connectors.web import (
@@ -131,3 +134,15 @@ def test_a_stored_configuration_needs_a_sitemap_or_a_start() -> None:
     assert not WebSiteConfig.from_config({"sitemaps": ["http://s.test/sitemap.xml"]}).crawl
     with pytest.raises(ValueError):
         WebSiteConfig.from_config({})
+
+
+def test_politeness_holds_across_threads() -> None:
+    """The sync service fetches from several threads: they still take turns."""
+    gate = PolitenessGate(0.05)
+    threads = [threading.Thread(target=gate.wait) for _ in range(6)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert time.monotonic() - started >= 5 * 0.05 and gate.sent == 6
