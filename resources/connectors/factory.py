@@ -2,8 +2,8 @@
 reference is read (`env:NAME` from the environment, `file:/path` from a file
 the operator controls), at build time, never stored or returned.
 
-A kind's builder is registered in BUILDERS; the web and Git connectors add
-theirs beside the S3 and fsspec ones.
+A kind's builder is registered in BUILDERS (the web and Git connectors'
+modules are imported when one of theirs is built).
 """
 
 from __future__ import annotations
@@ -91,7 +91,28 @@ def build_fsspec(instance: ConnectorInstance) -> Connector:
     )
 
 
-BUILDERS: dict[str, Builder] = {"s3": build_s3, "fsspec": build_fsspec}
+def build_web_site(instance: ConnectorInstance) -> Connector:
+    from resources.connectors.web_site import build_web
+
+    return build_web(instance)
+
+
+def build_git_repository(instance: ConnectorInstance) -> Connector:
+    """A remote's mirror is kept under the platform's home (read when the
+    connector is built, never at import)."""
+    from resources.composition.settings import GroundworkSettings
+    from resources.connectors.git_repository import build_git
+
+    cache = GroundworkSettings.from_env().home / "connectors" / "git"
+    return build_git(instance, resolved_secrets(instance), cache)
+
+
+BUILDERS: dict[str, Builder] = {
+    "s3": build_s3,
+    "fsspec": build_fsspec,
+    "web": build_web_site,
+    "git": build_git_repository,
+}
 
 
 def build_connector(instance: ConnectorInstance) -> Connector:
