@@ -67,6 +67,8 @@ from groundwork.extract.text_tables import find_text_tables
 
 MIN_TEXT_CHARS = 16  # fewer alphanumerics than this on a page with images: a scan
 GARBAGE_RATIO = 0.3
+#: characters outside tables below which the tables' text sets the body size too
+MIN_PROSE_CHARS = 200
 OCR_DPI = 300
 #: image-only pages a vision model describes per document (each is a model call)
 MAX_DESCRIBED_PAGES = 20
@@ -293,10 +295,17 @@ def _extract(document: pdfium.PdfDocument, ctx: ExtractionContext) -> Extracted:
             f"page(s) {_ranges([i + 1 for i in needs_ocr])} have no text layer and were not OCRed"
         )
 
+    # the body size is the prose's where there is a paragraph of it: a
+    # report's table set smaller than its text would otherwise make every
+    # line of that text a heading
     sizes: Counter[float] = Counter()
-    for lines in per_page:
+    in_tables: Counter[float] = Counter()
+    for lines, page_tables in zip(per_page, per_page_tables, strict=True):
         for line in lines:
-            sizes[line.size] += len(line.text)
+            inside = _table_containing(line, page_tables) is not None
+            (in_tables if inside else sizes)[line.size] += len(line.text)
+    if sum(sizes.values()) < MIN_PROSE_CHARS:
+        sizes += in_tables
     body = sizes.most_common(1)[0][0] if sizes else 0.0
     per_page = _without_furniture(per_page, page_heights, per_page_tables, body)
     heading_sizes = sorted({s for s in sizes if body and s >= body * 1.15}, reverse=True)[:4]

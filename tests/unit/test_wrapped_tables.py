@@ -47,3 +47,12 @@ def test_a_multi_page_report_is_a_table_on_every_page_with_its_header() -> None:
     assert [page for page, _ in found] == [t.page for t in generated.tables]
     header = [c.lower() for c in generated.tables[0].rows[0]]
     assert all([c.lower() for c in rows[0]] == header for _, rows in found)
+
+
+@pytest.mark.parametrize("name", ["expenses-middle-spaced", "expense-report-multipage"])
+def test_prose_beside_a_smaller_table_is_prose_not_headings(name: str) -> None:
+    generated = CORPUS[name]
+    result = extract(generated.data, "application/pdf", f"{name}.pdf")
+    assert isinstance(result, ExtractedDocument)
+    headings = [b.text for b in result.blocks if b.kind is BlockKind.HEADING]
+    assert headings == [name.replace("-", " ").title()]
