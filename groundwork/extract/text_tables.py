@@ -1,9 +1,9 @@
 """Tables without ruling lines, found from how the words line up.
 
 A run of lines whose words leave the same vertical strips of whitespace
-("rivers") is a candidate; the rivers are its column boundaries and each line
-a row (a line holding only a wrapped cell's continuation joins the nearest
-full row). A wrong table is worse than none, so a candidate becomes a table
+("rivers") is a candidate; the rivers are its column boundaries and its lines
+are regrouped into rows, a wrapped cell's lines joining the row they belong
+to (wrapped_rows.py; cells set at the top of the row or centred). A wrong table is worse than none, so a candidate becomes a table
 only with evidence beyond alignment: three or more columns with a numeric
 column or a well-filled grid of short cells, or two columns of which one is
 numeric. Two-column prose aligns just as well (its gutter is a river on every
