@@ -1,8 +1,8 @@
 """An HTML page of tables with row and column spans, a pivot table whose group
-labels open rowspans on rows of their own, and an infobox (a title over
-key-value rows, values with line breaks and lists), with the grid each must
-come out as: the merged text repeated in every position it covers, as
-groundwork.documents.CellSpan says, and the spans themselves.
+labels open rowspans on rows of their own, an infobox (a title over key-value
+rows, values with line breaks and lists) and key-value rows without a title,
+with the grid each must come out as: the merged text repeated in every
+position it covers, as groundwork.documents.CellSpan says, and the spans.
 
 Fixed text: no generator, no clock, no network.
 """
@@ -59,6 +59,11 @@ PAGE = """<!DOCTYPE html>
   <tr><th scope="row">Spouse</th><td>William King</td></tr>
 </table>
 <p>Her notes on the engine were published in 1843.</p>
+<table>
+  <tr><th>Owner</th><td>Avery Example</td></tr>
+  <tr><th>Status</th><td>Open</td></tr>
+  <tr><th>Due</th><td>2026-03-01</td></tr>
+</table>
 </body></html>
 """
 
@@ -105,5 +110,10 @@ TABLES = (
         ),
         header_rows=1,
         spans=((0, 0, 1, 2), (1, 0, 1, 2), (5, 0, 1, 2)),
+    ),
+    HtmlTable(
+        rows=(("Owner", "Avery Example"), ("Status", "Open"), ("Due", "2026-03-01")),
+        header_rows=0,
+        spans=(),
     ),
 )

@@ -6,7 +6,8 @@ after another instead put each row's cells under the wrong headers after a
 rowspan (issue 36: cells 0.875 on a page of spans and an infobox).
 
 An infobox (a title over key-value rows, a <th> per key) is a table like any
-other: its title row is the header, each key and value a row. A row whose
+other: its title row is the header, each key and value a row; key-value rows
+with no title have no header row (the first key is not a column's label). A row whose
 only cells open a rowspan, the rest of the row blank, is a pivot table's
 group label: the label goes with the rows it spans and the blank row goes.
 Text in a cell keeps its lists' markers and its images' alternative text.
@@ -96,6 +97,7 @@ def html_table(node: Any, nearest_table: Any) -> Table | None:
     grid = _Grid()
     header = True
     header_rows = 0
+    keyed = 0  # rows that are a key (<th>) and its values (<td>)
     trs = _own_rows(node, nearest_table)
     for r, tr in enumerate(trs):
         if len(grid.text) + max(1, grid.columns) > MAX_CELLS:
@@ -115,7 +117,11 @@ def html_table(node: Any, nearest_table: Any) -> Table | None:
         in_head = tr.parent is not None and tr.parent.tag == "thead"
         header = header and bool(cells) and (in_head or all(c.tag == "th" for c in cells))
         header_rows += 1 if header else 0
-    return _table(grid, len(trs), header_rows)
+        tags = [c.tag for c in cells]
+        keyed += 1 if len(tags) >= 2 and tags[0] == "th" and "th" not in tags[1:] else 0
+    # key-value rows from the first (an infobox without a title): no header row
+    key_value = header_rows == 0 and keyed == len(trs) and keyed >= 2
+    return _table(grid, len(trs), header_rows, key_value)
 
 
 def _kept(grid: _Grid, count: int) -> list[int]:
@@ -136,7 +142,7 @@ def _kept(grid: _Grid, count: int) -> list[int]:
     return kept
 
 
-def _table(grid: _Grid, count: int, header_rows: int) -> Table | None:
+def _table(grid: _Grid, count: int, header_rows: int, key_value: bool) -> Table | None:
     kept = _kept(grid, count)
     if not kept:
         return None
@@ -148,4 +154,4 @@ def _table(grid: _Grid, count: int, header_rows: int) -> Table | None:
         if covered and (len(covered) > 1 or width > 1) and grid.text.get((row, column)):
             spans.append(CellSpan(covered[0], column, len(covered), width))
     header = sum(1 for r in kept if r < header_rows)
-    return Table(rows=rows, header_rows=max(1, header), spans=tuple(spans))
+    return Table(rows=rows, header_rows=0 if key_value else max(1, header), spans=tuple(spans))
