@@ -5,9 +5,11 @@ asked for with conditional GETs (goal: <= 10% of the first pass's time, 0
 re-extractions). Extraction after each pass counts what the pass left to
 extract (the first pass's is setup, not in its time).
 
-    uv run python bench/connectors_web.py [--pages 2000] [--crawl]
+    uv run python bench/connectors_web.py [--pages 2000] [--no-lastmod | --crawl]
 
-`--crawl` lists the site by crawling from an index page instead: a crawl must
+The site's sitemap gives each page's lastmod, so by default an unchanged page
+costs no request on the second pass; `--no-lastmod` leaves it out, so every
+page is revalidated by a conditional GET (answered 304). `--crawl` lists the site by crawling from an index page instead: a crawl must
 read every page to find its links, so its second pass reads bytes again (still
 nothing re-extracted: versions are the pages' ETags). It uses the tests' kept
 engines (.groundwork-test) or starts them, in a database of its own.
@@ -61,6 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--crawl", action="store_true")
+    parser.add_argument("--no-lastmod", action="store_true")
     args = parser.parse_args()
     env = dict(os.environ)
     env.setdefault("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork-test"))
@@ -68,6 +71,7 @@ def main() -> None:
     env.setdefault("GROUNDWORK_OPENSEARCH_TRANSPORT_PORT", "9311")
     settings = GroundworkSettings.from_env(env)
     site = build_site(args.pages)
+    site.sitemap_lastmod = not args.no_lastmod
     with (
         loopback_server(site.handler()) as root,
         bench_platform(settings, DATABASE, f"gwbenchweb-{uuid.uuid4().hex[:6]}") as platform,
@@ -96,7 +100,9 @@ def main() -> None:
                 sitemaps=(f"{root}/sitemap.xml",), max_pages=args.pages, delay_seconds=0.0
             )
         connector = WebSiteConnector(config)
-        mode = "crawl" if args.crawl else "sitemap"
+        mode = (
+            "crawl" if args.crawl else "sitemap" + (" without lastmod" if args.no_lastmod else "")
+        )
 
         first, first_s, first_requests = timed_pass(platform, catalog, instance, connector)
         extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed

@@ -87,6 +87,9 @@ class LoopbackSite:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes: with Nagle's algorithm the
+            # body waits for the client's delayed ACK (~40 ms a page)
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: object) -> None:  # quiet
                 return

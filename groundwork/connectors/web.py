@@ -9,12 +9,15 @@ points inside the scope, names the page instead of the URL it was reached by.
 
 A page's version is the validator the server gave for the bytes it served
 (`etag:`, else `modified:` for Last-Modified, else `sha256:` of the body), so
-the next fetch can be a conditional GET that answers 304 with no body. A
-sitemap listing sends no request for a page, so it knows no validator: its
-version is the sitemap's `lastmod:` (or `unversioned` without one), which
-never equals a served version, so the sync service, which keeps the version a
-fetch served, revalidates every listed page with one conditional GET a pass —
-a sitemap's lastmod alone is too often stale to skip a page on.
+the next fetch is a conditional GET that answers 304 with no body. A sitemap
+listing sends no request for a page; when the sitemap gives a page's
+`lastmod` (and `trust_lastmod` is on) that is the page's version, listed and
+served alike, so an unchanged lastmod costs no request at all. Because a
+site's lastmod can go stale, the version also carries the page's
+revalidation round (`revalidate_days`, spread over the pages by their URL):
+once a round each page is read again, and bytes found unchanged make no new
+version. Without a lastmod a page is listed `unversioned` and revalidated by
+a conditional GET on every pass.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class WebSiteConfig:
     user_agent: str = "GroundworkBot/0.1 (+https://groundwork.invalid/bot)"
     timeout_seconds: float = 20.0
     max_page_bytes: int = 64 * 1024 * 1024
+    trust_lastmod: bool = True
+    revalidate_days: float = 7.0
     subjects: tuple[str, ...] | None = None
 
     @classmethod
@@ -87,6 +92,8 @@ class WebSiteConfig:
             user_agent=str(config.get("user_agent") or defaults.user_agent),
             timeout_seconds=float(config.get("timeout_seconds") or defaults.timeout_seconds),
             max_page_bytes=int(config.get("max_page_bytes") or defaults.max_page_bytes),
+            trust_lastmod=bool(config.get("trust_lastmod", True)),
+            revalidate_days=float(config.get("revalidate_days") or defaults.revalidate_days),
         )
 
     def scope(self) -> WebScope:
@@ -310,12 +317,25 @@ def page_filename(url: str, media_type: str | None) -> str:
 UNVERSIONED = "unversioned"
 
 
-def listed_version(lastmod: str | None) -> str:
-    """A sitemap page's version before any request: its lastmod, if any."""
-    return f"lastmod:{lastmod}" if lastmod else UNVERSIONED
+def listed_version(
+    url: str, lastmod: str | None, config: WebSiteConfig, now: float | None = None
+) -> str:
+    """A sitemap page's version before any request: its lastmod and its
+    revalidation round, or `unversioned` (revalidated every pass)."""
+    if not lastmod or not config.trust_lastmod:
+        return UNVERSIONED
+    period = max(config.revalidate_days, 1e-6) * 86400.0
+    offset = int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) % int(max(period, 1.0))
+    round_ = int(((time.time() if now is None else now) + offset) // period)
+    return f"lastmod:{lastmod}@{round_}"
+
+
+def trusted(listed: str) -> bool:
+    """A listed version a fetch serves as it is (the lastmod the sitemap vouches for)."""
+    return listed.startswith("lastmod:")
 
 
 def listing_vouches(listed: str, known_version: str | None) -> bool:
-    """A caller holding the very lastmod the sitemap still lists needs no
-    request to learn the page is unchanged (without a lastmod nothing vouches)."""
-    return known_version == listed and listed.startswith("lastmod:")
+    """A caller holding the very lastmod version the sitemap still lists
+    needs no request to learn the page is unchanged."""
+    return known_version == listed and trusted(listed)

@@ -53,6 +53,7 @@ from groundwork.connectors.web import (
     page_links,
     retry_after_seconds,
     served_version,
+    trusted,
 )
 
 #: bodies larger than this spill from memory to a temporary file
@@ -231,7 +232,7 @@ class WebSiteConnector:
         while True:
             chunk = pages[state.listed : state.listed + self.page_size]
             state.listed += len(chunk)
-            items = [self._item(u, listed_version(m), None, None) for u, m in chunk]
+            items = [self._item(u, listed_version(u, m, self.config), None, None) for u, m in chunk]
             if state.listed >= len(pages):
                 yield ListingPage(items, (), None)
                 return
@@ -301,7 +302,8 @@ class WebSiteConnector:
         if response.status_code == 304 and validator is not None:
             if kept is not None:
                 return FetchResult(io.BytesIO(kept[1]), kept[0], kept[2])
-            return FetchResult(None, validator, item.media_type)
+            served = item.version if trusted(item.version) else validator
+            return FetchResult(None, served, item.media_type)
         if stream is None:
             raise self._refuse(response, item.item_id)
         if not self.scope.admits(canonical_url(str(response.url))):
@@ -309,7 +311,10 @@ class WebSiteConnector:
             raise ConnectorError(
                 KIND, item.item_id, f"redirected out of the scope to {response.url}"
             )
-        version = served_version(response.headers, digest)
+        # a lastmod version is served as listed: the next listing then compares equal
+        version = (
+            item.version if trusted(item.version) else served_version(response.headers, digest)
+        )
         if version == known_version:  # no validator, same bytes
             stream.close()
             return FetchResult(None, version, _media_type(response))

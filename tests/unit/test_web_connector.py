@@ -53,6 +53,7 @@ def test_sitemap_listing_requests_no_page_and_resumes_from_a_cursor(site) -> Non
 
 def test_conditional_get_answers_not_modified_and_a_change_is_served(site) -> None:
     state, root = site
+    state.sitemap_lastmod = False  # nothing vouches for the page: it is revalidated
     state.put("/a", html_page("A", "first"))
     conn = connector(root)
     (item,) = ids_items(conn)
@@ -70,6 +71,7 @@ def test_conditional_get_answers_not_modified_and_a_change_is_served(site) -> No
 
 def test_last_modified_alone_is_a_validator_too(site) -> None:
     state, root = site
+    state.sitemap_lastmod = False
     state.etags = False
     state.put("/a", html_page("A", "first"))
     conn = connector(root)
@@ -78,6 +80,22 @@ def test_last_modified_alone_is_a_validator_too(site) -> None:
     assert first.version.startswith("modified:")
     assert conn.fetch(item, first.version).stream is None
     assert state.requests_to("/a") == [200, 304]
+
+
+def test_a_trusted_lastmod_is_the_version_listed_and_served(site) -> None:
+    state, root = site
+    state.put("/a", html_page("A", "first"))
+    conn = connector(root)
+    (item,) = ids_items(conn)
+    fetched = conn.fetch(item, None)
+    assert fetched.stream is not None and fetched.version == item.version
+    (again,) = ids_items(conn)
+    assert again.version == fetched.version, "the next listing compares equal: no request"
+    before = len(state.log)
+    assert conn.fetch(again, fetched.version).stream is None and len(state.log) == before
+    distrusting = connector(root, trust_lastmod=False)
+    (unversioned,) = ids_items(distrusting)
+    assert distrusting.fetch(unversioned, None).version.startswith("etag:")
 
 
 def test_a_sitemap_lastmod_is_the_listed_version(site) -> None:

@@ -94,10 +94,27 @@ def test_versions_are_validators_a_conditional_get_sends_back() -> None:
     assert conditional_headers(modified) == {"If-Modified-Since": "Tue, 01 Dec 2026 10:00:00 GMT"}
     assert served_version({}, "d1") == "sha256:d1"
     assert conditional_headers("sha256:d1") == {}
-    assert listed_version("2026-12-01") == "lastmod:2026-12-01"
-    assert listing_vouches("lastmod:2026-12-01", "lastmod:2026-12-01")
-    assert not listing_vouches("lastmod:2026-12-02", "lastmod:2026-12-01")
-    assert not listing_vouches(listed_version(None), listed_version(None))
+    config = WebSiteConfig(sitemaps=("http://s.test/sitemap.xml",), revalidate_days=1.0)
+    listed = listed_version("http://s.test/a", "2026-12-01", config, now=0.0)
+    assert listed.startswith("lastmod:2026-12-01@")
+    assert listing_vouches(listed, listed)
+    assert not listing_vouches(listed_version("http://s.test/a", "2026-12-02", config, 0.0), listed)
+    assert listed_version("http://s.test/a", None, config) == "unversioned"
+    assert not listing_vouches("unversioned", "unversioned")
+    distrust = WebSiteConfig(sitemaps=config.sitemaps, trust_lastmod=False)
+    assert listed_version("http://s.test/a", "2026-12-01", distrust) == "unversioned"
+
+
+def test_a_lastmod_version_is_revalidated_once_a_round_spread_over_pages() -> None:
+    config = WebSiteConfig(sitemaps=("http://s.test/sitemap.xml",), revalidate_days=1.0)
+    day = 86400.0
+    urls = [f"http://s.test/p{n}" for n in range(200)]
+    today = [listed_version(u, "2026-12-01", config, now=10 * day) for u in urls]
+    later = [listed_version(u, "2026-12-01", config, now=10 * day + day / 4) for u in urls]
+    tomorrow = [listed_version(u, "2026-12-01", config, now=11 * day) for u in urls]
+    rolled = sum(a != b for a, b in zip(today, later, strict=True))
+    assert 20 < rolled < 90, "about a quarter of the pages are due after a quarter of a day"
+    assert all(a != b for a, b in zip(today, tomorrow, strict=True))
 
 
 def test_retry_after_reads_seconds_and_dates() -> None:
