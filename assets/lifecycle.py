@@ -6,6 +6,7 @@ from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.lifecycle import prove_tombstones, purge_deleted
 from groundwork.model_cutover import retire_models
+from groundwork.services.uploads import discard_expired
 from resources.dagster_glue.platform_resource import GroundworkResource
 
 NO_TOMBSTONED_CHUNKS = "no_tombstoned_chunks_remain"
@@ -39,6 +40,8 @@ def deletion_sweep(
         platform.catalog, {v.model.key: v for v in indexes.vectors}, tenant_id, VECTOR_GRACE_SECONDS
     )
     proof = prove_tombstones(platform.catalog, indexes, tenant_id)
+    # abandoned upload sessions' bytes (every tenant's: one listing of the staging)
+    expired_uploads = discard_expired(platform.upload_staging())
     return dg.MaterializeResult(
         metadata={
             "sources_purged": report.sources,
@@ -52,6 +55,7 @@ def deletion_sweep(
             "seconds": round(report.seconds, 3),
             "tombstoned_chunks": proof.tombstoned,
             "retired_model_vectors": sum(retired.values()),
+            "expired_staged_uploads": expired_uploads,
         },
         check_results=[
             dg.AssetCheckResult(

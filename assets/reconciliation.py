@@ -25,12 +25,14 @@ STORED_HAVE_BYTES = "stored_versions_have_bytes"
 )
 def reconciliation(groundwork: GroundworkResource) -> dg.MaterializeResult:
     platform = groundwork.platform()
-    report = reconcile(platform.catalog, platform.blobs)
+    report = reconcile(platform.catalog, platform.blobs, platform.upload_staging())
     kinds = (
         "pending-without-bytes",
         "pending-with-bytes",
         "stored-without-bytes",
         "bytes-without-row",
+        "incomplete-write",
+        "staged-upload",
     )
     return dg.MaterializeResult(
         metadata={kind: report.count(kind) for kind in kinds}

@@ -7,7 +7,7 @@ stricter table is another); none of them should know which."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 #: What an inspector answers for a file of no bytes, whatever its name: its own
 #: refusal downstream, never "unsupported type" or "malformed".
@@ -31,4 +31,6 @@ class FileInspector(Protocol):
 
     def media_type(self, data: bytes, filename: str) -> str: ...
 
-    def media_type_of_path(self, path: Path, filename: str) -> str: ...
+    def media_type_of_path(self, path: Path | BinaryIO, filename: str) -> str:
+        """A file on disk, or a seekable reader (a staged upload in a bucket)."""
+        ...

@@ -26,6 +26,7 @@ from pathlib import Path
 from groundwork.catalog import Catalog
 from groundwork.errors import GroundworkError, NotFound
 from groundwork.ports import BlobStore, KeywordIndex, VectorIndex
+from groundwork.upload_staging import UploadStaging
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +160,13 @@ def erase_tenant(
     blobs: BlobStore,
     tenant_id: str,
     inbox_root: Path | None = None,
+    staging: UploadStaging | None = None,
 ) -> dict[str, int]:
-    """Every copy goes: index rows, bytes, catalog rows, and the tenant's inbox
-    folder (the originals it was fed from; left behind, the next rescan would
-    ingest them again and bring the tenant back)."""
+    """Every copy goes: index rows, bytes, catalog rows, the bytes of upload
+    sessions never completed (`staging`: in a bucket, aborted multipart
+    uploads), and the tenant's inbox folder (the originals it was fed from;
+    left behind, the next rescan would ingest them again and bring the tenant
+    back)."""
     removed = {"keyword": indexes.keywords.delete_tenant(tenant_id)}
     for vectors in indexes.vectors:
         removed[f"vector:{vectors.model.key}"] = vectors.delete_tenant(tenant_id)
@@ -170,6 +174,8 @@ def erase_tenant(
     for key in keys:
         blobs.delete(key)
     removed["blob"] = len(keys)
+    if staging is not None:
+        removed["staged_uploads"] = staging.discard_tenant(tenant_id)
     catalog.erase_tenant_rows(tenant_id)
     if inbox_root is not None:
         folder = inbox_root / tenant_id

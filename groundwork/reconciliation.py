@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from groundwork.ports import BlobStore
+from groundwork.upload_staging import UploadStaging
 
 
 class _VersionBlobs(Protocol):
@@ -22,7 +23,9 @@ class _VersionBlobs(Protocol):
 class Finding:
     kind: str  # pending-without-bytes, pending-with-bytes, stored-without-bytes, bytes-without-row,
     # quarantined (a malware scan flagged it: kept, never served; listed for an operator),
-    # incomplete-write (a put that never finished: an S3 multipart upload, a temp file)
+    # incomplete-write (a put that never finished: an S3 multipart upload, a temp file),
+    # staged-upload (an upload session's bytes before completion: its S3 multipart
+    # upload and tail objects, or its file; an expired session's until expiry removes them)
     version_id: str | None
     blob_key: str
     age_seconds: float | None
@@ -41,8 +44,14 @@ class ReconciliationReport:
         return self.count("stored-without-bytes") == 0
 
 
-def reconcile(catalog: _VersionBlobs, blobs: BlobStore) -> ReconciliationReport:
-    present = set(blobs.list_keys())
+def reconcile(
+    catalog: _VersionBlobs, blobs: BlobStore, staging: UploadStaging | None = None
+) -> ReconciliationReport:
+    """`staging`: upload sessions' bytes are reported as `staged-upload` (with
+    their age), not as orphans, though in a bucket they share its keys."""
+    staged = list(staging.staged()) if staging is not None else []
+    claimed = {item.key for item in staged}
+    present = set(blobs.list_keys()) - claimed
     referenced: set[str] = set()
     findings: list[Finding] = []
     for row in catalog.version_blobs():
@@ -65,5 +74,8 @@ def reconcile(catalog: _VersionBlobs, blobs: BlobStore) -> ReconciliationReport:
     # stored bytes no listing of objects shows (a process killed mid-upload):
     # reported like orphans, and like them never removed here
     for key in blobs.incomplete_writes():
-        findings.append(Finding("incomplete-write", None, key, None))
+        if key not in claimed:
+            findings.append(Finding("incomplete-write", None, key, None))
+    for item in staged:
+        findings.append(Finding("staged-upload", None, item.key, item.age_seconds))
     return ReconciliationReport(tuple(findings))

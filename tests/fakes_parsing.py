@@ -10,6 +10,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from groundwork.chunking import Chunk, approximate_tokens, bounded_segments, chunk_id_for
 from groundwork.documents import (
@@ -92,8 +93,11 @@ class MagicNumberInspector:
         extension = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
         return _TEXT.get(extension, "text/plain")
 
-    def media_type_of_path(self, path: Path, filename: str) -> str:
-        return self.media_type(path.read_bytes(), filename)
+    def media_type_of_path(self, path: Path | BinaryIO, filename: str) -> str:
+        if isinstance(path, Path):
+            return self.media_type(path.read_bytes(), filename)
+        path.seek(0)
+        return self.media_type(path.read(), filename)
 
     @staticmethod
     def _package(data: bytes) -> str:

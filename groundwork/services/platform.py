@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from groundwork.artifact_exports import ExportStore
 from groundwork.artifacts import ArtifactFile, ArtifactRecord, ArtifactStore
@@ -28,6 +28,7 @@ from groundwork.ports import (
 from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.summaries import Summarizer
+from groundwork.upload_staging import UploadStaging
 
 
 class ReadingRecords(Protocol):
@@ -107,20 +108,6 @@ class UploadSessions(Protocol):
     ) -> None: ...
 
 
-class StagedUploads(Protocol):
-    """The bytes of open sessions, held by the server until completion."""
-
-    def path(self, upload_id: str) -> Path:
-        """Where a session's parts are written (refuses a malformed id)."""
-        ...
-
-    def ensure(self, upload_id: str) -> Path:
-        """The staged file of a session (created empty if no part arrived)."""
-        ...
-
-    def discard(self, upload_id: str) -> None: ...
-
-
 class ServiceCatalog(Catalog, ReadingRecords, UploadSessions, TenantQuotas, Protocol):
     """Everything the services ask of the catalog."""
 
@@ -177,7 +164,7 @@ class PlatformPorts(Protocol):
         """The server's key for signing file references (never leaves the server)."""
         ...
 
-    def upload_staging(self) -> StagedUploads:
+    def upload_staging(self) -> UploadStaging:
         """Where open upload sessions' bytes wait for completion."""
         ...
 
@@ -185,8 +172,9 @@ class PlatformPorts(Protocol):
         """Asks the orchestrator for the ingest run a new registration needs."""
         ...
 
-    def sniff_file(self, path: Path, filename: str) -> str:
-        """The media type of a staged file, read from its leading bytes."""
+    def sniff_file(self, path: Path | BinaryIO, filename: str) -> str:
+        """The media type of a staged file (a path, or a seekable reader),
+        read from its leading bytes and a ZIP's central directory."""
         ...
 
 

@@ -9,15 +9,15 @@ an oracle for others.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from groundwork.catalog import NeedsApproval
 from groundwork.errors import NotFound, Refused
 from groundwork.ports import Principal
 from groundwork.services.limits import check_quota
-from groundwork.services.platform import PlatformPorts, StagedUploads, UploadSessions
+from groundwork.services.platform import PlatformPorts, UploadSessions
 from groundwork.services.registration import (
     approval_refusal,
     check_before_bytes,
@@ -26,8 +26,18 @@ from groundwork.services.registration import (
     sharing_subjects,
 )
 from groundwork.services.scopes import Scope
-from groundwork.stages.registration import IncomingFile, register_path
+from groundwork.stages.registration import IncomingFile, register_incoming
 from groundwork.upload_policy import MAX_UPLOAD_BYTES, check_content
+from groundwork.upload_staging import StagedTooLarge, UploadStaging
+
+#: an upload session's life (upload_sessions.expires_at is created_at + 24 hours)
+SESSION_LIFE = timedelta(hours=24)
+
+
+def discard_expired(staging: UploadStaging) -> int:
+    """The staged bytes of sessions past their life (abandoned: nothing can
+    complete them any more), S3 multipart uploads aborted; how many went."""
+    return staging.expire(SESSION_LIFE)
 
 
 def open_session(
@@ -44,12 +54,7 @@ def open_session(
     target source the caller can see, and the tenant's quotas."""
     check_before_bytes(filename, size, MAX_UPLOAD_BYTES)
     shared_with = sharing_subjects(who, subjects)
-    origin = f"api:{filename}"
-    if target_source_id is not None:
-        target = ports.files.origin_of(who.scope, target_source_id)
-        if target is None:
-            raise NotFound(f"no source {target_source_id} is visible to this key")
-        origin = target[0]
+    origin = _origin(ports, who, filename, target_source_id)
     check_quota(ports.catalog, who.tenant_id, size, origin)
     sessions: UploadSessions = ports.catalog
     upload_id = sessions.create_upload(
@@ -61,9 +66,22 @@ def open_session(
         shared_with,
         target_source_id=target_source_id,
     )
+    ports.upload_staging().begin(who.tenant_id, upload_id)
     row = sessions.upload(who.tenant_id, upload_id)
     assert row is not None
     return row
+
+
+def _origin(
+    ports: PlatformPorts, who: Principal, filename: str, target_source_id: str | None
+) -> str:
+    """A new source's origin, or the one of the source a new version targets."""
+    if target_source_id is None:
+        return f"api:{filename}"
+    target = ports.files.origin_of(who.scope, str(target_source_id))
+    if target is None:
+        raise NotFound(f"no source {target_source_id} is visible to this key")
+    return target[0]
 
 
 def owned_session(ports: PlatformPorts, who: Principal, upload_id: str) -> dict[str, Any]:
@@ -74,13 +92,20 @@ def owned_session(ports: PlatformPorts, who: Principal, upload_id: str) -> dict[
 
 
 def receive_part(
-    ports: PlatformPorts, who: Principal, upload_id: str, offset: int, parts: Iterable[bytes]
+    ports: PlatformPorts,
+    who: Principal,
+    upload_id: str,
+    offset: int,
+    parts: Iterable[bytes],
+    length: int | None = None,
 ) -> dict[str, Any]:
     """Bytes from `offset`, the acknowledged offset (resume from the session's
     `received`), written at that offset so a retried part overwrites instead
     of appending twice. The part is capped at the declared size while it
     arrives: exceeding it stops the sender (`too-large`) and keeps nothing past
-    `offset`. Durable before it is acknowledged. Refusals: `not-open`,
+    `offset`. Durable before it is acknowledged. `length`: the request's
+    Content-Length, when it has one (a bucket then receives the part as it
+    streams in). Refusals: `not-open`,
     `bad-offset` (with `received`), `too-large`."""
     row = owned_session(ports, who, upload_id)
     if row["state"] != "open":
@@ -95,30 +120,23 @@ def receive_part(
             "bad-offset",
         )
     room = int(row["declared_size"]) - offset
-    path = ports.upload_staging().path(upload_id)
-    written = 0
-    with open(path, "r+b" if path.exists() else "w+b") as handle:
-        handle.seek(offset)
-        for part in parts:
-            if written + len(part) > room:
-                handle.truncate(offset)
-                raise Refused(
-                    f"the upload exceeded its declared size of {row['declared_size']} bytes; "
-                    f"nothing past offset {offset} was kept",
-                    "declare the file's real size in a new upload session",
-                    code="too-large",
-                )
-            handle.write(part)
-            written += len(part)
-        handle.truncate(offset + written)
-        handle.flush()
-        os.fsync(handle.fileno())
+    staging: UploadStaging = ports.upload_staging()
+    try:
+        written = staging.write(who.tenant_id, upload_id, offset, parts, room=room, length=length)
+    except StagedTooLarge:
+        raise Refused(
+            f"the upload exceeded its declared size of {row['declared_size']} bytes; "
+            f"nothing past offset {offset} was kept",
+            "declare the file's real size in a new upload session",
+            code="too-large",
+        ) from None
     if not ports.catalog.advance_upload(upload_id, offset, offset + written):
         raise Refused(
             "another part was acknowledged meanwhile; read the progress and resume",
             "read the upload's progress and resume from its received offset",
             code="bad-offset",
         )
+    staging.acknowledged(who.tenant_id, upload_id, offset + written)
     updated = ports.catalog.upload(who.tenant_id, upload_id)
     assert updated is not None
     return updated
@@ -131,14 +149,15 @@ def complete_session(
     *,
     replace_existing: bool,
 ) -> dict[str, Any]:
-    """Sniff, check, scan and register the staged bytes (streamed from disk,
-    never held in memory) under the same policy as every other registration;
+    """Sniff, check, scan and register the staged bytes (read where they are
+    staged, never held in memory; in a bucket they are copied server-side to
+    the content key) under the same policy as every other registration;
     then ask for the ingest run. Completing a completed session answers it
     again. Refusals: not-open, incomplete, the content codes, approval-required
     (the session stays open: complete again with `replace_existing`) and
     malware-found."""
     sessions: UploadSessions = ports.catalog
-    staging: StagedUploads = ports.upload_staging()
+    staging: UploadStaging = ports.upload_staging()
     row = owned_session(ports, who, upload_id)
     if row["state"] == "completed":
         return row
@@ -153,20 +172,16 @@ def complete_session(
             {"received": row["received"]},
             "incomplete",
         )
-    path = staging.ensure(upload_id)
+    sealed = staging.seal(who.tenant_id, upload_id, int(row["declared_size"]))
     filename = str(row["filename"])
-    sniffed = ports.sniff_file(path, filename)
+    with staging.open(who.tenant_id, upload_id) as staged:
+        sniffed = ports.sniff_file(staged, filename)
     refused = check_content(filename, sniffed)
     if refused is not None:
         sessions.finish_upload(upload_id, "refused", None, None)
-        staging.discard(upload_id)
+        staging.discard(who.tenant_id, upload_id)
         raise refusal(refused)
-    origin = f"api:{filename}"
-    if row.get("target_source_id"):
-        target = ports.files.origin_of(who.scope, str(row["target_source_id"]))
-        if target is None:
-            raise NotFound(f"no source {row['target_source_id']} is visible to this key")
-        origin = target[0]
+    origin = _origin(ports, who, filename, row.get("target_source_id") or None)
     # checked again: other registrations may have used the quota since it opened
     # (refused, the session stays open: complete it after freeing room)
     check_quota(ports.catalog, who.tenant_id, int(row["declared_size"]), origin)
@@ -179,15 +194,24 @@ def complete_session(
         declared_type=str(row["declared_type"]),
         replace=replace_existing,
     )
-    outcome = register_path(ports.catalog, ports.blobs, incoming, path, ports.scanner())
+    outcome = register_incoming(
+        ports.catalog,
+        ports.blobs,
+        incoming,
+        sha256=sealed.sha256,
+        size=sealed.size,
+        # pending row -> the staged bytes placed under the content key -> stored
+        write=lambda key: staging.place(who.tenant_id, upload_id, key),
+        scanner=ports.scanner(),
+    )
     if isinstance(outcome, NeedsApproval):
         raise approval_refusal(filename, outcome)
     if outcome.quarantined is not None:
         sessions.finish_upload(upload_id, "refused", outcome.source_id, outcome.version_id)
-        staging.discard(upload_id)
+        staging.discard(who.tenant_id, upload_id)
         raise malware_refusal(outcome.quarantined)
     sessions.finish_upload(upload_id, "completed", outcome.source_id, outcome.version_id)
-    staging.discard(upload_id)
+    staging.discard(who.tenant_id, upload_id)
     if outcome.created:
         ports.ingest_trigger().request_ingest(who.tenant_id)
     done = sessions.upload(who.tenant_id, upload_id)

@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 platform.blobs,
                 args.tenant_id,
                 inbox_root=settings.inbox_dir,
+                staging=platform.upload_staging(),
             )
             console.print(f"erased {args.tenant_id}: {removed}")
             return 0

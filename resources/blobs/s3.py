@@ -158,6 +158,18 @@ class S3BlobStore:
             f"bucket={self.bucket!r}, prefix={self.prefix!r})"
         )
 
+    @property
+    def client(self) -> Any:
+        """The boto3 client (the bucket's upload staging shares it)."""
+        return self._client
+
+    def object_name(self, key: str) -> str:
+        return self._object(key)
+
+    def size_of(self, key: str) -> int | None:
+        """The object's size; None when there is none."""
+        return self._size(key)
+
     def _object(self, key: str) -> str:
         """The object name of a key; keys are checked as the filesystem checks
         them, so both adapters accept and refuse the same keys."""

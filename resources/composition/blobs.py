@@ -15,9 +15,12 @@ from typing import Any
 
 from groundwork.errors import GroundworkError
 from groundwork.ports import BlobStore
+from groundwork.upload_staging import UploadStaging
 from resources.blobs.filesystem import FilesystemBlobStore
 from resources.blobs.migrating import MigratingBlobStore
 from resources.blobs.s3 import S3BlobStore, S3Credentials, s3_client, translated
+from resources.blobs.s3_staging import S3UploadStaging
+from resources.blobs.upload_staging import FilesystemUploadStaging
 from resources.composition.settings import GroundworkSettings
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 
@@ -54,6 +57,16 @@ def build_blob_store(settings: GroundworkSettings, s3_endpoint: str | None = Non
         # while `groundwork blobs migrate` finishes: reads fall back to the folder
         return MigratingBlobStore(store, FilesystemBlobStore(settings.blob_dir))
     return store
+
+
+def build_upload_staging(settings: GroundworkSettings, blobs: BlobStore) -> UploadStaging:
+    """Where open upload sessions' bytes wait: in the bucket itself when the
+    bytes live in one (each part sent on as it arrives, no shared disk), else
+    a folder under GROUNDWORK_HOME beside the folder store."""
+    bucket = blobs.new if isinstance(blobs, MigratingBlobStore) else blobs
+    if isinstance(bucket, S3BlobStore):
+        return S3UploadStaging(bucket)
+    return FilesystemUploadStaging(settings.home / "uploads", blobs)
 
 
 def _abort_incomplete_uploads_rule(client: Any, settings: GroundworkSettings) -> None:

@@ -59,9 +59,15 @@ def sniff_media_type(data: bytes, filename: str) -> str:
     return _sniff(data[:SNIFF_BYTES], filename, lambda: io.BytesIO(data))
 
 
-def sniff_path(path: Path, filename: str) -> str:
-    """The same answer as `sniff_media_type` for a file on disk, reading only
-    its head (and a ZIP's central directory), never the whole file."""
+def sniff_path(path: Path | BinaryIO, filename: str) -> str:
+    """The same answer as `sniff_media_type` for a file on disk (or a seekable
+    reader: a staged upload in a bucket), reading only its head (and a ZIP's
+    central directory), never the whole file."""
+    if not isinstance(path, Path):
+        path.seek(0)
+        head = path.read(SNIFF_BYTES)
+        path.seek(0)
+        return _sniff(head, filename, lambda: path)
     with path.open("rb") as handle:
         head = handle.read(SNIFF_BYTES)
     return _sniff(head, filename, lambda: path)
@@ -92,5 +98,5 @@ class LibmagicInspector:
     def media_type(self, data: bytes, filename: str) -> str:
         return sniff_media_type(data, filename)
 
-    def media_type_of_path(self, path: Path, filename: str) -> str:
+    def media_type_of_path(self, path: Path | BinaryIO, filename: str) -> str:
         return sniff_path(path, filename)

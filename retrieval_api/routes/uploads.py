@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from groundwork.services import uploads
-from retrieval_api.body import blocking_parts
+from retrieval_api.body import blocking_parts, declared_length
 from retrieval_api.deps import PlatformDep, PrincipalDep
 from retrieval_api.schemas import UploadComplete, UploadCreate, UploadOut
 
@@ -59,7 +59,13 @@ async def upload_part(
     The part is capped at the declared size while it streams: exceeding it stops
     the sender with 413 instead of draining the rest."""
     row = await run_in_threadpool(
-        uploads.receive_part, platform, who, upload_id, offset, blocking_parts(request)
+        uploads.receive_part,
+        platform,
+        who,
+        upload_id,
+        offset,
+        blocking_parts(request),
+        declared_length(request),
     )
     return _out(row)
 

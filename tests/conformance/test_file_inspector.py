@@ -96,6 +96,17 @@ class FileInspectorContract:
             data, "notes.md"
         )
 
+    @pytest.mark.parametrize("data", [PDF, WORD, PLAIN_ZIP, b"", b"# Notes\n\nwords\n"])
+    def test_a_seekable_reader_gives_the_answer_its_bytes_give(
+        self, inspector: FileInspector, data: bytes
+    ) -> None:
+        """A staged upload in a bucket is read through a seekable reader."""
+        reader = io.BytesIO(data)
+        reader.seek(len(data))  # wherever it stands
+        assert inspector.media_type_of_path(reader, "notes.md") == inspector.media_type(
+            data, "notes.md"
+        )
+
 
 class TestLibmagicInspector(FileInspectorContract):
     @pytest.fixture
