@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from groundwork.catalog import (
     StageProgress,
@@ -25,13 +28,47 @@ from groundwork.ports import (
 )
 from groundwork.stages.report import StageReport
 
-Extractor = Callable[[bytes, str, str, ExtractionLimits | None], ExtractionResult]
+#: an extractor gets the bytes, or (a large object) the local file they were
+#: spooled to: the extraction worker reads it in its own memory-capped process
+Extractor = Callable[[bytes | Path, str, str, ExtractionLimits | None], ExtractionResult]
+#: objects up to this size are read into memory; larger ones are spooled to a
+#: temporary file in pieces, so the pipeline's process never holds one whole
+SPOOL_ABOVE = 8 * 1024 * 1024
 
 
 def _in_process(
-    data: bytes, media_type: str, filename: str, limits: ExtractionLimits | None
+    data: bytes | Path, media_type: str, filename: str, limits: ExtractionLimits | None
 ) -> ExtractionResult:
+    if isinstance(data, Path):
+        data = data.read_bytes()
     return extract(data, media_type, filename, limits)
+
+
+@contextlib.contextmanager
+def spooled(blobs: BlobStore, key: str) -> Iterator[bytes | Path]:
+    """The object's bytes when small, else a temporary file holding them,
+    written piece by piece as the store streams them (removed afterwards).
+    NotFound when the key is missing."""
+    held: list[bytes] = []
+    size = 0
+    pieces = iter(blobs.read_chunks(key))
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size > SPOOL_ABOVE:
+            break
+    else:
+        yield b"".join(held)
+        return
+    with tempfile.TemporaryDirectory(prefix="groundwork-extract-") as folder:
+        path = Path(folder) / "object"
+        with path.open("wb") as out:
+            for piece in held:
+                out.write(piece)
+            held.clear()
+            for piece in pieces:
+                out.write(piece)
+        yield path
 
 
 def extract_pending(
@@ -116,15 +153,14 @@ def _extract_one(
             report.skipped += 1
         return
     try:
-        data = blobs.get(version.blob_key)
+        with spooled(blobs, version.blob_key) as data:
+            result: ExtractionResult = extractor(data, version.media_type, version.filename, limits)
     except NotFound:
         # The bytes can no longer be loaded: record it on the version instead of
         # failing (and retrying) the run forever.
-        result: ExtractionResult = ExtractionFailure(
+        result = ExtractionFailure(
             FailureReason.MALFORMED, "the original bytes are missing from the blob store"
         )
-    else:
-        result = extractor(data, version.media_type, version.filename, limits)
     catalog.save_extraction(version.version_id, result)
     with tally:
         if isinstance(result, ExtractionFailure):

@@ -29,6 +29,7 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import IO, Any
 
 from groundwork.documents import (
@@ -101,8 +102,15 @@ class ExtractionWorker:
         return self._process
 
     def __call__(
-        self, data: bytes, media_type: str, filename: str, limits: ExtractionLimits | None = None
+        self,
+        data: bytes | Path,
+        media_type: str,
+        filename: str,
+        limits: ExtractionLimits | None = None,
     ) -> ExtractionResult:
+        """`data` as a Path (a large object spooled to a local file) goes to the
+        child by name: the child reads it under its own memory ceiling, and
+        neither this process nor the pipe holds the bytes."""
         limits = limits or ExtractionLimits()
         process = self._start()
         assert process.stdin is not None and process.stdout is not None
@@ -213,6 +221,12 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
         except EOFError:
             return
         try:
+            if isinstance(data, Path):
+                size = data.stat().st_size
+                if size > limits.max_bytes:  # refused before the read: it may be far larger
+                    _write(channel, ("ok", _too_large(size, limits)))
+                    continue
+                data = data.read_bytes()
             result = extract(
                 data,
                 media_type,
@@ -235,6 +249,12 @@ def _serve(memory_limit: int, with_ocr: bool) -> None:
                     ),
                 ),
             )
+
+
+def _too_large(size: int, limits: ExtractionLimits) -> ExtractionFailure:
+    return ExtractionFailure(
+        FailureReason.TOO_LARGE, f"{size} bytes; the limit is {limits.max_bytes} bytes"
+    )
 
 
 class _LazyTranscriber:
