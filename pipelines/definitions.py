@@ -22,7 +22,7 @@ from assets import (
     registration,
     summary_layer,
 )
-from pipelines import connector_sensors, jobs, sensors
+from pipelines import connector_sensors, jobs, run_traces, sensors
 from resources.dagster_glue.platform_resource import GroundworkResource
 
 #: in pipeline order: registration -> ... -> publication, then upkeep and evals
@@ -48,6 +48,7 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
         freshness.defs,  # a check on serving_index, no asset of its own: not a stage
         jobs.defs,
         sensors.defs,
+        run_traces.defs,
         connector_sensors.defs,
         dg.Definitions(
             resources={"groundwork": groundwork or GroundworkResource()},

@@ -33,6 +33,7 @@ from groundwork.retrieval.outcome import (
 )
 from groundwork.retrieval.query import InterpretedQuery, interpret
 from groundwork.retrieval.rerank import RerankCandidate, Reranker
+from groundwork.tracing import LEG, carried, span
 
 MAX_QUERY_CHARS = 2_000
 MAX_LIMIT = 100
@@ -228,17 +229,19 @@ def _hybrid_search(
         # the keyword leg waits on OpenSearch while this thread embeds the query
         # and waits on pgvector: the legs overlap (5 ms less per search, measured)
         keyword_leg = _leg_pool().submit(
-            engines.keywords.search,
+            carried(_keyword_leg),
+            engines.keywords,
             scope,
             interpreted.keyword_text,
             request.candidates,
             request.filters,
         )
     if request.mode in (SearchMode.HYBRID, SearchMode.VECTOR):
-        query_vector = engines.embedder.embed_query(request.query)
-        vector_hits = engines.vectors.search(
-            scope, query_vector, request.candidates, request.filters
-        )
+        with span("groundwork.leg.vector", **{LEG: "vector"}):
+            query_vector = engines.embedder.embed_query(request.query)
+            vector_hits = engines.vectors.search(
+                scope, query_vector, request.candidates, request.filters
+            )
         vector_count = len(vector_hits)
         legs["vector"] = vector_leg(vector_hits, engines.vectors.model.semantic_floor)
     missing: tuple[str, ...] = ()
@@ -249,8 +252,12 @@ def _hybrid_search(
             keyword_hits = (
                 keyword_leg.result()
                 if keyword_leg is not None
-                else engines.keywords.search(
-                    scope, interpreted.keyword_text, request.candidates, request.filters
+                else _keyword_leg(
+                    engines.keywords,
+                    scope,
+                    interpreted.keyword_text,
+                    request.candidates,
+                    request.filters,
                 )
             )
             legs["keyword"] = [h.chunk_id for h in keyword_hits]
@@ -287,6 +294,17 @@ def _hybrid_search(
         ]
     hits = _cited_hits(order[: request.limit], scored, now())
     return Found(hits, missing_legs=missing, degraded=degraded)
+
+
+def _keyword_leg(
+    keywords: KeywordIndex,
+    scope: AccessScope,
+    text: str,
+    candidates: int,
+    filters: SearchFilters | None,
+) -> list[ScoredChunk]:
+    with span("groundwork.leg.keyword", **{LEG: "keyword"}):
+        return keywords.search(scope, text, candidates, filters)
 
 
 def _cited_hits(
@@ -430,4 +448,6 @@ def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:
         excerpt=excerpt(view.body),
         retrieved_at=retrieved_at,
         low_confidence=view.low_confidence,
+        document_type=view.document_type,
+        artifact_id=view.artifact_id,
     )

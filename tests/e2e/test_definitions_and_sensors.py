@@ -30,6 +30,7 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "fsspec_connector_sensor",
         "web_connector_sensor",
         "git_connector_sensor",
+        "run_traces_sensor",
     }
     graph = repository.asset_graph
     assert (
