@@ -14,8 +14,10 @@ from contextlib import AbstractAsyncContextManager
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
+from groundwork.services.connectors import ConnectorPorts
 from groundwork.services.health import platform_health
 from groundwork.services.limits import RateLimiter
+from groundwork.services.platform import PlatformPorts
 from retrieval_api.admission import AdmissionControl
 from retrieval_api.deps import ServedPlatform, WholePlatformDep
 from retrieval_api.errors import install_error_handlers
@@ -27,6 +29,7 @@ from retrieval_api.request_log import RequestContext
 from retrieval_api.routes import (
     artifacts,
     chunks,
+    connectors,
     documents,
     files,
     limits,
@@ -49,7 +52,16 @@ ROUTERS: tuple[APIRouter, ...] = (
     documents.router,
     tools.router,
     limits.router,
+    connectors.router,
 )
+
+
+def connector_ports(view: PlatformPorts) -> ConnectorPorts:
+    """The connector services' ports on a tenant view (the connector catalog
+    on its walled pool); routes reach them through deps, never this import."""
+    from resources.connectors.ports import ConnectorPlatform
+
+    return ConnectorPlatform(view)  # type: ignore[arg-type]  # a view of the composition root
 
 
 def create_app(
@@ -72,6 +84,7 @@ def create_app(
         dependencies=[Depends(enforce_route_scope)],
     )
     app.state.platform_factory = platform_factory
+    app.state.connector_ports = connector_ports
     metrics = ServingMetrics(platform_factory)
     app.state.rate_limiter = RateLimiter()  # the process's rate buckets (retrieval_api.scopes)
     install_error_handlers(app)

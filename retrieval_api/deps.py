@@ -14,6 +14,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from groundwork.catalog import Tenant
 from groundwork.ports import Principal
+from groundwork.services.connectors import ConnectorPorts
 from groundwork.services.health import HealthProbes
 from groundwork.services.platform import PlatformPorts, WalledPlatform
 from groundwork.tools.dispatch import ToolDispatcher
@@ -100,6 +101,16 @@ async def get_tenant_platform(request: Request, who: PrincipalDep) -> PlatformPo
 
 
 PlatformDep = Annotated[PlatformPorts, Depends(get_tenant_platform)]
+
+
+def get_connector_ports(request: Request, platform: PlatformDep) -> ConnectorPorts:
+    """The connector services' ports behind the caller's tenant wall (built
+    by the app, which knows the composition root; this module does not)."""
+    ports: ConnectorPorts = request.app.state.connector_ports(platform)
+    return ports
+
+
+ConnectorPortsDep = Annotated[ConnectorPorts, Depends(get_connector_ports)]
 WholePlatformDep = Annotated[ServedPlatform, Depends(get_platform)]
 
 

@@ -71,6 +71,11 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("GET", "/v1/limits"): "limits.read",
     ("GET", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
     ("PUT", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
+    ("POST", "/v1/connectors"): "connectors.admin",
+    ("GET", "/v1/connectors"): "connectors.admin",
+    ("GET", "/v1/connectors/{name}"): "connectors.admin",
+    ("PUT", "/v1/connectors/{name}/paused"): "connectors.admin",
+    ("DELETE", "/v1/connectors/{name}"): "connectors.admin",
     # authenticated here; each tool's own scope is checked by the tool dispatcher
     ("POST", "/v1/tools/{name}"): TOOL_CALL,
 }

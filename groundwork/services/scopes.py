@@ -54,6 +54,8 @@ OPERATION_SCOPES: dict[str, Scope] = {
     # removing and re-scoping
     "sources.delete": Scope.DELETE,
     "sources.subjects": Scope.ADMIN,
+    # connected sources (their configuration, credentials by reference)
+    "connectors.admin": Scope.ADMIN,
     # artifacts
     "artifacts.write": Scope.ARTIFACTS,
     "artifacts.delete": Scope.DELETE,
