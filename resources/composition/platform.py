@@ -11,7 +11,7 @@ import hmac
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from groundwork.embedding_cache import QueryEmbeddingCache
 from groundwork.embedding_models import KNOWN_MODELS, EmbeddingModelRef, model_by_key
@@ -33,12 +33,16 @@ from groundwork.retrieval.kernel import SearchEngines
 from groundwork.retrieval.rerank import Reranker
 from groundwork.services.health import KeywordClusterState, ReplicaState
 from groundwork.summaries import Summarizer
+from groundwork.upload_staging import UploadStaging
 
 if TYPE_CHECKING:
     from groundwork.services.health import HealthProbes
     from groundwork.services.platform import PlatformPorts, WalledPlatform
-from resources.blobs.upload_staging import UploadStaging
-from resources.composition.blobs import build_blob_store, embedded_seaweedfs
+from resources.composition.blobs import (
+    build_blob_store,
+    build_upload_staging,
+    embedded_seaweedfs,
+)
 from resources.composition.engine_auth import (
     external_database_url,
     opensearch_client_options,
@@ -169,6 +173,8 @@ class Platform:
     _approval: bytes | None = field(default=None, init=False)
     _rerankers: tuple[Reranker, Reranker | None] | None = field(default=None, init=False)
     _eval_runs: EvalRuns | None = field(default=None, init=False)
+    #: shared with the tenant views (`_make_tenant_view` hands it on)
+    _staging: UploadStaging | None = None
 
     def ingest_trigger(self) -> IngestTrigger:
         """One per platform (shared by tenant views): it remembers each tenant's
@@ -231,7 +237,7 @@ class Platform:
     def sniff_media_type(self, data: bytes, filename: str) -> str:
         return _INSPECTOR.media_type(data, filename)
 
-    def sniff_file(self, path: Path, filename: str) -> str:
+    def sniff_file(self, path: Path | BinaryIO, filename: str) -> str:
         return _INSPECTOR.media_type_of_path(path, filename)
 
     def approval_secret(self) -> bytes:
@@ -249,7 +255,12 @@ class Platform:
         return signing_secret(self.settings)
 
     def upload_staging(self) -> UploadStaging:
-        return UploadStaging(self.settings.home / "uploads")
+        """One per platform (tenant views share it): the S3 staging keeps each
+        session's running SHA-256 between its parts."""
+        with self._lock:
+            if self._staging is None:
+                self._staging = build_upload_staging(self.settings, self.blobs)
+            return self._staging
 
     def search_engines(self, model_key: str) -> SearchEngines:
         return SearchEngines(
@@ -342,6 +353,7 @@ class Platform:
             replica=replica,
             _trigger=self.ingest_trigger(),
             serving=self.serving,
+            _staging=self.upload_staging(),
         )
         view._vectors = {  # type: ignore[attr-defined]
             key: PgVectorIndex(walled, index.model, replica=replica)
