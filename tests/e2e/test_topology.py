@@ -1,0 +1,282 @@
+"""The several-machines topology of docs/several-hosts.md, with every engine
+authenticating: an API host, two worker hosts (separate processes, each its
+own GROUNDWORK_HOME, only URLs and credentials in their environment) and the
+engines on loopback.
+
+- PostgreSQL: a server of this test's own reached over TCP only through TLS
+  (the nginx front, verify-full against the home's CA) with a SCRAM password;
+- OpenSearch: the shared test node (127.0.0.1) behind the HTTPS basic-auth
+  front;
+- SeaweedFS: the test server, which refuses anonymous requests;
+- Redis: the broker, with its password.
+
+The test process is the run host: it registers a small tenant's files into
+object storage and runs `tenant_ingest_distributed` through the Celery
+executor, whose steps the two workers run; then the tenant is searched
+through the API host's HTTP port with the tenant's key. Dagster's instance
+names the database password as `{env: GROUNDWORK_DATABASE_PASSWORD}`: each
+host resolves it from its own environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from groundwork.stages.registration import register_file
+from resources.composition.engine_auth import dagster_postgres_storage
+from resources.composition.platform import EngineEndpoints, Platform, connect
+from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.engines.opensearch import OpenSearchFront
+from resources.engines.postgres import EmbeddedPostgres, PostgresListen
+from resources.engines.redis import EmbeddedRedis
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from resources.postgres.database import ensure_database
+from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
+from tests.e2e.test_several_hosts import _celery_worker_of, _document, _start_worker, _wait_ready
+
+PG_PORT = 5493
+OPENSEARCH_FRONT_PORT = 9493
+REDIS_PORT = 6493
+API_PORT = 8493
+DOCUMENTS = 12
+SHARD_VERSIONS = 6
+
+
+@pytest.fixture(scope="module")
+def hosts_home() -> Iterator[Path]:
+    # short: the PostgreSQL socket's path must stay under 108 bytes
+    home = Path(tempfile.mkdtemp(prefix="gw-topo-", dir="/tmp"))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def database(hosts_home: Path) -> Iterator[EmbeddedPostgres]:
+    listen = PostgresListen("127.0.0.1", PG_PORT, secrets.token_urlsafe(18))
+    server = EmbeddedPostgres(hosts_home / "db" / "pgdata", listen)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def keyword_front(engines: EngineEndpoints, hosts_home: Path) -> Iterator[OpenSearchFront]:
+    if engines.opensearch is None:
+        pytest.skip("no embedded OpenSearch (an external GROUNDWORK_OPENSEARCH_URL is set)")
+    front = OpenSearchFront(
+        hosts_home / "os-front",
+        hosts_home / "db" / "engine-tls",  # one CA for the engines of this "machine"
+        "127.0.0.1",
+        OPENSEARCH_FRONT_PORT,
+        "groundwork",
+        secrets.token_urlsafe(18),
+    )
+    front.start(engines.opensearch.url)
+    yield front
+    front.server().stop()
+
+
+@pytest.fixture(scope="module")
+def broker(hosts_home: Path) -> Iterator[EmbeddedRedis]:
+    redis = EmbeddedRedis(hosts_home / "redis", REDIS_PORT)
+    redis.start()
+    yield redis
+    redis.stop()
+
+
+def host_env(
+    database: EmbeddedPostgres,
+    front: OpenSearchFront,
+    seaweedfs: EmbeddedSeaweedFS,
+    broker: EmbeddedRedis,
+    s3_prefix: str,
+) -> dict[str, str]:
+    """What each host is given: URLs without secrets, and the secrets apart."""
+    assert database.listen is not None
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDWORK_")}
+    url = database.uri("postgres").split("&passfile=")[0]  # a host names its own passfile
+    credentials = seaweedfs.credentials
+    return {
+        **base,
+        "GROUNDWORK_DATABASE_URL": url,
+        "GROUNDWORK_DATABASE_PASSWORD": database.listen.password,
+        "GROUNDWORK_DATABASE_NAME": TEST_DATABASE,
+        "GROUNDWORK_OPENSEARCH_URL": front.url,
+        "GROUNDWORK_OPENSEARCH_USER": front.user,
+        "GROUNDWORK_OPENSEARCH_PASSWORD": front.password,
+        "GROUNDWORK_OPENSEARCH_CA": str(front.ca_cert),
+        "GROUNDWORK_BLOB_BACKEND": "s3",
+        "GROUNDWORK_S3_ENDPOINT": seaweedfs.endpoint,
+        "GROUNDWORK_S3_BUCKET": TEST_S3_BUCKET,
+        "GROUNDWORK_S3_PREFIX": s3_prefix,
+        "GROUNDWORK_S3_ACCESS_KEY_ID": credentials.access_key_id,
+        "GROUNDWORK_S3_SECRET_ACCESS_KEY": credentials.secret_access_key,
+        "GROUNDWORK_BROKER_URL": broker.url,
+        "GROUNDWORK_STEP_VISIBILITY_SECONDS": "120",
+        "GROUNDWORK_SHARD_VERSIONS": str(SHARD_VERSIONS),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _start_api(env: dict[str, str], home: Path, index_prefix: str) -> subprocess.Popen[bytes]:
+    home.mkdir(parents=True)
+    log = open(home / "api.log", "wb")  # noqa: SIM115
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "retrieval_api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(API_PORT),
+        ],
+        env={**env, "GROUNDWORK_HOME": str(home), "GROUNDWORK_INDEX_PREFIX": index_prefix},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=PROJECT_ROOT,
+        start_new_session=True,
+    )
+
+
+def _post(path: str, body: dict[str, object], key: str) -> tuple[int, dict[str, object]]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{API_PORT}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return int(response.status), json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), json.loads(exc.read() or b"{}")
+
+
+def _run_host_platform(env: dict[str, str], home: Path, index_prefix: str) -> Platform:
+    """The run host's own platform, from the same variables as the others."""
+    settings = GroundworkSettings.from_env({**env, "GROUNDWORK_HOME": str(home)})
+    return connect(replace(settings), database=TEST_DATABASE, index_prefix=index_prefix)
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for proc in processes:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in processes:
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
+    database: EmbeddedPostgres,
+    keyword_front: OpenSearchFront,
+    seaweedfs: EmbeddedSeaweedFS,
+    broker: EmbeddedRedis,
+    index_prefix: str,
+    hosts_home: Path,
+) -> None:
+    env = host_env(database, keyword_front, seaweedfs, broker, f"topology-{uuid.uuid4().hex[:8]}")
+    run_home = hosts_home / "run-host"
+    platform = _run_host_platform(env, run_home, index_prefix)
+    tenant = f"topo-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    for n in range(DOCUMENTS):
+        register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=tenant,
+            origin=f"api:notes-{n}.md",
+            filename=f"notes-{n}.md",
+            data=_document(n).encode(),
+            subjects=[f"tenant:{tenant}"],
+            media_type="text/markdown",
+        )
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "topology")
+
+    homes = {name: hosts_home / f"host-{name}" for name in ("w1", "w2")}
+    workers = {name: _start_worker(name, env, homes[name], index_prefix) for name in homes}
+    api = _start_api(env, hosts_home / "host-api", index_prefix)
+    saved = {
+        k: os.environ.get(k) for k in ("GROUNDWORK_BROKER_URL", "GROUNDWORK_DATABASE_PASSWORD")
+    }
+    try:
+        _wait_ready(workers, homes)
+        dagster_home = run_home / "dagster"
+        dagster_home.mkdir(parents=True)
+        storage_url = ensure_database(platform.database_url, "dagster_topology")
+        config = {"storage": {"postgres": dagster_postgres_storage(storage_url)}}
+        (dagster_home / "dagster.yaml").write_text(
+            json.dumps({**config, "telemetry": {"enabled": False}})
+        )
+        assert (
+            env["GROUNDWORK_DATABASE_PASSWORD"] not in (dagster_home / "dagster.yaml").read_text()
+        )
+        os.environ["GROUNDWORK_BROKER_URL"] = env["GROUNDWORK_BROKER_URL"]
+        os.environ["GROUNDWORK_DATABASE_PASSWORD"] = env["GROUNDWORK_DATABASE_PASSWORD"]
+        instance = dg.DagsterInstance.from_config(str(dagster_home))
+        instance.add_dynamic_partitions("tenant", [tenant])
+        job = dg.build_reconstructable_job(
+            "tests.e2e.distributed_jobs",
+            "distributed_ingest",
+            reconstructable_args=(index_prefix,),
+            reconstructor_working_directory=str(PROJECT_ROOT),
+        )
+        with dg.execute_job(
+            job, instance, tags={"dagster/partition": tenant}, raise_on_error=False
+        ) as result:
+            assert result.success, [e.message for e in result.all_events if e.is_failure]
+            checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+            ran_on = {w for e in instance.all_logs(result.run_id) if (w := _celery_worker_of(e))}
+        assert checks["stores_agree"] is True
+        assert ran_on <= {"w1", "w2"} and ran_on, ran_on
+
+        deadline = time.monotonic() + 120
+        status, body = 0, dict[str, object]()
+        while time.monotonic() < deadline:
+            assert api.poll() is None, (hosts_home / "host-api" / "api.log").read_text()[-3000:]
+            try:
+                status, body = _post("/v1/search", {"query": "lantern harbor beacon"}, key)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(1.0)
+        assert status == 200, body
+        hits = body["hits"]
+        assert isinstance(hits, list) and hits
+        assert all(str(h["filename"]).startswith("notes-") for h in hits), hits[0]
+        refused, _ = _post("/v1/search", {"query": "lantern"}, "gw_not_a_key")
+        assert refused == 401
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _stop([*workers.values(), api])
+        platform.close()
+    for name, home in homes.items():
+        log = (home / "worker.log").read_text(errors="replace")
+        for secret in (env["GROUNDWORK_DATABASE_PASSWORD"], keyword_front.password):
+            assert secret not in log, name
+    print(f"topology: steps ran on {sorted(ran_on)}; {len(hits)} hits through the API")
