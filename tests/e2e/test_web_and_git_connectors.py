@@ -21,6 +21,7 @@ from groundwork.connectors.port import Connector
 from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 from groundwork.connectors.web import WebSiteConfig
 from groundwork.services.connector_sync import PassReport, SyncSettings, run_pass
+from groundwork_cli.main import main
 from resources.composition.platform import Platform
 from resources.connectors.git_repository import GitRepositoryConnector
 from resources.connectors.web_site import WebSiteConnector
@@ -28,6 +29,7 @@ from resources.postgres.connectors import PostgresConnectorCatalog
 from retrieval_api.app import create_app
 from testbed.git_repository import BareRepository
 from testbed.web_site import LoopbackSite, html_page
+from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered
 from tests.loopback_http import loopback_server
 
@@ -183,3 +185,42 @@ def test_a_git_repository_mirrored_through_its_whole_life(
     assert (rescoped.rescoped, rescoped.reads) == (1, 0)
     assert not mirror.hits("where do visitors park", "P2")
     assert mirror.hits("where do visitors park", "P2", key=finance)
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
+    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
+    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
+
+
+def test_both_kinds_are_added_and_synced_through_the_cli(
+    cli_env: None,
+    platform: Platform,
+    tenant_id: str,
+    site: tuple[LoopbackSite, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`groundwork source add --kind web|git` builds through the factory."""
+    state, root = site
+    state.put("/guide/leave", html_page("Leave", "Employees receive 27 vacation days."))
+    repo = BareRepository(tmp_path)
+    repo.put("handbook/parking.md", "# Parking\n\nVisitors park on level P2.\n")
+    kinds = {
+        "site": ("web", {"sitemaps": [f"{root}/sitemap.xml"], "delay_seconds": 0}),
+        "repo": ("git", {"url": str(repo.bare), "include": ["*.md"]}),
+    }
+    for name, (kind, config) in kinds.items():
+        args = ["source", "add", tenant_id, name, "--kind", kind, "--config", json.dumps(config)]
+        assert main(args) == 0, capsys.readouterr().out
+        capsys.readouterr()
+        assert main(["source", "sync", tenant_id, name]) == 0
+        assert "changed 1" in capsys.readouterr().out
+    publish_registered(platform, tenant_id)
+    _, key = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "staff")
+    api = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+    for query, needle in (("vacation days", "27 vacation"), ("visitors park", "P2")):
+        answer = api.post(
+            "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert answer.status_code == 200 and needle in answer.text
