@@ -8,9 +8,12 @@ NOTIFY, so the URL names psycopg2 explicitly.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from resources.composition.engine_auth import dagster_postgres_storage
 from resources.postgres.database import ensure_database
 
 
@@ -19,10 +22,23 @@ def dagster_storage_url(server_url: str, database: str = "dagster") -> str:
     return url.replace("postgresql://", "postgresql+psycopg2://", 1)
 
 
+def instance_storage(database_url: str) -> dict[str, Any]:
+    """Dagster's storage block for the platform database at `database_url`.
+
+    A URL naming a passfile is an authenticated database (a listener beyond
+    loopback, or GROUNDWORK_DATABASE_URL with a password): the passfile is this
+    host's, so dagster.yaml names the password's environment variable instead,
+    which every host (the daemon's, each worker's) resolves from its own
+    environment. Without one, today's plain URL."""
+    if "passfile" in dict(parse_qsl(urlsplit(database_url).query)):
+        return dagster_postgres_storage(database_url)
+    return {"postgres_url": database_url.replace("postgresql://", "postgresql+psycopg2://", 1)}
+
+
 def write_instance_config(dagster_home: Path, server_url: str, database: str = "dagster") -> Path:
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = {
-        "storage": {"postgres": {"postgres_url": dagster_storage_url(server_url, database)}},
+        "storage": {"postgres": instance_storage(ensure_database(server_url, database))},
         "telemetry": {"enabled": False},
         "nux": {"enabled": False},
         # The queue is polled every second (default 5 s): queueing otherwise added
