@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
+from groundwork.artifact_roles import purge_superseded
 from groundwork.lifecycle import prove_tombstones, purge_deleted
 from groundwork.model_cutover import retire_models
 from groundwork.services.uploads import discard_expired
@@ -36,6 +37,9 @@ def deletion_sweep(
     tenant_id = context.partition_key
     indexes = platform.indexes()
     report = purge_deleted(platform.catalog, indexes, platform.blobs, tenant_id)
+    # superseded artifact blobs still queued (a crash after a revision's commit, a
+    # refused delete): retried here; what fails again stays queued
+    superseded = purge_superseded(platform.artifacts, platform.blobs, tenant_id)
     retired = retire_models(
         platform.catalog, {v.model.key: v for v in indexes.vectors}, tenant_id, VECTOR_GRACE_SECONDS
     )
@@ -52,6 +56,7 @@ def deletion_sweep(
             "blob_delete_failures": [
                 f"{f.source_id} {f.blob_key}: {f.reason}" for f in report.failures
             ],
+            "superseded_blob_failures": list(superseded),
             "seconds": round(report.seconds, 3),
             "tombstoned_chunks": proof.tombstoned,
             "retired_model_vectors": sum(retired.values()),

@@ -238,8 +238,15 @@ def test_killed_before_the_commit_the_current_generation_is_intact(
 
 
 def test_killed_after_the_commit_the_purge_is_queued_and_finished_later(
-    platform: Platform, tenant: str
+    platform: Platform, tenant: str, index_prefix: str
 ) -> None:
+    """The deletion sweep (the tenant's partition) finishes the queued purge."""
+    import dagster as dg
+
+    from assets.lifecycle import deletion_sweep
+    from pipelines.definitions import ALL_ASSETS
+    from tests.e2e.helpers import resource
+
     artifact = _create(platform, tenant)
     before = _role_keys(platform, artifact)
     assert _crash("after-commit", tenant, artifact) == -signal.SIGKILL
@@ -249,6 +256,15 @@ def test_killed_after_the_commit_the_purge_is_queued_and_finished_later(
     assert set(after) == set(before) and not set(after.values()) & set(before.values())
     assert _counts(platform, artifact) == (2, 2, 3)  # the superseded blobs wait in the queue
     assert all(platform.blobs.exists(k) for k in before.values())
-    assert purge_superseded(platform.artifacts, platform.blobs, tenant) == ()
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tenant", [tenant])
+    swept = dg.materialize(
+        ALL_ASSETS,
+        selection=[deletion_sweep],
+        partition_key=tenant,
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    assert swept.success
     assert not any(platform.blobs.exists(k) for k in before.values())
     assert _counts(platform, artifact)[2] == 0
