@@ -23,6 +23,13 @@ reading the vector leg from it (GROUNDWORK_DATABASE_REPLICA_URL), prints both,
 and the transactions the standby served; the standby is removed afterwards.
 On one machine the replica shares the primary's cores: the figure shows the
 cost of the extra round trips, not the capacity a second machine adds.
+
+`--tracing` serves the API alternately with metrics and tracing both off and
+both on (GROUNDWORK_METRICS_TOKEN set and /metrics scraped every 5 s, as a
+Prometheus would; GROUNDWORK_OTLP_ENDPOINT pointing at a Jaeger the bench
+starts under the home, sampled at `--trace-ratio`), `--rounds` times each, and
+prints the servers' CPU per search of each and how much "on" grows it (issue
+#33: at most 5%). Jaeger's own CPU is printed apart: a receiver runs elsewhere.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import random
 import shutil
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,10 +56,14 @@ from groundwork.ports import AccessScope  # noqa: E402
 from groundwork.services.retrieval import DEFAULT_DEPTH  # noqa: E402
 from resources.composition.platform import EngineEndpoints, connect, ensure_engines  # noqa: E402
 from resources.composition.settings import GroundworkSettings  # noqa: E402
+from resources.engines.jaeger import EmbeddedJaeger  # noqa: E402
 from resources.engines.postgres_standby import EmbeddedStandby  # noqa: E402
 from testbed.api_server import serve_api  # noqa: E402
 
 REPLICA_ENV = "GROUNDWORK_DATABASE_REPLICA_URL"
+METRICS_TOKEN = "bench-operator-token"
+#: how often the "on" configuration's /metrics is scraped (Prometheus' usual 5-15 s)
+SCRAPE_SECONDS = 5.0
 
 
 def api_rss_mib(pid: int) -> float:
@@ -211,6 +223,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--no-query-cache", action="store_true", help="the API embeds every query (no cache)"
     )
+    parser.add_argument(
+        "--tracing", action="store_true", help="metrics and tracing off against both on"
+    )
+    parser.add_argument("--trace-ratio", type=float, default=0.1, help="with --tracing")
+    parser.add_argument("--rounds", type=int, default=2, help="with --tracing: off/on pairs")
     return parser.parse_args()
 
 
@@ -238,9 +255,11 @@ class LoadRun:
     embedding_ms: float | None
 
 
-def measure_levels(load: LoadRun, base: str, api_pid: int) -> None:
-    """wrk at each level against the served API, with the CPU each cost."""
+def measure_levels(load: LoadRun, base: str, api_pid: int) -> dict[int, float]:
+    """wrk at each level against the served API, with the CPU each cost; returns
+    the servers' CPU ms per request at each level."""
     script, queries_file = load.files
+    servers: dict[int, float] = {}
     for connections in (int(c) for c in load.args.levels.split(",")):
         cpu_before = server_cpu(api_pid, load.settings)
         result = run_wrk(base, connections, load.args.seconds, script, queries_file, load.key)
@@ -252,11 +271,22 @@ def measure_levels(load: LoadRun, base: str, api_pid: int) -> None:
             f"API RSS {api_rss_mib(api_pid):.0f} MiB"
         )
         print("    " + cpu_line(cpu_before, cpu_after, result, load.embedding_ms))
+        served = max(1.0, result["requests"])
+        servers[connections] = sum(cpu_after[k] - cpu_before[k] for k in cpu_before) * 1000 / served
+    return servers
+
+
+def scraping(base: str, stop: threading.Event) -> None:
+    """GET /metrics every SCRAPE_SECONDS until `stop`: the scrape's cost is part of "on"."""
+    while not stop.wait(SCRAPE_SECONDS):
+        httpx.get(
+            f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=10
+        )
 
 
 def serve_and_measure(
     load: LoadRun, label: str, env: dict[str, str], standby: EmbeddedStandby | None
-) -> None:
+) -> dict[int, float]:
     """One configuration: the API served with `env`, warmed up, then every level."""
     args = load.args
     served_before = replica_transactions(standby) if env[REPLICA_ENV] else 0
@@ -277,10 +307,53 @@ def serve_and_measure(
             f"wrk {args.seconds} s per level, loopback; API RSS "
             f"{api_rss_mib(pids[0]):.0f} MiB"
         )
-        measure_levels(load, base, pids[0])
+        stop = threading.Event()
+        scraper = threading.Thread(target=scraping, args=(base, stop), daemon=True)
+        if env.get("GROUNDWORK_METRICS_TOKEN"):
+            scraper.start()
+        try:
+            servers = measure_levels(load, base, pids[0])
+        finally:
+            stop.set()
     if env[REPLICA_ENV] and standby is not None:
         served = replica_transactions(standby) - served_before
         print(f"  transactions the replica served: {served}")
+    return servers
+
+
+def tracing_runs(
+    args: argparse.Namespace, jaeger: EmbeddedJaeger, cache: dict[str, str]
+) -> list[tuple[str, dict[str, str]]]:
+    """Off and on, alternating, so both share the machine's noise."""
+    off = {REPLICA_ENV: "", "GROUNDWORK_METRICS_TOKEN": "", "GROUNDWORK_OTLP_ENDPOINT": "", **cache}
+    on = {
+        **off,
+        "GROUNDWORK_METRICS_TOKEN": METRICS_TOKEN,
+        "GROUNDWORK_OTLP_ENDPOINT": jaeger.otlp_endpoint,
+        "GROUNDWORK_TRACE_SAMPLE_RATIO": str(args.trace_ratio),
+    }
+    return [
+        run
+        for _ in range(args.rounds)
+        for run in (
+            ("metrics and tracing off", off),
+            (f"metrics and tracing on (sample ratio {args.trace_ratio})", on),
+        )
+    ]
+
+
+def print_tracing_cost(figures: list[tuple[str, dict[int, float]]], jaeger_cpu_s: float) -> None:
+    """The servers' CPU per search, off against on, at each level (medians of the rounds)."""
+    for level in figures[0][1]:
+        off = [f[level] for label, f in figures if label.endswith("off")]
+        on = [f[level] for label, f in figures if not label.endswith("off")]
+        off_ms, on_ms = statistics.median(off), statistics.median(on)
+        print(
+            f"  {level} client(s): servers' CPU per search off {off_ms:.2f} ms "
+            f"({', '.join(f'{x:.2f}' for x in off)}), on {on_ms:.2f} ms "
+            f"({', '.join(f'{x:.2f}' for x in on)}): {(on_ms / off_ms - 1) * 100:+.1f}%"
+        )
+    print(f"  Jaeger (the receiver, not counted above): {jaeger_cpu_s:.1f} s of CPU in all")
 
 
 def main() -> int:
@@ -324,6 +397,8 @@ def main() -> int:
                 runs.append(
                     ("vector leg on the replica", {REPLICA_ENV: standby.uri("postgres"), **cache})
                 )
+            if args.tracing:
+                return measure_tracing(load, settings, cache)
             for label, env in runs:
                 serve_and_measure(load, label, env, standby)
             if standby is not None:
@@ -332,6 +407,23 @@ def main() -> int:
             if standby is not None:
                 standby.destroy()
             platform.close()
+    return 0
+
+
+def measure_tracing(load: LoadRun, settings: GroundworkSettings, cache: dict[str, str]) -> int:
+    jaeger = EmbeddedJaeger(settings.home / "jaeger-bench", otlp_port=4338, query_port=16706)
+    jaeger.start()
+    try:
+        pid = int(jaeger.pid_file.read_text())
+        jaeger_before = process_cpu_seconds([pid])
+        figures = [
+            (label, serve_and_measure(load, label, env, None))
+            for label, env in tracing_runs(load.args, jaeger, cache)
+        ]
+        print("metrics and tracing, off against on (a loaded machine: compare within the run):")
+        print_tracing_cost(figures, process_cpu_seconds([pid]) - jaeger_before)
+    finally:
+        jaeger.stop()
     return 0
 
 
