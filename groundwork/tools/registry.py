@@ -10,7 +10,7 @@ files is marked as untrusted data.
 
 from __future__ import annotations
 
-from groundwork.render.renderers import known_formats
+from groundwork.tools.artifact_specs import ARTIFACT_TOOLS, PROVENANCE
 from groundwork.tools.spec import ToolSpec, array, boolean, integer, loose, obj, string
 
 READ_FILE_MAX_BYTES = 32 * 1024
@@ -18,46 +18,7 @@ LIST_CAP = 50
 DEFAULT_DRILLDOWN_CAP = 20  # get_chunks calls per conversation turn
 
 FILE_ID = string("a file's id (a source id such as src_..., from list_files or search_files)", 100)
-EXPORT_FORMATS = known_formats()  # the renderers' registry: a new adapter is a new format
 CONVERT_TARGETS = ["pdf", "docx", "html", "markdown", "csv", "xlsx"]
-EDIT_OPS = ["insert_section", "replace_section", "delete_section", "update_table_cell", "append"]
-
-_PROVENANCE = obj(
-    {
-        "tool": string("what produced the content (your name or the generating tool)", 200),
-        "run": string("an id of this run or conversation", 200),
-        "inputs": string("the normalised inputs, as text (the request, parameters)", 20000),
-        "derived_from": array(
-            obj(
-                {
-                    "ref_type": string("what the reference names", enum=["chunk", "source"]),
-                    "id": string("a chunk id or a source id", 100),
-                    "version": string("the chunk's content_hash or the source's version_id", 100),
-                },
-                ["ref_type", "id", "version"],
-            ),
-            "the chunks or source versions the content was derived from (for staleness)",
-            500,
-        ),
-    },
-    ["tool", "run", "inputs", "derived_from"],
-)
-
-_EDIT = obj(
-    {
-        "op": string("the kind of edit", enum=EDIT_OPS),
-        "heading": string("the section's heading text (insert/replace/delete)", 300),
-        "body": string("the section's new Markdown body (insert/replace)", 100000),
-        "level": integer("heading level for insert_section (default 2)", 1, 6),
-        "after": string("insert after this section's heading (default: at the end)", 300),
-        "table": integer("0-based table index in document order (update_table_cell)"),
-        "row": integer("0-based row; 0 is the header row (update_table_cell)"),
-        "column": integer("0-based column (update_table_cell)"),
-        "value": string("the new cell text (update_table_cell)", 2000),
-        "text": string("Markdown to append (append)", 100000),
-    },
-    ["op"],
-)
 
 _REFS = {
     "file_id": string("the file's id"),
@@ -299,91 +260,7 @@ TOOLS: dict[str, ToolSpec] = {
             "read",
             "files:read",
         ),
-        ToolSpec(
-            "create_artifact",
-            "Save substantial output as a named, versioned Markdown artifact (searchable and "
-            "citable like any file). Provenance is required.",
-            obj(
-                {
-                    "path": string("a file name ending in .md, e.g. reports/q3.md", 255),
-                    "markdown": string("the content", 200000),
-                    "provenance": _PROVENANCE,
-                    "format": string(
-                        "the deliverable's format (default markdown); the Markdown stays "
-                        "its searchable, editable body",
-                        enum=EXPORT_FORMATS,
-                    ),
-                },
-                ["path", "markdown", "provenance"],
-            ),
-            obj(
-                {
-                    "artifact_id": string("the artifact"),
-                    "file_id": string("its document's file id"),
-                    "generation": integer("its version counter"),
-                },
-                ["artifact_id", "file_id", "generation"],
-            ),
-            "write",
-            "artifacts:write",
-        ),
-        ToolSpec(
-            "update_artifact",
-            "Apply structured edits to an artifact at a known generation (compare-and-set: if "
-            "it moved on, reload and retry). Edits that delete or overwrite content are refused "
-            "with what they would destroy and a proposal_token; show the user what would be "
-            "destroyed; a user holding artifacts:approve approves it outside this tool, and you "
-            "resubmit the same edits with the approval_token they give you.",
-            obj(
-                {
-                    "artifact_id": string("the artifact", 100),
-                    "expected_generation": integer("the generation you read", 1),
-                    "edits": array(_EDIT, "edits, applied in order", 100),
-                    "approval_token": string(
-                        "the approval a user holding artifacts:approve gave for this exact "
-                        "proposal (never made by you)",
-                        1000,
-                    ),
-                    "provenance": _PROVENANCE,
-                },
-                ["artifact_id", "expected_generation", "edits", "provenance"],
-            ),
-            obj(
-                {
-                    "artifact_id": string("the artifact"),
-                    "generation": integer("the new generation"),
-                    "summary": array(string("an applied edit"), "what changed", 100),
-                },
-                ["artifact_id", "generation", "summary"],
-            ),
-            "destructive",
-            "artifacts:write",
-        ),
-        ToolSpec(
-            "export_artifact",
-            "Render one version of an artifact to Markdown, HTML, PDF, DOCX, PPTX or XLSX (once per "
-            "version and format; later calls return the same file).",
-            obj(
-                {
-                    "artifact_id": string("the artifact", 100),
-                    "generation": integer("the version to export", 1),
-                    "format": string("the format", enum=EXPORT_FORMATS),
-                },
-                ["artifact_id", "generation", "format"],
-            ),
-            obj(
-                {
-                    "export_id": string("the export"),
-                    "state": string("rendered, failed or pending"),
-                    "artifact_file_id": string("the rendered file's id"),
-                    "unrenderable": array(string("U+XXXX"), "characters drawn as markers", 1000),
-                    "failure_reason": string("why it failed"),
-                },
-                ["export_id", "state"],
-            ),
-            "write",
-            "artifacts:write",
-        ),
+        *ARTIFACT_TOOLS,
         ToolSpec(
             "create_pdf",
             "Write a PDF report from Markdown: saved as an artifact (so it is versioned and "
@@ -392,7 +269,7 @@ TOOLS: dict[str, ToolSpec] = {
                 {
                     "path": string("a file name ending in .md for the report's source", 255),
                     "markdown": string("the report", 200000),
-                    "provenance": _PROVENANCE,
+                    "provenance": PROVENANCE,
                 },
                 ["path", "markdown", "provenance"],
             ),
