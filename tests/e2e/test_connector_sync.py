@@ -182,3 +182,31 @@ def test_an_unreadable_listing_stops_the_pass_open(sync: Sync) -> None:
     assert sync.sources()[origin(sync, "kept.txt")][0] == "active"
     state = sync.catalog.state(sync.tenant, sync.instance.instance_id)
     assert state is not None and state.counts.last_error == "403 AccessDenied"
+
+
+class AskedIngest:
+    """The tenant's ports with an ingest trigger that records what it was asked."""
+
+    def __init__(self, view: object) -> None:
+        self.view = view
+        self.asked: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.view, name)
+
+    def ingest_trigger(self) -> AskedIngest:
+        return self
+
+    def request_ingest(self, tenant_id: str) -> None:
+        self.asked.append(tenant_id)
+
+
+def test_ingest_is_asked_for_as_soon_as_a_page_registered_something(sync: Sync) -> None:
+    for n in range(3):
+        sync.connector.put(f"{n}.txt", f"document {n}".encode())
+    ports = AskedIngest(sync.platform.for_tenant(sync.tenant))
+    run_pass(ports, sync.catalog, sync.instance, sync.connector)  # type: ignore[arg-type]
+    assert ports.asked == [sync.tenant, sync.tenant], "once per page that registered"
+    ports.asked.clear()
+    run_pass(ports, sync.catalog, sync.instance, sync.connector)  # type: ignore[arg-type]
+    assert ports.asked == [], "an unchanged pass asks for nothing"
