@@ -4,6 +4,16 @@ in the inbox (or completed through /v1/uploads) until /v1/search finds it.
     ./run demo            # in another terminal (keeps the stack up)
     uv run python bench/freshness_e2e.py [--rounds 20] [--via inbox|upload]
 
+With the blobs in object storage (the stack started with
+GROUNDWORK_BLOB_BACKEND=s3, its embedded SeaweedFS under the home):
+
+    GROUNDWORK_HOME=.groundwork-s3 GROUNDWORK_BLOB_BACKEND=s3 ./run demo
+    uv run python bench/freshness_e2e.py --home .groundwork-s3 --blobs s3 --via upload
+
+`--blobs` is checked, not trusted: after the rounds the bench looks for the
+first file's content-addressed key under the home's blob folder, which an S3
+stack must not have and a filesystem stack must.
+
 Each round prints where its seconds went, read from Dagster's own run records
 (so the figures are the orchestrator's, not guesses):
 
@@ -17,6 +27,7 @@ Each round prints where its seconds went, read from Dagster's own run records
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -183,8 +194,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--via", choices=("inbox", "upload"), default="inbox")
     parser.add_argument("--api", default="http://127.0.0.1:8088")
+    parser.add_argument("--home", type=Path, default=ROOT / ".groundwork")
+    parser.add_argument("--blobs", choices=("fs", "s3"), default="fs")
     args = parser.parse_args()
-    home = ROOT / ".groundwork"
+    home = args.home.resolve()
     keys_file = home / "demo-keys.json"
     if not keys_file.exists():
         print("start the stack first: ./run demo")
@@ -199,9 +212,11 @@ def main() -> int:
     dropped: list[Path] = []
     uploaded: list[str] = []
     print(f"{'round':>5} {'total':>6} {'wait':>6} {'start':>6} {'work':>6} {'rest':>6}  runs")
+    first_sha256 = ""
     for round_ in range(args.rounds):
         marker = f"zq{uuid.uuid4().hex[:10]}"
         data = ten_page_pdf(marker)
+        first_sha256 = first_sha256 or hashlib.sha256(data).hexdigest()
         wall_started = time.time()
         started = time.monotonic()
         if args.via == "inbox":
@@ -223,8 +238,12 @@ def main() -> int:
         print(f"{round_:>5} {latencies[-1]:6.1f} {breakdown}  {names}", flush=True)
         # a random gap: drops must not phase-lock with the sensor daemon's 5 s loop
         time.sleep(random.uniform(1.0, 6.0))
+    on_disk = (home / "blobs" / "sha256" / first_sha256[:2] / first_sha256).exists()
     _remove_bench_files(args.api, key, dropped, uploaded)
-    _print_summary(args.via, latencies, parts)
+    if on_disk != (args.blobs == "fs"):
+        print(f"the stack at {home} does not keep its blobs in {args.blobs}: figures discarded")
+        return 1
+    _print_summary(f"{args.via} ({args.blobs} blobs)", latencies, parts)
     return 0
 
 
