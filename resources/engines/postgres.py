@@ -220,7 +220,8 @@ class EmbeddedPostgres:
         import psycopg
         from psycopg import sql
 
-        with psycopg.connect(self.socket_uri(), autocommit=True) as conn:
+        # the server's own role over its socket, no tenant checkout: owner-only
+        with psycopg.connect(self.socket_uri(), autocommit=True) as conn:  # owner-only
             verifier = conn.pgconn.encrypt_password(
                 password.encode(), b"postgres", b"scram-sha-256"
             )
