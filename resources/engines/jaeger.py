@@ -69,7 +69,8 @@ exporters:
 
 class EmbeddedJaeger:
     """Ports: OTLP/HTTP on `otlp_port`; the query service's HTTP on
-    `query_port` and its gRPC on the next port."""
+    `query_port` and its gRPC on `query_grpc_port` (default the next port; a
+    test that picks free ports names it too, or the next port may be taken)."""
 
     def __init__(
         self,
@@ -79,10 +80,12 @@ class EmbeddedJaeger:
         *,
         binary: Path = DEFAULT_BINARY,
         max_traces: int = 50_000,
+        query_grpc_port: int | None = None,
     ) -> None:
         self.home = home
         self.otlp_port = otlp_port
         self.query_port = query_port
+        self.query_grpc_port = query_grpc_port or query_port + 1
         self.binary = binary
         self.max_traces = max_traces
 
@@ -108,7 +111,7 @@ class EmbeddedJaeger:
             CONFIG.format(
                 otlp_port=self.otlp_port,
                 query_port=self.query_port,
-                query_grpc_port=self.query_port + 1,
+                query_grpc_port=self.query_grpc_port,
                 max_traces=self.max_traces,
             )
         )

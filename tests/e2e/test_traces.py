@@ -45,7 +45,10 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def jaeger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedJaeger]:
     receiver = EmbeddedJaeger(
-        tmp_path_factory.mktemp("jaeger"), otlp_port=_free_port(), query_port=_free_port()
+        tmp_path_factory.mktemp("jaeger"),
+        otlp_port=_free_port(),
+        query_port=_free_port(),
+        query_grpc_port=_free_port(),
     )
     receiver.start()
     yield receiver
