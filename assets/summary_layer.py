@@ -62,6 +62,9 @@ with warnings.catch_warnings():
         asset=summary_layer,
         name=SUMMARY_DRIFT,
         partitions_def=tenant_partitions,
+        # after serving_index when both are ready: the check is not on the
+        # way to searchable, and running first it delayed every ingest's search
+        op_tags={"dagster/priority": "-1"},
         description="The drift rate: the share of the tenant's compiled summaries whose "
         "version's raw chunks changed since compilation. Over the threshold "
         f"(GROUNDWORK_SUMMARY_DRIFT_THRESHOLD, default {DEFAULT_DRIFT_THRESHOLD:.0%}) the check "

@@ -444,6 +444,13 @@ class IngestNotRequested:
 
 IngestTriggerOutcome = IngestRequested | IngestAlreadyQueued | IngestNotRequested
 
+#: The run label naming why an ingest run was requested; these two values mean
+#: a file arrived, so the run has a document to extract.
+TRIGGER_LABEL = "groundwork/trigger"
+REGISTRATION_TRIGGER = "registration"
+INBOX_TRIGGER = "inbox"
+FILE_ARRIVED_TRIGGERS = frozenset({REGISTRATION_TRIGGER, INBOX_TRIGGER})
+
 
 class IngestTrigger(Protocol):
     """Asks the orchestrator to process a tenant's newly stored work now.

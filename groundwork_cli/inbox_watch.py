@@ -25,7 +25,7 @@ from watchdog.observers import Observer
 
 from groundwork.catalog import TENANT_ID
 from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
-from groundwork.ports import IngestNotRequested, IngestTrigger
+from groundwork.ports import INBOX_TRIGGER, TRIGGER_LABEL, IngestNotRequested, IngestTrigger
 
 logger = logging.getLogger(__name__)
 #: a burst of writes (a copy in progress, many files) becomes one request once
@@ -106,7 +106,7 @@ class InboxWatcher:
             self._timers.pop(tenant, None)
         fingerprint = inbox_fingerprint(self.inbox, tenant)
         outcome = self._trigger.request_ingest(
-            tenant, {"groundwork/trigger": "inbox", FINGERPRINT_LABEL: fingerprint}
+            tenant, {TRIGGER_LABEL: INBOX_TRIGGER, FINGERPRINT_LABEL: fingerprint}
         )
         if isinstance(outcome, IngestNotRequested):
             # the inbox sensor picks the change up on a later pass

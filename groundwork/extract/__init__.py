@@ -8,6 +8,7 @@ Infrastructure errors (an OCR engine missing, a store down) do raise.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,16 +23,8 @@ from groundwork.documents import (
 )
 from groundwork.errors import GroundworkError
 from groundwork.extract.base import Extracted, ExtractionContext, FormatExtractor, Refused
-from groundwork.extract.csv import extract_csv
-from groundwork.extract.docx import extract_docx
-from groundwork.extract.html import extract_html
-from groundwork.extract.image import extract_image
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.extract.media import extract_media
-from groundwork.extract.pdf import extract_pdf
-from groundwork.extract.pptx import extract_pptx
 from groundwork.extract.text import decode_text, plaintext_blocks
-from groundwork.extract.xlsx import extract_xlsx
 from groundwork.ports import OcrProvider, TranscriptionProvider, VisionProvider
 
 LOW_CONFIDENCE_BELOW = 0.7
@@ -59,35 +52,63 @@ def _text_format(parse: Callable[[str], list[Block]]) -> FormatExtractor:
     return run
 
 
+class _Deferred:
+    """A format's extractor imported on its first document: an extraction
+    worker starts in a fresh interpreter for every run, and importing every
+    format's parsers (openpyxl, polars, python-pptx, python-docx...) before the
+    first PDF cost ~1 s of each run's upload -> searchable time."""
+
+    __slots__ = ("_name", "_module", "_function")
+
+    def __init__(self, module: str, function: str) -> None:
+        self._module, self._name = module, function
+        self._function: FormatExtractor | None = None
+
+    def __call__(self, data: bytes, ctx: ExtractionContext) -> Extracted:
+        if self._function is None:
+            module = importlib.import_module(f"groundwork.extract.{self._module}")
+            self._function = getattr(module, self._name)
+        return self._function(data, ctx)
+
+
+_CSV = _Deferred("csv", "extract_csv")
+_HTML = _Deferred("html", "extract_html")
+_PDF = _Deferred("pdf", "extract_pdf")
+_DOCX = _Deferred("docx", "extract_docx")
+_XLSX = _Deferred("xlsx", "extract_xlsx")
+_PPTX = _Deferred("pptx", "extract_pptx")
+_IMAGE = _Deferred("image", "extract_image")
+_MEDIA = _Deferred("media", "extract_media")
+
 EXTRACTORS: dict[str, FormatExtractor] = {
     "text/markdown": _text_format(markdown_blocks),
     "text/plain": _text_format(plaintext_blocks),
-    "text/csv": extract_csv,
-    "text/html": extract_html,
-    "application/xhtml+xml": extract_html,
-    "application/pdf": extract_pdf,
-    DOCX: extract_docx,
-    XLSX: extract_xlsx,
-    XLSM: extract_xlsx,
-    PPTX: extract_pptx,
-    "image/png": extract_image,
-    "image/jpeg": extract_image,
-    "image/tiff": extract_image,
-    "image/webp": extract_image,
-    "image/bmp": extract_image,
-    "image/gif": extract_image,
-    "audio/mpeg": extract_media,
-    "audio/wav": extract_media,
-    "audio/x-wav": extract_media,
-    "audio/vnd.wave": extract_media,
-    "audio/mp4": extract_media,
-    "audio/x-m4a": extract_media,
-    "audio/ogg": extract_media,
-    "audio/flac": extract_media,
-    "video/mp4": extract_media,
-    "video/quicktime": extract_media,
-    "video/webm": extract_media,
-    "video/x-matroska": extract_media,
+    "text/csv": _CSV,
+    "text/html": _HTML,
+    "application/xhtml+xml": _HTML,
+    "application/pdf": _PDF,
+    DOCX: _DOCX,
+    XLSX: _XLSX,
+    XLSM: _XLSX,
+    PPTX: _PPTX,
+    "image/png": _IMAGE,
+    "image/jpeg": _IMAGE,
+    "image/tiff": _IMAGE,
+    "image/webp": _IMAGE,
+    "image/bmp": _IMAGE,
+    "image/gif": _IMAGE,
+    "audio/mpeg": _MEDIA,
+    "audio/wav": _MEDIA,
+    "audio/x-wav": _MEDIA,
+    "audio/vnd.wave": _MEDIA,
+    "audio/mp4": _MEDIA,
+    "audio/x-m4a": _MEDIA,
+    "audio/ogg": _MEDIA,
+    "audio/flac": _MEDIA,
+    "video/mp4": _MEDIA,
+    "video/quicktime": _MEDIA,
+    "video/webm": _MEDIA,
+    "video/x-matroska": _MEDIA,
 }
 
 SUPPORTED_MEDIA_TYPES = frozenset(EXTRACTORS)

@@ -29,6 +29,7 @@ import base64
 import contextlib
 import hashlib
 import re
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -55,6 +56,12 @@ _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-/.]{0,250}$")
 _CONTENT_KEY = re.compile(r"^sha256/[0-9a-f]{2}/([0-9a-f]{64})$")
 _MISSING = {"NoSuchKey", "404", "NotFound", "NoSuchUpload"}
 _UNAVAILABLE = {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "503", "500"}
+#: One boto3 session per process: a client made from a new session parses
+#: botocore's service models again (~0.2 s of JSON per client, two clients in
+#: every run worker). Making clients from one session is not thread-safe in
+#: boto3, hence the lock; the clients themselves are.
+_SESSION_LOCK = threading.Lock()
+_SESSIONS: list[boto3.session.Session] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,29 +85,32 @@ def s3_client(
             "aws_access_key_id": credentials.access_key_id,
             "aws_secret_access_key": credentials.secret_access_key,
         }
-    return boto3.session.Session().client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name=region,
-        config=Config(
-            signature_version="s3v4",
-            retries={"max_attempts": 3, "mode": "standard"},
-            connect_timeout=5,
-            read_timeout=60,
-            # checksums only where this adapter asks for them (SHA-256 per part):
-            # boto3's default CRC32 on every request is computed in Python
-            request_checksum_calculation="when_required",
-            response_checksum_validation="when_required",
-            # no second SHA-256 of each body for the signature (SigV4 over
-            # plain http hashes the payload): the signed x-amz-checksum-sha256
-            # header already binds the body, and the server checks it
-            s3={
-                "addressing_style": "path" if path_style else "auto",
-                "payload_signing_enabled": False,
-            },
-        ),
-        **keys,
-    )
+    with _SESSION_LOCK:
+        if not _SESSIONS:
+            _SESSIONS.append(boto3.session.Session())
+        return _SESSIONS[0].client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name=region,
+            config=Config(
+                signature_version="s3v4",
+                retries={"max_attempts": 3, "mode": "standard"},
+                connect_timeout=5,
+                read_timeout=60,
+                # checksums only where this adapter asks for them (SHA-256 per part):
+                # boto3's default CRC32 on every request is computed in Python
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+                # no second SHA-256 of each body for the signature (SigV4 over
+                # plain http hashes the payload): the signed x-amz-checksum-sha256
+                # header already binds the body, and the server checks it
+                s3={
+                    "addressing_style": "path" if path_style else "auto",
+                    "payload_signing_enabled": False,
+                },
+            ),
+            **keys,
+        )
 
 
 @contextlib.contextmanager

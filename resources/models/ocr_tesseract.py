@@ -13,14 +13,22 @@ from __future__ import annotations
 import io
 import os
 import shutil
+from typing import Any
 
-import pytesseract
 from PIL import Image, ImageOps
 
 from groundwork.errors import CapabilityUnavailable
 from groundwork.ports import OcrLine, OcrResult
 
 MIN_OSD_CONFIDENCE = 2.0
+
+
+def _pytesseract() -> Any:
+    """pytesseract on the first page that needs OCR: importing it imports
+    pandas when installed (~0.65 s), which a run of text PDFs never needs."""
+    import pytesseract
+
+    return pytesseract
 
 
 class TesseractOcr:
@@ -40,6 +48,7 @@ class TesseractOcr:
         if rotation:
             # OSD's "Rotate" is clockwise; PIL rotates counter-clockwise.
             picture = picture.rotate(-rotation, expand=True)
+        pytesseract = _pytesseract()
         data = pytesseract.image_to_data(
             picture,
             lang=self.language,
@@ -77,6 +86,7 @@ class TesseractOcr:
         )
 
     def _orientation(self, picture: Image.Image) -> int:
+        pytesseract = _pytesseract()
         try:
             osd = pytesseract.image_to_osd(
                 picture,

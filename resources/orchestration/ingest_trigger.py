@@ -16,6 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from groundwork.ports import (
+    REGISTRATION_TRIGGER,
+    TRIGGER_LABEL,
     IngestAlreadyQueued,
     IngestNotRequested,
     IngestRequested,
@@ -63,7 +65,7 @@ class DagsterIngestTrigger:
             run_id = client.submit_job_execution(
                 INGEST_JOB,
                 tags={
-                    "groundwork/trigger": "registration",
+                    TRIGGER_LABEL: REGISTRATION_TRIGGER,
                     **(labels or {}),
                     "dagster/partition": tenant_id,
                 },
