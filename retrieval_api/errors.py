@@ -52,6 +52,7 @@ REFUSAL_STATUS = {
     "malware-found": 422,
     "unsupported-conversion": 415,
     "not-open": 409,
+    "already-completed": 409,
     "incomplete": 409,
     "bad-offset": 409,
     "expired": 410,

@@ -356,7 +356,7 @@ class UploadOut(BaseModel):
     filename: str
     size: int
     received: int
-    state: Literal["open", "completed", "refused"]
+    state: Literal["open", "completed", "refused", "cancelled"]
     source_id: str | None = None
     version_id: str | None = None
 

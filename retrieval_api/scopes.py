@@ -48,6 +48,7 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("POST", "/v1/uploads"): "uploads",
     ("GET", "/v1/uploads/{upload_id}"): "uploads",
     ("PUT", "/v1/uploads/{upload_id}"): "uploads",
+    ("DELETE", "/v1/uploads/{upload_id}"): "uploads",
     ("POST", "/v1/uploads/{upload_id}/complete"): "uploads",
     ("POST", "/v1/pdf/merge"): "documents.compose",
     ("POST", "/v1/pdf/split"): "documents.compose",

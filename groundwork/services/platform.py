@@ -103,6 +103,11 @@ class UploadSessions(Protocol):
         False if it moved meanwhile (a part sent twice, or out of order, loses)."""
         ...
 
+    def cancel_upload(self, upload_id: str) -> bool:
+        """Open -> cancelled; False when the session is no longer open (a
+        completion won the race, or it was cancelled already)."""
+        ...
+
     def finish_upload(
         self, upload_id: str, state: str, source_id: str | None, version_id: str | None
     ) -> None: ...

@@ -142,6 +142,32 @@ def receive_part(
     return updated
 
 
+def cancel_session(ports: PlatformPorts, who: Principal, upload_id: str) -> dict[str, Any]:
+    """The sender gives up: the session takes no more parts and never
+    completes, and its staged bytes go now (the folder's file deleted, a
+    bucket's multipart upload aborted) rather than at the 24-hour expiry.
+    Cancelling a cancelled session answers it again. A completed one is a
+    source by then: refused (`already-completed`), the source is deleted
+    instead. A part still streaming when the cancel lands is refused at its
+    acknowledgement; bytes it staged after the discard are swept with the
+    expired sessions (and reported by reconciliation as staged meanwhile)."""
+    sessions: UploadSessions = ports.catalog
+    row = owned_session(ports, who, upload_id)
+    if row["state"] == "completed":
+        raise Refused(
+            "the upload is completed: it is source " + str(row.get("source_id")),
+            f"DELETE /v1/sources/{row.get('source_id')} to remove what it registered",
+            {"source_id": row.get("source_id")},
+            "already-completed",
+        )
+    if row["state"] == "open" and not sessions.cancel_upload(upload_id):
+        return cancel_session(ports, who, upload_id)  # completed or cancelled meanwhile
+    ports.upload_staging().discard(who.tenant_id, upload_id)
+    cancelled = sessions.upload(who.tenant_id, upload_id)
+    assert cancelled is not None
+    return cancelled
+
+
 def complete_session(
     ports: PlatformPorts,
     who: Principal,

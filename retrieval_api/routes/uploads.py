@@ -47,6 +47,13 @@ def upload_progress(upload_id: str, who: PrincipalDep, platform: PlatformDep) ->
     return _out(uploads.owned_session(platform, who, upload_id))
 
 
+@router.delete("/v1/uploads/{upload_id}", response_model=UploadOut)
+def cancel_upload(upload_id: str, who: PrincipalDep, platform: PlatformDep) -> UploadOut:
+    """Give up on an upload: no more parts, no completion, its staged bytes
+    deleted now. A completed upload is a source: delete that instead (409)."""
+    return _out(uploads.cancel_session(platform, who, upload_id))
+
+
 @router.put("/v1/uploads/{upload_id}", response_model=UploadOut)
 async def upload_part(
     upload_id: str,

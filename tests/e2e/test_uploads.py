@@ -318,3 +318,60 @@ def test_an_upload_session_belongs_to_the_key_that_opened_it(
     seen = client.get(url, headers=theirs)
     assert seen.status_code == 404 and "salaries" not in seen.text
     assert client.get(url, headers=boss).status_code == 200  # an administrator may look
+
+
+def _staged(platform: Platform, upload: str) -> list[str]:
+    return [item.key for item in platform.upload_staging().staged() if upload in item.key]
+
+
+def test_a_cancelled_upload_keeps_no_byte_and_takes_no_more(
+    client: TestClient, headers: dict[str, str], platform: Platform
+) -> None:
+    data = b"An upload the sender gave up on.\n" * 300_000  # ~10 MB: a part in a bucket
+    upload = _create(client, headers, "abandoned.txt", len(data))["upload_id"]
+    half = 6 * 1024 * 1024
+    sent = client.put(
+        f"/v1/uploads/{upload}", params={"offset": 0}, content=data[:half], headers=headers
+    )
+    assert sent.status_code == 200, sent.text
+    assert _staged(platform, upload)
+    cancelled = client.delete(f"/v1/uploads/{upload}", headers=headers)
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["state"] == "cancelled"
+    assert _staged(platform, upload) == []  # the folder's file, or the bucket's multipart upload
+    # nothing more is taken, and it never completes
+    more = client.put(
+        f"/v1/uploads/{upload}", params={"offset": half}, content=data[half:], headers=headers
+    )
+    assert more.status_code == 409 and more.json()["error"] == "not-open", more.text
+    done = client.post(f"/v1/uploads/{upload}/complete", headers=headers)
+    assert done.status_code == 409 and done.json()["error"] == "not-open", done.text
+    # cancelling again answers the same; progress says cancelled
+    again = client.delete(f"/v1/uploads/{upload}", headers=headers)
+    assert again.status_code == 200 and again.json()["state"] == "cancelled"
+    assert client.get(f"/v1/uploads/{upload}", headers=headers).json()["state"] == "cancelled"
+
+
+def test_a_completed_upload_cannot_be_cancelled_and_a_stranger_cannot_cancel(
+    client: TestClient, headers: dict[str, str], platform: Platform
+) -> None:
+    data = make.report_pdf()
+    upload = _create(client, headers, "kept.pdf", len(data))["upload_id"]
+    client.put(f"/v1/uploads/{upload}", params={"offset": 0}, content=data, headers=headers)
+    assert client.post(f"/v1/uploads/{upload}/complete", headers=headers).json()["state"] == (
+        "completed"
+    )
+    refused = client.delete(f"/v1/uploads/{upload}", headers=headers)
+    assert refused.status_code == 409 and refused.json()["error"] == "already-completed", (
+        refused.text
+    )
+    assert "DELETE /v1/sources/" in refused.json()["alternative"]
+    # a session of another key is not found, exactly as one that does not exist
+    other = _create(client, headers, "mine.txt", 10)["upload_id"]
+    tenant = f"s-{uuid.uuid4().hex[:8]}"
+    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "stranger")
+    stranger = client.delete(f"/v1/uploads/{other}", headers={"Authorization": f"Bearer {key}"})
+    assert stranger.status_code == 404
+    assert client.get(f"/v1/uploads/{other}", headers=headers).json()["state"] == "open"
+    assert client.delete("/v1/uploads/upl_nothing", headers=headers).status_code == 404

@@ -65,6 +65,15 @@ class UploadsAndBlobs(StoreBase):
             ).fetchone()
         return row is not None
 
+    def cancel_upload(self, upload_id: str) -> bool:
+        with translated_errors("cancelling an upload"), self.pool.connection() as conn:
+            row = conn.execute(
+                "UPDATE upload_sessions SET state = 'cancelled' WHERE upload_id = %s "
+                "AND state = 'open' RETURNING 1",
+                (upload_id,),
+            ).fetchone()
+        return row is not None
+
     def finish_upload(
         self, upload_id: str, state: str, source_id: str | None, version_id: str | None
     ) -> None:
