@@ -124,9 +124,13 @@ class RegistrationLedger(Protocol):
         declared_type: str = "",
         replace: bool = True,
         doc_type: str = "file",
+        location: tuple[tuple[str, str], ...] = (),
     ) -> PendingVersion | Unchanged | NeedsApproval:
         """Write the `pending` row. With `replace=False` an existing source with
-        other content answers NeedsApproval instead of gaining a version."""
+        other content answers NeedsApproval instead of gaining a version.
+        `location` (where a connector found the bytes, already bounded) is kept
+        on the new version only: the same bytes again are Unchanged, and keep
+        the location they were first registered with."""
         ...
 
     def mark_stored(

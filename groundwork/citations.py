@@ -39,9 +39,13 @@ class Citation:
     #: one corpus: "artifact" when the cited document is a generated artifact, with its id
     document_type: str = "source"
     artifact_id: str | None = None
+    #: where a connector found the cited version: {"commit", "path", "branch"}
+    #: for Git, {"url"} for a web page, {"bucket", "key"} for S3, {"path"} for a
+    #: folder; () for uploads and inbox files. Sorted (key, value) pairs.
+    source_location: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "source_id": self.source_id,
             "source_version_id": self.source_version_id,
             "chunk_id": self.chunk_id,
@@ -56,10 +60,16 @@ class Citation:
             "document_type": self.document_type,
             "artifact_id": self.artifact_id,
         }
+        if self.source_location:
+            # only when there is one: a stored snapshot is shared by identical
+            # citations (migration 0024), and those of uploads stay the same bytes
+            data["source_location"] = dict(self.source_location)
+        return data
 
     def to_response(self) -> dict[str, object]:
         """As handed to a caller (any transport): the cited text is file text,
         so it goes out as `untrusted_excerpt`. `to_dict` is the stored snapshot."""
         data = self.to_dict()
         data["untrusted_excerpt"] = data.pop("excerpt")
+        data.setdefault("source_location", {})
         return data

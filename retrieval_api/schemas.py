@@ -54,6 +54,11 @@ class CitationOut(BaseModel):
         default="source", description="artifact: the cited document is a generated artifact"
     )
     artifact_id: str | None = Field(default=None, description="the cited artifact, for one")
+    source_location: dict[str, str] = Field(
+        default_factory=dict,
+        description="where a connector found the cited version: commit, path and branch "
+        "(Git), url (web), bucket and key (S3), path (folder); empty for uploads",
+    )
 
 
 class HitOut(BaseModel):

@@ -1036,7 +1036,7 @@ class InMemoryRegistrationLedger:
         self._lock = threading.Lock()
         # (tenant, origin) -> [source_id, doc_type, current version id or None]
         self._sources: dict[tuple[str, str], list[Any]] = {}
-        # version id -> [source key, version_no, sha256, state]
+        # version id -> [source key, version_no, sha256, state, source location]
         self._versions: dict[str, list[Any]] = {}
 
     def begin_version(
@@ -1051,6 +1051,7 @@ class InMemoryRegistrationLedger:
         declared_type: str = "",
         replace: bool = True,
         doc_type: str = "file",
+        location: tuple[tuple[str, str], ...] = (),
     ) -> PendingVersion | Unchanged | NeedsApproval:
         key = (tenant_id, origin)
         with self._lock:
@@ -1069,7 +1070,7 @@ class InMemoryRegistrationLedger:
                     return NeedsApproval(source[0], source[2], current[1])
             number = 1 + max((v[1] for v in self._versions.values() if v[0] == key), default=0)
             version_id = f"ver_{uuid.uuid4().hex}"
-            self._versions[version_id] = [key, number, sha256, "pending"]
+            self._versions[version_id] = [key, number, sha256, "pending", tuple(location)]
             return PendingVersion(version_id, source[0], blob_key_for(sha256), is_new)
 
     def mark_stored(

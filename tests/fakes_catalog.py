@@ -186,6 +186,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         declared_type: str = "",
         replace: bool = True,
         doc_type: str = "file",
+        location: tuple[tuple[str, str], ...] = (),
     ) -> PendingVersion | Unchanged | NeedsApproval:
         with self._lock:
             known = self._sources.get((tenant_id, origin))
@@ -210,6 +211,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 declared_type,
                 replace,
                 doc_type,
+                location,
             )
             if isinstance(begun, PendingVersion):
                 if begun.is_new_source:

@@ -61,6 +61,9 @@ class KnownItem:
     sha256: str | None
     state: ItemState
     subjects: tuple[str, ...] | None = None
+    #: where the last listing showed it (bounded, groundwork/connectors/location.py):
+    #: an item retried by id or settled as a copy is registered with it
+    location: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class ItemRecord:
     origin: str | None = None
     sha256: str | None = None
     last_error: str | None = None
+    location: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

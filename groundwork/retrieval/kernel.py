@@ -450,4 +450,5 @@ def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:
         low_confidence=view.low_confidence,
         document_type=view.document_type,
         artifact_id=view.artifact_id,
+        source_location=view.source_location,
     )

@@ -27,6 +27,9 @@ class ChunkView:
     layer: str = "raw"  # "summary": a chunk of the source version's compiled summary page
     document_type: str = "source"  # "artifact": a generated artifact's document
     artifact_id: str | None = None
+    #: where a connector found this version (commit and path, URL, bucket and
+    #: key), sorted (key, value) pairs; () for uploads and inbox files
+    source_location: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,8 @@ def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> Ci
         low_confidence=bool(snapshot.get("low_confidence", False)),
         document_type=str(snapshot.get("document_type") or "source"),
         artifact_id=snapshot.get("artifact_id"),
+        # citations issued before migration 0032, and of uploads, have none
+        source_location=tuple(sorted((snapshot.get("source_location") or {}).items())),
     )
     return CitationCheck(citation_id, status, citation)
 

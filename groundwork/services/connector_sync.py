@@ -45,6 +45,7 @@ from groundwork.connectors.catalog import (
     KnownItem,
     PassCounts,
 )
+from groundwork.connectors.location import bounded_location
 from groundwork.connectors.port import Connector, ConnectorError, ListingPage, SourceItem
 from groundwork.errors import NotFound, Refused
 from groundwork.lifecycle import change_subjects, request_deletion
@@ -289,6 +290,7 @@ class _Pass:
             known.origin if known else None,
             sha256 if sha256 is not None else (known.sha256 if known else None),
             error,
+            bounded_location(item.location),
         )
 
     def _rescope(self, delta: ItemDelta, item: SourceItem) -> ItemRecord:
@@ -372,7 +374,15 @@ class _Pass:
         outcome = register_incoming(
             self.ports.catalog,
             self.ports.blobs,
-            IncomingFile(self.tenant, origin, filename, self._subjects(item), media_type),
+            IncomingFile(
+                self.tenant,
+                origin,
+                filename,
+                self._subjects(item),
+                media_type,
+                # on the new version: its citations name the commit and path, the URL...
+                location=bounded_location(item.location),
+            ),
             sha256=fetched.sha256 or "",
             size=fetched.size,
             write=lambda key: self.ports.blobs.put_file(key, path),
@@ -397,6 +407,7 @@ class _Pass:
             source_id,
             origin,
             fetched.sha256,
+            location=bounded_location(item.location),
         )
 
     # deletions and aliases ----------------------------------------------------------------
@@ -439,6 +450,7 @@ class _Pass:
             heir.source_id,
             heir.origin,
             heir.sha256,
+            location=heir.location,
         )
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
@@ -460,7 +472,9 @@ class _Pass:
         left = self.catalog.known_items(self.tenant, self.instance.instance_id, states=["alias"])
         work = []
         for alias in left:
-            item = SourceItem(alias.item_id, alias.version, None, None, alias.subjects, {})
+            item = SourceItem(
+                alias.item_id, alias.version, None, None, alias.subjects, dict(alias.location)
+            )
             delta = ItemDelta(alias.item_id, "new", None, None, None, None, alias.sha256)
             work.append((delta, item))
         records = []
@@ -485,7 +499,7 @@ class _Pass:
                     k.subjects,
                     k.sha256,
                 ),
-                SourceItem(k.item_id, k.version, None, None, k.subjects, {}),
+                SourceItem(k.item_id, k.version, None, None, k.subjects, dict(k.location)),
             )
             for k in failed
         ]

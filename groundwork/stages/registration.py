@@ -44,6 +44,9 @@ class IncomingFile:
     replace: bool = True  # False: an existing source with other content needs approval
     doc_type: str = "file"  # "artifact" documents change only through the artifact writer
     make_current: bool = True  # False: the caller moves the current pointer itself
+    #: where a connector found these bytes (groundwork/connectors/location.py,
+    #: bounded): stored on the version, shown in its citations; () for uploads
+    location: tuple[tuple[str, str], ...] = ()
 
 
 def blob_key_for(sha256: str) -> str:
@@ -128,6 +131,7 @@ def register_incoming(
         declared_type=incoming.declared_type,
         replace=incoming.replace,
         doc_type=incoming.doc_type,
+        location=incoming.location,
     )
     if isinstance(begun, NeedsApproval):
         return begun

@@ -9,8 +9,9 @@ joined by the unit separator (unnest cannot take ragged arrays).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, LiteralString
 
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
@@ -66,7 +67,15 @@ def _known(row: dict[str, Any]) -> KnownItem:
         row["sha256"],
         row["state"],
         tuple(subjects) if subjects is not None else None,
+        tuple(sorted((row.get("location") or {}).items())),
     )
+
+
+#: an instance's items as KnownItem reads them; the caller adds the conditions
+_KNOWN_ITEMS = (
+    "SELECT item_id, version, source_id, origin, sha256, state, subjects, location "
+    "FROM connector_items WHERE tenant_id = %(t)s AND instance_id = %(i)s "
+)
 
 
 class PostgresConnectorCatalog:
@@ -255,21 +264,24 @@ class PostgresConnectorCatalog:
             "shas": [r.sha256 for r in records],
             "states": [r.state for r in records],
             "errors": [r.last_error for r in records],
+            # JSON text per row: unnest cannot take a jsonb[] built from dicts
+            "locations": [json.dumps(dict(r.location)) for r in records],
         }
         with translated_errors("recording items"), self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO connector_items (tenant_id, instance_id, item_id, version, subjects, "
-                "source_id, origin, sha256, state, last_error, seen_pass) "
+                "source_id, origin, sha256, state, last_error, seen_pass, location) "
                 "SELECT %(t)s, %(i)s, r.item_id, r.version, string_to_array(r.subj, E'\\x1f'), "
-                "r.source_id, r.origin, r.sha256, r.state, r.err, %(p)s FROM unnest("
+                "r.source_id, r.origin, r.sha256, r.state, r.err, %(p)s, r.loc::jsonb FROM unnest("
                 "%(ids)s::text[], %(versions)s::text[], %(subjects)s::text[], %(sources)s::text[], "
-                "%(origins)s::text[], %(shas)s::text[], %(states)s::text[], %(errors)s::text[]) "
-                "AS r(item_id, version, subj, source_id, origin, sha256, state, err) "
+                "%(origins)s::text[], %(shas)s::text[], %(states)s::text[], %(errors)s::text[], "
+                "%(locations)s::text[]) "
+                "AS r(item_id, version, subj, source_id, origin, sha256, state, err, loc) "
                 "ON CONFLICT (instance_id, item_id) DO UPDATE SET version = excluded.version, "
                 "subjects = excluded.subjects, source_id = excluded.source_id, "
                 "origin = excluded.origin, sha256 = excluded.sha256, state = excluded.state, "
                 "last_error = excluded.last_error, seen_pass = excluded.seen_pass, "
-                "updated_at = now()",
+                "location = excluded.location, updated_at = now()",
                 {"t": tenant_id, "i": instance_id, "p": pass_no, **columns},
             )
 
@@ -290,39 +302,38 @@ class PostgresConnectorCatalog:
         sha256s: Sequence[str] | None = None,
         states: Sequence[ItemState] | None = None,
     ) -> list[KnownItem]:
-        with translated_errors("reading items"), self.pool.connection() as conn:
-            rows = (
-                conn.cursor(row_factory=dict_row)
-                .execute(
-                    "SELECT item_id, version, source_id, origin, sha256, state, subjects "
-                    "FROM connector_items WHERE tenant_id = %(t)s AND instance_id = %(i)s "
-                    "AND (%(ids)s::text[] IS NULL OR item_id = ANY(%(ids)s)) "
-                    "AND (%(shas)s::text[] IS NULL OR sha256 = ANY(%(shas)s)) "
-                    "AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s)) ORDER BY item_id",
-                    {
-                        "t": tenant_id,
-                        "i": instance_id,
-                        "ids": list(item_ids) if item_ids is not None else None,
-                        "shas": list(sha256s) if sha256s is not None else None,
-                        "states": list(states) if states is not None else None,
-                    },
-                )
-                .fetchall()
-            )
-        return [_known(r) for r in rows]
+        return self._known_items(
+            "reading items",
+            "AND (%(ids)s::text[] IS NULL OR item_id = ANY(%(ids)s)) "
+            "AND (%(shas)s::text[] IS NULL OR sha256 = ANY(%(shas)s)) "
+            "AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s)) ",
+            {
+                "t": tenant_id,
+                "i": instance_id,
+                "ids": list(item_ids) if item_ids is not None else None,
+                "shas": list(sha256s) if sha256s is not None else None,
+                "states": list(states) if states is not None else None,
+            },
+        )
 
     def unseen_items(
         self, tenant_id: str, instance_id: str, listed: Sequence[str]
     ) -> list[KnownItem]:
-        with translated_errors("reading unseen items"), self.pool.connection() as conn:
+        return self._known_items(
+            "reading unseen items",
+            "AND item_id <> ALL(%(listed)s) ",
+            {"t": tenant_id, "i": instance_id, "listed": list(listed)},
+        )
+
+    def _known_items(
+        self, doing: str, conditions: LiteralString, params: dict[str, Any]
+    ) -> list[KnownItem]:
+        """An instance's items under `conditions` (SQL text of this module,
+        never of a caller's values), in id order."""
+        with translated_errors(doing), self.pool.connection() as conn:
             rows = (
                 conn.cursor(row_factory=dict_row)
-                .execute(
-                    "SELECT item_id, version, source_id, origin, sha256, state, subjects "
-                    "FROM connector_items WHERE tenant_id = %s AND instance_id = %s "
-                    "AND item_id <> ALL(%s) ORDER BY item_id",
-                    (tenant_id, instance_id, list(listed)),
-                )
+                .execute(_KNOWN_ITEMS + conditions + "ORDER BY item_id", params)
                 .fetchall()
             )
         return [_known(r) for r in rows]

@@ -51,6 +51,13 @@ def location_from_json(text: str) -> Location:
     return Location.from_dict(json.loads(text))
 
 
+@lru_cache(maxsize=8192)
+def source_location_from_json(text: str) -> tuple[tuple[str, str], ...]:
+    """Where a connector found a version (migration 0032), parsed once per
+    process like a chunk's location: a search's candidates share versions."""
+    return tuple(sorted((str(k), str(v)) for k, v in json.loads(text).items()))
+
+
 #: The re-check behind every search: each candidate id looked up by key and
 #: joined to the publication pointer of `model_key` (the tenant's serving model
 #: when NULL) under the caller's subjects. The lookup is a LATERAL subquery
@@ -65,7 +72,8 @@ _RECHECK = (
     "SELECT r.* FROM unnest({ids}) AS ids(chunk_id) CROSS JOIN LATERAL ("
     "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
     "v.media_type, c.heading_path, c.body, c.location::text, c.content_hash, c.low_confidence, "
-    "c.version_id = p.version_id AS current, c.layer, s.doc_type, s.origin "
+    "c.version_id = p.version_id AS current, c.layer, s.doc_type, s.origin, "
+    "v.source_location::text "
     "FROM chunks c "
     "JOIN sources s ON s.source_id = c.source_id "
     "JOIN source_versions v ON v.version_id = c.version_id "
@@ -155,6 +163,7 @@ class Reading(StoreBase):
                 document_type="artifact" if r[13] == "artifact" else "source",
                 # an artifact's document has the origin "artifact:<its id>"
                 artifact_id=r[14].removeprefix("artifact:") if r[13] == "artifact" else None,
+                source_location=source_location_from_json(r[15]),
             )
         return views
 

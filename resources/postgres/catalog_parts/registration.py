@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from psycopg import Connection
+from psycopg.types.json import Jsonb
 
 from groundwork.catalog import (
     NeedsApproval,
@@ -33,6 +34,7 @@ class Registration(StoreBase):
         declared_type: str = "",
         replace: bool = True,
         doc_type: str = "file",
+        location: tuple[tuple[str, str], ...] = (),
     ) -> PendingVersion | Unchanged | NeedsApproval:
         with translated_errors("registering a version"), self.pool.connection() as conn:
             with conn.transaction():
@@ -58,7 +60,14 @@ class Registration(StoreBase):
                     if settled is not None:
                         return settled
                 version_id, blob_key = _insert_version(
-                    conn, tenant_id, source_id, sha256, size_bytes, media_type, declared_type
+                    conn,
+                    tenant_id,
+                    source_id,
+                    sha256,
+                    size_bytes,
+                    media_type,
+                    declared_type,
+                    dict(location),
                 )
         return PendingVersion(version_id, source_id, blob_key, is_new)
 
@@ -146,6 +155,7 @@ def _insert_version(
     size_bytes: int,
     media_type: str,
     declared_type: str,
+    location: dict[str, str],
 ) -> tuple[str, str]:
     """The next version number of the source, `pending` until its bytes are stored."""
     number = conn.execute(
@@ -157,8 +167,8 @@ def _insert_version(
     blob_key = blob_key_for(sha256)
     conn.execute(
         "INSERT INTO source_versions (version_id, tenant_id, source_id, version_no, sha256, "
-        "size_bytes, media_type, blob_key, declared_type) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "size_bytes, media_type, blob_key, declared_type, source_location) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             version_id,
             tenant_id,
@@ -169,6 +179,7 @@ def _insert_version(
             media_type,
             blob_key,
             declared_type,
+            Jsonb(location),
         ),
     )
     return version_id, blob_key
