@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import dagster as dg
@@ -11,6 +10,7 @@ from assets.partitions import tenant_model_key
 from pipelines.definitions import ALL_ASSETS
 from resources.composition.platform import Platform
 from resources.dagster_glue.platform_resource import GroundworkResource
+from testbed.tenants import seed_tenant
 from tests.conftest import TEST_DATABASE
 
 TENANT_STAGES = [
@@ -84,19 +84,5 @@ def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
 def tenant_with_notes(platform: Platform, prefix: str, count: int) -> str:
     """A new tenant with `count` short Markdown files registered (doc-0.md ...),
     waiting for extraction."""
-    from groundwork.stages.registration import register_file
-
-    tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    for n in range(count):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:doc-{n}.md",
-            filename=f"doc-{n}.md",
-            data=f"# Doc {n}\n\nBody of document {n}.\n".encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
-    return tenant
+    documents = {f"doc-{n}.md": f"# Doc {n}\n\nBody of document {n}.\n" for n in range(count)}
+    return seed_tenant(platform, prefix, documents)

@@ -21,19 +21,18 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from groundwork.stages.registration import register_file
 from resources.composition.platform import EngineEndpoints, Platform
 from resources.composition.settings import PROJECT_ROOT
 from resources.dagster_glue.instance import dagster_storage_url
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.tenants import seed_tenant
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
 
 REDIS_PORT = 6395
@@ -167,19 +166,9 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
     tmp_path: Path,
 ) -> None:
     platform = s3_platform
-    tenant = f"hosts-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    for n in range(DOCUMENTS):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:notes-{n}.md",
-            filename=f"notes-{n}.md",
-            data=_document(n).encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+    tenant = seed_tenant(
+        platform, "hosts", {f"notes-{n}.md": _document(n) for n in range(DOCUMENTS)}
+    )
 
     env = _worker_env(platform, engines, seaweedfs, broker.url)
     homes = {name: tmp_path / f"host-{name}" for name in ("w1", "w2")}

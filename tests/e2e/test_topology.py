@@ -39,7 +39,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from groundwork.stages.registration import register_file
 from resources.composition.engine_auth import dagster_postgres_storage
 from resources.composition.platform import EngineEndpoints, Platform, connect
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
@@ -48,6 +47,7 @@ from resources.engines.postgres import EmbeddedPostgres, PostgresListen
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.postgres.database import ensure_database
+from testbed.tenants import seed_tenant
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
 from tests.e2e.test_several_hosts import _celery_worker_of, _document, _start_worker, _wait_ready
 
@@ -200,19 +200,9 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
     env = host_env(database, keyword_front, seaweedfs, broker, f"topology-{uuid.uuid4().hex[:8]}")
     run_home = hosts_home / "run-host"
     platform = _run_host_platform(env, run_home, index_prefix)
-    tenant = f"topo-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    for n in range(DOCUMENTS):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:notes-{n}.md",
-            filename=f"notes-{n}.md",
-            data=_document(n).encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+    tenant = seed_tenant(
+        platform, "topo", {f"notes-{n}.md": _document(n) for n in range(DOCUMENTS)}
+    )
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "topology")
 
     homes = {name: hosts_home / f"host-{name}" for name in ("w1", "w2")}
