@@ -6,6 +6,8 @@ citation carries an empty location."""
 
 from __future__ import annotations
 
+import io
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,14 +15,19 @@ from typing import Any
 import pytest
 
 from groundwork.connectors.git import GitRepositoryConfig
+from groundwork.connectors.s3_bucket import S3BucketSettings
 from groundwork.connectors.selection import ItemSelection
 from groundwork.connectors.web import WebSiteConfig
 from groundwork.tools.dispatch import ToolDispatcher
 from resources.composition.platform import Platform
+from resources.connectors.fsspec_files import FsspecConnector
 from resources.connectors.git_repository import GitRepositoryConnector
+from resources.connectors.s3_bucket import S3BucketConnector
 from resources.connectors.web_site import WebSiteConnector
+from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from testbed.git_repository import BareRepository
 from testbed.web_site import LoopbackSite, html_page
+from tests.conftest import TEST_S3_BUCKET
 from tests.e2e.helpers import publish_registered
 from tests.e2e.test_web_and_git_connectors import Mirror
 from tests.loopback_http import loopback_server
@@ -107,6 +114,22 @@ def test_a_git_citation_names_the_commit_and_path_of_its_version(
     assert third["source_location"]["path"] == "policies/leave.md"
 
 
+def test_a_path_that_would_forge_its_citation_is_left_out_of_it(
+    platform: Platform, tenant_id: str, tmp_path: Path
+) -> None:
+    """A right-to-left override in a file name reorders what a reader of the
+    citation sees: the file is registered and cited, by commit without the path."""
+    repo = BareRepository(tmp_path)
+    repo.write("notes/invoice\u202etxt.md", "# Invoice\n\nThe invoice total is 4,210 euros.\n")
+    commit = repo.commit("odd name")
+    config = GitRepositoryConfig(str(repo.bare), selection=ItemSelection(include=("*.md",)))
+    mirror = Mirror(platform, tenant_id, "git", GitRepositoryConnector(config))
+
+    mirror.sync()
+    cited = _cited(mirror, "invoice total", "4,210 euros")
+    assert cited["source_location"] == {"commit": commit, "branch": "main"}
+
+
 @pytest.fixture
 def site() -> Iterator[tuple[LoopbackSite, str]]:
     state = LoopbackSite()
@@ -130,6 +153,40 @@ def test_a_web_citation_names_the_page_url(
     )
     tool = _tool_citation(platform, mirror, "how many vacation days", "27 vacation days")
     assert tool["source_location"]["url"] == f"{root}/handbook/leave"
+
+
+def test_an_s3_citation_names_the_bucket_and_key(
+    platform: Platform, tenant_id: str, seaweedfs: EmbeddedSeaweedFS
+) -> None:
+    s3 = seaweedfs.client()
+    prefix = f"cite-{uuid.uuid4().hex[:8]}/"
+    key = f"{prefix}handbook/leave.md"
+    body = b"# Leave\n\nEmployees receive 27 vacation days.\n"
+    s3.put_object(Bucket=TEST_S3_BUCKET, Key=key, Body=io.BytesIO(body))
+    connector = S3BucketConnector(s3, S3BucketSettings(TEST_S3_BUCKET, prefix=prefix))
+    mirror = Mirror(platform, tenant_id, "s3", connector)
+
+    mirror.sync()
+    cited = _cited(mirror, "how many vacation days", "27 vacation days")
+    assert cited["source_location"] == {
+        "bucket": TEST_S3_BUCKET,
+        "key": key,
+        "filename": "handbook/leave.md",
+    }
+
+
+def test_a_folder_citation_names_the_path_below_its_root(
+    platform: Platform, tenant_id: str, tmp_path: Path
+) -> None:
+    (tmp_path / "handbook").mkdir()
+    (tmp_path / "handbook" / "leave.md").write_text(
+        "# Leave\n\nEmployees receive 27 vacation days.\n"
+    )
+    mirror = Mirror(platform, tenant_id, "fsspec", FsspecConnector("file", str(tmp_path)))
+
+    mirror.sync()
+    cited = _cited(mirror, "how many vacation days", "27 vacation days")
+    assert cited["source_location"] == {"path": "handbook/leave.md"}
 
 
 def test_an_uploaded_files_citation_has_an_empty_location(
