@@ -38,3 +38,11 @@ def seed_tenant(platform: Platform, prefix: str, documents: Mapping[str, str]) -
             media_type="text/markdown",
         )
     return tenant
+
+
+def tenant_headers(platform: Platform, prefix: str, key_name: str) -> dict[str, str]:
+    """The HTTP headers of a new tenant's API key named `key_name`, which reads
+    as the whole tenant (subject `tenant:<id>`)."""
+    tenant = new_tenant(platform, prefix)
+    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], key_name)
+    return {"Authorization": f"Bearer {key}"}

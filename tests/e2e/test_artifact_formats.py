@@ -7,8 +7,6 @@ format registered as a new adapter is accepted with no schema change."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from fastapi.testclient import TestClient
 
@@ -18,6 +16,7 @@ from groundwork.extract import extract
 from groundwork.render import renderers
 from resources.composition.platform import Platform
 from retrieval_api.app import create_app
+from testbed.tenants import tenant_headers
 from tests.fakes_rendering import PlainTextRenderer
 
 REPORT = """# Quarterly report
@@ -43,10 +42,7 @@ def client(platform: Platform) -> TestClient:
 
 @pytest.fixture
 def headers(platform: Platform) -> dict[str, str]:
-    tenant = f"f-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "formats")
-    return {"Authorization": f"Bearer {key}"}
+    return tenant_headers(platform, "f", "formats")
 
 
 def _create(client: TestClient, headers: dict[str, str], fmt: str) -> dict:

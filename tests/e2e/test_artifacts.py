@@ -24,6 +24,7 @@ from groundwork.render.pdf import FIXED_CREATION_DATE
 from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from testbed import documents as make
+from testbed.tenants import tenant_headers
 
 REPORT = """# Quarterly report
 
@@ -52,10 +53,7 @@ def client(platform: Platform) -> TestClient:
 
 @pytest.fixture
 def headers(platform: Platform) -> dict[str, str]:
-    tenant = f"a-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
-    _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "artifacts")
-    return {"Authorization": f"Bearer {key}"}
+    return tenant_headers(platform, "a", "artifacts")
 
 
 def _create(
