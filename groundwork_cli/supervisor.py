@@ -22,6 +22,7 @@ from rich.console import Console
 from resources.composition.platform import EngineEndpoints, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.dagster_glue.instance import write_instance_config
+from resources.engines.nginx import EmbeddedNginx
 
 console = Console()
 
@@ -303,7 +304,7 @@ class Supervisor:
     def wait_for_interrupt(self) -> None:
         """Keep everything running until Ctrl-C: a child that exits is restarted
         with backoff (1 s doubling to 30 s) and the crash logged; an engine that
-        stopped is started again."""
+        stopped is started again, and so is an engine's nginx front."""
         try:  # from the first statement: a Ctrl-C during the message is a stop, too
             _install_interrupt_handlers()
             console.print("[bold]Running.[/] Press Ctrl-C to stop everything.")
@@ -315,7 +316,7 @@ class Supervisor:
             console.print("\nStopping ...")
 
     def heal_once(self) -> list[str]:
-        """One pass: restart exited children, start stopped engines (a run whose
+        """One pass: restart exited children, start stopped engines and fronts (a run whose
         worker died is failed by Dagster's run monitoring, through the warm
         launcher's health check). Returns the names of the children restarted."""
         restarted = []
@@ -344,22 +345,13 @@ class Supervisor:
         endpoints = self.endpoints
         if endpoints is None:
             return
-        down = [
-            engine
-            for engine in (
-                endpoints.postgres,
-                endpoints.opensearch,
-                endpoints.seaweedfs,
-                self.clamd,
-            )
-            if engine is not None and not engine.is_running()
-        ]
-        for engine in down:
-            name = type(engine).__name__
-            console.print(f"[red]{name} is not running; starting it again[/]")
-            with (self.settings.home / "logs" / "supervisor.log").open("a") as log:
-                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} down; restarted\n")
-            engine.start()
+        down = self._start_stopped(
+            [endpoints.postgres, endpoints.opensearch, endpoints.seaweedfs, self.clamd]
+        )
+        # Then the fronts through which other hosts reach an engine (GROUNDWORK_
+        # POSTGRES_LISTEN / _OPENSEARCH_LISTEN): an engine started above started
+        # its front too, so these are looked at after it.
+        self._start_stopped(self._fronts())
         if down and any(e is endpoints.postgres for e in down):
             # A restarted PostgreSQL may listen on another port: Dagster's
             # storage URL is rewritten and the services reconnect from scratch.
@@ -374,6 +366,28 @@ class Supervisor:
                     _stop_group_leftovers(process.pid, timeout=5)
                 command, log_name = self.commands[name]
                 self._spawn(name, command, log_name)
+
+    def _start_stopped(self, engines: list[Any]) -> list[Any]:
+        """Start each engine that is not running, logged; return those started."""
+        down = [engine for engine in engines if engine is not None and not engine.is_running()]
+        for engine in down:
+            name = str(engine) if isinstance(engine, EmbeddedNginx) else type(engine).__name__
+            console.print(f"[red]{name} is not running; starting it again[/]")
+            with (self.settings.home / "logs" / "supervisor.log").open("a") as log:
+                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} down; restarted\n")
+            engine.start()
+        return down
+
+    def _fronts(self) -> list[EmbeddedNginx | None]:
+        """The engines' nginx fronts, where authentication is on."""
+        endpoints = self.endpoints
+        if endpoints is None:
+            return []
+        opensearch = endpoints.opensearch.front if endpoints.opensearch is not None else None
+        return [
+            endpoints.postgres.front if endpoints.postgres is not None else None,
+            opensearch.server() if opensearch is not None else None,
+        ]
 
 
 def _stop_group_leftovers(pgid: int, timeout: float = 10.0) -> None:

@@ -15,8 +15,12 @@ its own (one process per front, its config 0600).
   `sslnegotiation=direct`) and the server, on 127.0.0.1 only, asks every TCP
   client for its SCRAM password.
 
-Ready means the front accepts a TCP connection; SIGTERM stops it (its
-workers finish their requests first, or SIGKILL after the timeout).
+Ready means the front accepts a TCP connection; running means that and a
+live master (a master killed alone leaves its worker serving, orphaned: no
+reload, no respawn, the port held). SIGTERM stops it (its workers finish
+their requests first, or SIGKILL after the timeout). `start()` without a
+config starts it again on the config and users it last ran with: what the
+supervisor does when a front dies (groundwork_cli/supervisor.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -141,15 +146,72 @@ class EmbeddedNginx:
         self.home.mkdir(parents=True, exist_ok=True)
         _write_private(self.home / "htpasswd", "".join(ssha_entry(u, p) for u, p in users.items()))
 
+    def __str__(self) -> str:
+        return f"nginx front :{self.port}"
+
     def is_running(self) -> bool:
+        return self._master() is not None and self._accepts()
+
+    def _accepts(self) -> bool:
         try:
             with socket.create_connection((self.connect_host, self.port), timeout=2):
                 return True
         except OSError:
             return False
 
-    def start(self, config: str, timeout: float = 20.0) -> None:
-        """Start the front with `config`, or reload ours with it if it already runs."""
+    def _recorded_pid(self) -> int | None:
+        try:
+            return int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _master(self) -> int | None:
+        """The pid of our live master, if one runs (a killed master that is our
+        child is reaped here: a zombie still answers kill(pid, 0))."""
+        pid = self._recorded_pid()
+        if pid is None:
+            return None
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if b"nginx: master" in title and str(self.home).encode() in title else None
+
+    def _end_orphans(self, group: int, timeout: float = 5.0) -> None:
+        """Workers left by a master that died (the group is the master's pid:
+        it was started in a session of its own); they hold the port."""
+
+        def orphans() -> list[int]:
+            found = []
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    name, _, rest = stat.read_text().partition(") ")
+                    if name.endswith("(nginx") and int(rest.split()[2]) == group:
+                        found.append(int(stat.parent.name))
+            return found
+
+        deadline = time.monotonic() + timeout
+        for pid in orphans():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        while (left := orphans()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def start(self, config: str | None = None, timeout: float = 20.0) -> None:
+        """Start the front with `config`, or reload ours with it if it already
+        runs; without one, start it on the config it last ran with."""
+        if config is None:
+            try:
+                config = (self.home / "nginx.conf").read_text()
+            except FileNotFoundError:
+                raise EngineUnavailable(
+                    f"no nginx front was ever started under {self.home}"
+                ) from None
         binary = shutil.which("nginx") or (
             "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
         )
@@ -171,9 +233,12 @@ class EmbeddedNginx:
             "-e",
             str(self.home / "error.log"),
         ]
-        if self.pid_file.exists() and self.is_running():
+        if self.is_running():
             subprocess.run([*command, "-s", "reload"], check=True, capture_output=True)
             return
+        previous = self._recorded_pid()
+        if previous is not None:
+            self._end_orphans(previous)
         with open(self.home / "stdout.log", "ab") as out:
             process = subprocess.Popen(
                 command,
@@ -189,7 +254,7 @@ class EmbeddedNginx:
                 log = self.home / "error.log"
                 tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
                 raise EngineUnavailable(f"nginx exited with {process.returncode}:\n{tail}")
-            if self.is_running():
+            if self._accepts():  # the port is ours: what held it was ended above
                 self.pid_file.write_text(str(process.pid))
                 return
             time.sleep(0.1)
@@ -197,4 +262,7 @@ class EmbeddedNginx:
         raise EngineUnavailable(f"nginx did not listen on {self.port} within {timeout:.0f} s")
 
     def stop(self, timeout: float = 10.0) -> None:
+        previous = self._recorded_pid()
         stop_by_pid_file(self.pid_file, timeout)
+        if previous is not None:
+            self._end_orphans(previous)
