@@ -9,8 +9,9 @@ file's media type and extension come from the adapter too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from groundwork.documents import Block
@@ -102,51 +103,46 @@ class PdfRenderer:
         return RenderedFile(data, self.format, missing, self.media_type)
 
 
-@dataclass(frozen=True, slots=True)
-class DocxRenderer:
-    format: str = "docx"
-    media_type: str = f"{OOXML}.wordprocessingml.document"
-    extension: str = ".docx"
-    read_back: bool = True
-
-    def render(self, draft: Draft) -> RenderedFile:
-        text = MarkedText()  # python-docx refuses what XML cannot hold
-        blocks = cleaned_blocks(draft.blocks, text)
-        data = render_docx(text.clean(draft.title), blocks, FIXED_CREATION_DATE)
-        return RenderedFile(fixed_zip(data), self.format, tuple(text.missing), self.media_type)
+#: draws one Office Open XML file: (title, blocks, creation date) -> (bytes,
+#: characters drawn as [U+XXXX] markers)
+OfficeDraw = Callable[[str, Sequence[Block], datetime], tuple[bytes, tuple[str, ...]]]
 
 
 @dataclass(frozen=True, slots=True)
-class PptxRenderer:
-    format: str = "pptx"
-    media_type: str = f"{OOXML}.presentationml.presentation"
-    extension: str = ".pptx"
+class OfficeRenderer:
+    """An Office Open XML format (DOCX, PPTX, XLSX): one adapter, its library's
+    drawing function injected. Every one is drawn with the fixed creation date
+    and re-zipped with fixed member times, or the same draft would give other
+    bytes each second; each is read back by the project's own extractors."""
+
+    format: str
+    media_type: str
+    extension: str
+    draw: OfficeDraw
     read_back: bool = True
 
     def render(self, draft: Draft) -> RenderedFile:
-        data, missing = render_pptx(draft.title, draft.blocks, FIXED_CREATION_DATE)
+        data, missing = self.draw(draft.title, draft.blocks, FIXED_CREATION_DATE)
         return RenderedFile(fixed_zip(data), self.format, missing, self.media_type)
 
 
-@dataclass(frozen=True, slots=True)
-class XlsxRenderer:
-    format: str = "xlsx"
-    media_type: str = f"{OOXML}.spreadsheetml.sheet"
-    extension: str = ".xlsx"
-    read_back: bool = True
-
-    def render(self, draft: Draft) -> RenderedFile:
-        data, missing = render_xlsx(draft.title, draft.blocks, FIXED_CREATION_DATE)
-        return RenderedFile(fixed_zip(data), self.format, missing, self.media_type)
+def _draw_docx(
+    title: str, blocks: Sequence[Block], created: datetime
+) -> tuple[bytes, tuple[str, ...]]:
+    """render_docx with the markers drawn first: python-docx refuses what XML
+    cannot hold, where the PPTX and XLSX drawers mark it themselves."""
+    text = MarkedText()
+    cleaned = cleaned_blocks(blocks, text)
+    return render_docx(text.clean(title), cleaned, created), tuple(text.missing)
 
 
 ADAPTERS: tuple[ArtifactRenderer, ...] = (
     MarkdownRenderer(),
     HtmlRenderer(),
     PdfRenderer(),
-    DocxRenderer(),
-    PptxRenderer(),
-    XlsxRenderer(),
+    OfficeRenderer("docx", f"{OOXML}.wordprocessingml.document", ".docx", _draw_docx),
+    OfficeRenderer("pptx", f"{OOXML}.presentationml.presentation", ".pptx", render_pptx),
+    OfficeRenderer("xlsx", f"{OOXML}.spreadsheetml.sheet", ".xlsx", render_xlsx),
 )
 #: format -> adapter; the only list of formats (a test may register a fake here)
 RENDERERS: dict[str, ArtifactRenderer] = {a.format: a for a in ADAPTERS}
