@@ -44,6 +44,13 @@ class AccessScope:
 Layer = Literal["raw", "summary"]
 LAYERS: tuple[Layer, ...] = ("raw", "summary")
 
+#: What kind of document a chunk comes from: a file that was registered
+#: ("source") or a generated artifact saved into the corpus ("artifact",
+#: invariant 10). A source's kind never changes (registration refuses a switch),
+#: so the indexes keep it on every row and filter by it inside each leg.
+DocumentType = Literal["source", "artifact"]
+DOCUMENT_TYPES: tuple[DocumentType, ...] = ("source", "artifact")
+
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
@@ -57,6 +64,7 @@ class SearchFilters:
     date_from: datetime | None = None  # inclusive, on the source version's date
     date_to: datetime | None = None  # exclusive
     layer: Layer = "raw"
+    document_types: tuple[DocumentType, ...] | None = None  # any of these kinds
 
 
 def search_layer(filters: SearchFilters | None) -> Layer:
@@ -80,6 +88,7 @@ class IndexedChunk:
     tags: tuple[str, ...] = ()
     source_date: datetime | None = None
     layer: Layer = "raw"
+    document_type: DocumentType = "source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,8 @@ class VectorIndex(Protocol):
       list returns nothing. Results are ordered by descending similarity.
     - `search` returns records of one layer only (`filters.layer`; raw when
       no filters are given): summary chunks never enter a raw search.
+    - `filters.document_types` keeps records of those document kinds only
+      (an artifact's chunks, a registered file's, or both), inside the query.
     - A vector whose length is not `model.dimension` is refused with
       DimensionMismatch before anything is written.
     - Writing the same chunk id again replaces the record (idempotent).

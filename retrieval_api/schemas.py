@@ -19,6 +19,13 @@ class Filters(BaseModel):
     date_from: datetime | None = None
     date_to: datetime | None = None
     pinned_source_ids: list[str] | None = Field(default=None, max_length=20)
+    document_types: list[Literal["source", "artifact"]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2,
+        description="only passages of these document types: source (a registered file), "
+        "artifact (a generated artifact saved into the corpus); both when left out",
+    )
 
 
 class SearchBody(BaseModel):

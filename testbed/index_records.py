@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-from groundwork.ports import IndexedChunk, Layer
+from groundwork.ports import DocumentType, IndexedChunk, Layer
 
 
 def new_tenant() -> str:
@@ -27,6 +27,7 @@ def chunk(
     tags: Sequence[str] = (),
     source_date: datetime | None = None,
     layer: Layer = "raw",
+    document_type: DocumentType = "source",
 ) -> IndexedChunk:
     return IndexedChunk(
         chunk_id=chunk_id or f"ch-{uuid.uuid4().hex[:12]}",
@@ -41,6 +42,7 @@ def chunk(
         tags=tuple(tags),
         source_date=source_date,
         layer=layer,
+        document_type=document_type,
     )
 
 

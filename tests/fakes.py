@@ -142,6 +142,12 @@ def _visible(chunk: IndexedChunk, scope: AccessScope, filters: SearchFilters | N
         and (chunk.source_date is None or chunk.source_date < filters.date_from)
     ):
         return False
+    if (
+        filters
+        and filters.document_types is not None
+        and chunk.document_type not in filters.document_types
+    ):
+        return False
     return not (
         filters
         and filters.date_to is not None
@@ -197,17 +203,8 @@ class _RowStore:
             c = row.chunk
             if c.tenant_id == tenant_id and c.source_id == source_id:
                 self.rows[chunk_id] = _Row(
-                    IndexedChunk(
-                        c.chunk_id,
-                        c.tenant_id,
-                        c.source_id,
-                        c.version_id,
-                        tuple(subjects),
-                        c.media_type,
-                        c.title,
-                        c.content,
-                        c.content_hash,
-                    ),
+                    # every other field kept (tags, date, layer, document type)
+                    dataclasses.replace(c, subjects=tuple(subjects)),
                     row.live,
                     row.vector,
                 )

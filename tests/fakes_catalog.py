@@ -332,6 +332,8 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 ),
                 key=lambda c: (c.layer, c.position),
             )
+            source = self._source_rows[version.source_id]
+            doc_type = self._sources[(source.tenant_id, source.origin)][1]
             indexed = tuple(
                 IndexedChunk(
                     chunk_id=c.chunk_id,
@@ -346,6 +348,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                     tags=version.tags,
                     source_date=version.created_at,
                     layer="summary" if c.layer == "summary" else "raw",
+                    document_type="artifact" if doc_type == "artifact" else "source",
                 )
                 for c in rows
             )

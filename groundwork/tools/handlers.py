@@ -96,13 +96,22 @@ def read_file(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> 
 @handler("search_files")
 def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) -> Result:
     media_type = str(args["media_type"]) if args.get("media_type") else None
+    # the schema's enum has checked each value; none given (or an empty list): both
+    document_types = tuple(args.get("document_types") or ()) or None
+    filters = (
+        SearchFilters(
+            media_types=(media_type,) if media_type else None, document_types=document_types
+        )
+        if media_type or document_types
+        else None
+    )
     result = retrieval.search(
         platform,
         who,
         retrieval.SearchQuery(
             query=str(args["query"]),
             limit=int(args.get("limit", 10)),
-            filters=SearchFilters(media_types=(media_type,)) if media_type else None,
+            filters=filters,
             layer=str(args.get("layer") or "raw"),
             cursor=str(args.get("cursor") or "") or None,
         ),

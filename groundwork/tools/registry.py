@@ -10,6 +10,7 @@ files is marked as untrusted data.
 
 from __future__ import annotations
 
+from groundwork.ports import DOCUMENT_TYPES
 from groundwork.tools.artifact_specs import ARTIFACT_TOOLS, PROVENANCE
 from groundwork.tools.spec import ToolSpec, array, boolean, integer, loose, obj, string
 
@@ -90,6 +91,15 @@ TOOLS: dict[str, ToolSpec] = {
                     "limit": integer("how many passages (max 20)", 1, 20),
                     "media_type": string(
                         "only files of this media type, e.g. application/pdf", 200
+                    ),
+                    "document_types": array(
+                        string(
+                            "source: a registered file; artifact: a generated artifact "
+                            "saved into the corpus",
+                            enum=list(DOCUMENT_TYPES),
+                        ),
+                        "only passages of these document types (both when left out)",
+                        len(DOCUMENT_TYPES),
                     ),
                     "layer": string(
                         "raw (default): passages; summary: each file's compiled summary "

@@ -223,6 +223,7 @@ class OpenSearchKeywordIndex:
                     "tags": list(c.tags),
                     "source_date": c.source_date.isoformat() if c.source_date else None,
                     "layer": c.layer,
+                    "document_type": c.document_type,
                 },
             }
             for c in chunks

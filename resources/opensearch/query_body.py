@@ -60,6 +60,18 @@ def changing(live: bool) -> dict[str, Any]:
     return {"bool": {"must_not": {"term": {"live": live}}}}
 
 
+def document_type_clause(document_types: tuple[str, ...]) -> dict[str, Any]:
+    """Documents of these document types. A document written before the field
+    existed carries none and is read as a registered file's ("source"): the
+    migration that added the field (0033) sent every artifact's current version
+    through the keyword stage again, so once that run is done only sources lack
+    it (until then an old artifact document counts as a source)."""
+    kinds: list[dict[str, Any]] = [{"terms": {"document_type": list(document_types)}}]
+    if "source" in document_types:
+        kinds.append({"bool": {"must_not": {"exists": {"field": "document_type"}}}})
+    return {"bool": {"should": kinds, "minimum_should_match": 1}}
+
+
 def search_body(
     scope: AccessScope, query: str, limit: int, filters: SearchFilters | None
 ) -> dict[str, Any]:
@@ -92,6 +104,8 @@ def search_body(
         if filters.date_to is not None:
             bounds["lt"] = filters.date_to.isoformat()
         clauses.append({"range": {"source_date": bounds}})
+    if filters and filters.document_types is not None:
+        clauses.append(document_type_clause(filters.document_types))
     body = {
         "size": limit,
         "_source": ["source_id", "version_id"],

@@ -65,6 +65,8 @@ MAPPINGS: dict[str, Any] = {
         "live": {"type": "boolean"},
         # "raw" | "summary"; documents written before the summary layer have none (raw)
         "layer": {"type": "keyword"},
+        # "source" | "artifact"; documents written before the field have none (source)
+        "document_type": {"type": "keyword"},
         "tags": {"type": "keyword"},
         "source_date": {"type": "date"},
         "title": {"type": "text", "analyzer": "groundwork_text"},

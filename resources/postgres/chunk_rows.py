@@ -39,6 +39,9 @@ def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composabl
     if filters and filters.date_to is not None:
         conditions.append(sql.SQL("source_date < %s"))
         params.append(filters.date_to)
+    if filters and filters.document_types is not None:
+        conditions.append(sql.SQL("document_type = ANY(%s)"))
+        params.append(list(filters.document_types))
     return conditions, params
 
 

@@ -53,14 +53,16 @@ class PostgresKeywordIndex(ChunkRowTable):
             with document_refusals("a keyword document"), conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO keyword_chunks (chunk_id, tenant_id, source_id, version_id, subjects, "
-                    "media_type, title, content, content_hash, live, tags, source_date, layer) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false, %s, %s, %s) "
+                    "media_type, title, content, content_hash, live, tags, source_date, layer, "
+                    "document_type) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, false, %s, %s, %s, %s) "
                     "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
                     "source_id = excluded.source_id, version_id = excluded.version_id, "
                     "subjects = excluded.subjects, media_type = excluded.media_type, "
                     "title = excluded.title, content = excluded.content, "
                     "content_hash = excluded.content_hash, tags = excluded.tags, "
                     "source_date = excluded.source_date, layer = excluded.layer, "
+                    "document_type = excluded.document_type, "
                     "live = keyword_chunks.live AND keyword_chunks.version_id = excluded.version_id",
                     [
                         (
@@ -76,6 +78,7 @@ class PostgresKeywordIndex(ChunkRowTable):
                             list(c.tags),
                             c.source_date,
                             c.layer,
+                            c.document_type,
                         )
                         # one lock order for every writer: concurrent upserts never deadlock
                         for c in sorted(chunks, key=lambda c: c.chunk_id)

@@ -129,13 +129,14 @@ class PgVectorIndex(ChunkRowTable):
             return 0
         query = sql.SQL(
             "INSERT INTO {} (chunk_id, tenant_id, source_id, version_id, subjects, media_type, "
-            "content_hash, live, embedding, tags, source_date, layer) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, false, %s, %s, %s, %s) "
+            "content_hash, live, embedding, tags, source_date, layer, document_type) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, false, %s, %s, %s, %s, %s) "
             "ON CONFLICT (chunk_id) DO UPDATE SET tenant_id = excluded.tenant_id, "
             "source_id = excluded.source_id, version_id = excluded.version_id, "
             "subjects = excluded.subjects, media_type = excluded.media_type, "
             "content_hash = excluded.content_hash, embedding = excluded.embedding, "
             "tags = excluded.tags, source_date = excluded.source_date, layer = excluded.layer, "
+            "document_type = excluded.document_type, "
             # a rewrite of the same version keeps its liveness; a new version starts hidden
             "live = {}.live AND {}.version_id = excluded.version_id"
         ).format(self.table, self.table, self.table)
@@ -156,6 +157,7 @@ class PgVectorIndex(ChunkRowTable):
                             list(r.chunk.tags),
                             r.chunk.source_date,
                             r.chunk.layer,
+                            r.chunk.document_type,
                         )
                         # one lock order for every writer: concurrent upserts never deadlock
                         for r in sorted(records, key=lambda r: r.chunk.chunk_id)

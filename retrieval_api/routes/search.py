@@ -50,6 +50,7 @@ def to_filters(body: Filters | None) -> SearchFilters | None:
         tags=tuple(body.tags) if body.tags is not None else None,
         date_from=body.date_from,
         date_to=body.date_to,
+        document_types=tuple(body.document_types) if body.document_types is not None else None,
     )
 
 

@@ -166,6 +166,26 @@ class KeywordIndexContract:
             for h in index.search(scope, "travel", 5, SearchFilters(media_types=("text/markdown",)))
         ] == [a.chunk_id]
 
+    def test_document_type_filter_inside_the_query(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        document = chunk(tenant, "travel policy flights", source_id="s-doc")
+        artifact = chunk(
+            tenant, "travel policy report", source_id="s-art", document_type="artifact"
+        )
+        self._publish(index, [document, artifact])
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+
+        def found(*types: str) -> set[str]:
+            kinds = SearchFilters(document_types=types)  # type: ignore[arg-type]
+            return {h.chunk_id for h in index.search(scope, "travel", 5, kinds)}
+
+        assert found("artifact") == {artifact.chunk_id}
+        assert found("source") == {document.chunk_id}
+        assert found("source", "artifact") == {document.chunk_id, artifact.chunk_id}
+        # the kind survives a re-scope (a rewrite of the document's other fields)
+        index.set_subjects(tenant, "s-art", ["team:a", "team:b"])
+        assert found("artifact") == {artifact.chunk_id}
+
     def test_tag_and_date_filters_inside_the_query(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
         old = chunk(
@@ -325,6 +345,48 @@ class TestOpenSearchKeywordIndex(KeywordIndexContract):
     @pytest.fixture
     def index(self, platform: Platform) -> KeywordIndex:
         return platform.keywords
+
+    def test_a_document_written_before_the_document_type_is_a_source(
+        self, index: KeywordIndex
+    ) -> None:
+        """Documents indexed before the field existed carry none (migration 0033
+        re-sends only artifacts through the keyword stage): they are sources."""
+        from resources.opensearch.keyword_index import OpenSearchKeywordIndex
+
+        assert isinstance(index, OpenSearchKeywordIndex)
+        tenant = new_tenant()
+        current = chunk(tenant, "travel policy report", source_id="s-new")
+        self._publish(index, [current])
+        old = chunk(tenant, "travel policy flights", source_id="s-old")
+        document = {
+            "tenant_id": tenant,
+            "source_id": old.source_id,
+            "version_id": old.version_id,
+            "subjects": list(old.subjects),
+            "media_type": old.media_type,
+            "content_hash": old.content_hash,
+            "live": True,
+            "title": old.title,
+            "content": old.content,
+            "tags": [],
+            "source_date": None,
+            "layer": "raw",
+        }
+        index.client.index(
+            index=index.index_for(tenant),
+            id=old.chunk_id,
+            body=document,
+            routing=tenant,
+            refresh=True,
+        )
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+
+        def found(*types: str) -> set[str]:
+            kinds = SearchFilters(document_types=types)  # type: ignore[arg-type]
+            return {h.chunk_id for h in index.search(scope, "travel", 5, kinds)}
+
+        assert found("source") == {current.chunk_id, old.chunk_id}
+        assert found("artifact") == set()
 
 
 class TestPostgresKeywordIndex(KeywordIndexContract):

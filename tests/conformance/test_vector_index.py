@@ -140,6 +140,28 @@ class VectorIndexContract:
         plain = index.search(scope, a[0].vector, 10, SearchFilters(media_types=("text/plain",)))
         assert {h.chunk_id for h in plain} == {r.chunk.chunk_id for r in b}
 
+    def test_document_type_filter_inside_the_query(self, index: VectorIndex) -> None:
+        tenant = new_tenant()
+        dim = self.model.dimension
+        document = VectorRecord(chunk(tenant, "a file", source_id="s-doc"), unit_vector(1, dim))
+        artifact = VectorRecord(
+            chunk(tenant, "a report", source_id="s-art", document_type="artifact"),
+            near(unit_vector(1, dim), 2, 0.5),
+        )
+        self._publish(index, [document, artifact])
+        scope = AccessScope(tenant, ("team:a",))
+
+        def found(*types: str) -> list[str]:
+            kinds = SearchFilters(document_types=types)  # type: ignore[arg-type]
+            return [h.chunk_id for h in index.search(scope, document.vector, 5, kinds)]
+
+        assert found("artifact") == [artifact.chunk.chunk_id]
+        assert found("source") == [document.chunk.chunk_id]
+        assert found("source", "artifact") == [document.chunk.chunk_id, artifact.chunk.chunk_id]
+        # the kind survives a re-scope (a rewrite of the row's other fields)
+        index.set_subjects(tenant, "s-art", ["team:a", "team:b"])
+        assert found("artifact") == [artifact.chunk.chunk_id]
+
     def test_tag_and_date_filters_inside_the_query(self, index: VectorIndex) -> None:
         tenant = new_tenant()
         dim = self.model.dimension

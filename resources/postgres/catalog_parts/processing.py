@@ -196,8 +196,10 @@ class Processing(StoreBase):
                 rows = (
                     conn.cursor(row_factory=dict_row)
                     .execute(
-                        "SELECT chunk_id, heading_path, body, content_hash, layer FROM chunks "
-                        "WHERE source_id = %s AND version_id = %s ORDER BY layer, position",
+                        # the source's doc_type rides on every index row (migration 0033)
+                        "SELECT c.chunk_id, c.heading_path, c.body, c.content_hash, c.layer, "
+                        "s.doc_type FROM chunks c JOIN sources s USING (source_id) "
+                        "WHERE c.source_id = %s AND c.version_id = %s ORDER BY c.layer, c.position",
                         (version.source_id, version.version_id),
                     )
                     .fetchall()
@@ -218,6 +220,7 @@ class Processing(StoreBase):
                         tags=version.tags,
                         source_date=version.created_at,
                         layer=r["layer"],
+                        document_type="artifact" if r["doc_type"] == "artifact" else "source",
                     )
                     for r in rows
                 )
