@@ -5,11 +5,12 @@ the summarizer, answerer, judge and vision tests talk to."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback_http import loopback_server, send_json
 
 Reply = Callable[[dict[str, Any]], str]
 
@@ -60,22 +61,11 @@ def serving(reply: Reply) -> Iterator[ChatEndpoint]:
                     }
                 except ValueError as exc:
                     status, payload = 400, {"error": {"message": str(exc)}}
-            data = json.dumps(payload or {"error": {"message": "refused"}}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, payload or {"error": {"message": "refused"}})
 
         def log_message(self, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    endpoint.root = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with loopback_server(Handler) as root:
+        endpoint.root = root
         yield endpoint
-    finally:
-        server.shutdown()
-        server.server_close()

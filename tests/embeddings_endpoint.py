@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from groundwork.ports import EmbeddingProvider
-from tests.loopback_http import loopback_server
+from tests.loopback_http import loopback_server, send_json
 
 
 class EmbeddingsEndpoint:
@@ -51,22 +51,16 @@ def serving(backing: EmbeddingProvider) -> Iterator[EmbeddingsEndpoint]:
             vectors = endpoint.backing.embed_documents(body["input"])
             if endpoint.dimension is not None:
                 vectors = [v[: endpoint.dimension] for v in vectors]
-            data = json.dumps(
-                {
-                    "object": "list",
-                    "model": body.get("model", ""),
-                    # answered out of order on purpose: clients must sort by index
-                    "data": [
-                        {"object": "embedding", "index": i, "embedding": list(v)}
-                        for i, v in reversed(list(enumerate(vectors)))
-                    ],
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            payload = {
+                "object": "list",
+                "model": body.get("model", ""),
+                # answered out of order on purpose: clients must sort by index
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": list(v)}
+                    for i, v in reversed(list(enumerate(vectors)))
+                ],
+            }
+            send_json(self, 200, payload)
 
         def log_message(self, *args: object) -> None:
             pass
