@@ -11,8 +11,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assets.partitions import tenant_model_key
 from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
-from pipelines.definitions import defs
+from pipelines.definitions import build_definitions
 
+#: the jobs run here in-process (pipelines.definitions.defs is Dagster's to load)
+defs = build_definitions()
 #: The progress bar is the CLI's report; Dagster's step log stays in the UI.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 

@@ -23,6 +23,7 @@ from assets import (
     summary_layer,
 )
 from pipelines import connector_sensors, jobs, run_traces, sensors
+from resources.composition.settings import GroundworkSettings
 from resources.dagster_glue.platform_resource import GroundworkResource
 
 #: in pipeline order: registration -> ... -> publication, then upkeep and evals
@@ -42,13 +43,15 @@ STAGE_MODULES: tuple[ModuleType, ...] = (
 ALL_ASSETS = [a for module in STAGE_MODULES for a in module.defs.assets or ()]
 
 
-def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Definitions:
+def build_definitions(
+    groundwork: GroundworkResource | None = None, *, tracing: bool = True
+) -> dg.Definitions:
     return dg.Definitions.merge(
         *(module.defs for module in STAGE_MODULES),
         freshness.defs,  # a check on serving_index, no asset of its own: not a stage
         jobs.defs,
         sensors.defs,
-        run_traces.defs,
+        run_traces.definitions(tracing),  # the run-trace sensor
         connector_sensors.defs,
         dg.Definitions(
             resources={"groundwork": groundwork or GroundworkResource()},
@@ -60,4 +63,9 @@ def build_definitions(groundwork: GroundworkResource | None = None) -> dg.Defini
     )
 
 
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location, built when Dagster loads it (code server, run
+    worker), never at import: the run-trace sensor only where tracing is
+    configured, so an install without it has no sensor ticking for nothing."""
+    return build_definitions(tracing=GroundworkSettings.from_env().otlp_endpoint is not None)

@@ -7,9 +7,12 @@ span with a `dagster.step <step>` child per step, at the times Dagster
 recorded, failed steps marked as errors, tagged with the run id and the
 tenant (the run's partition). Built from the record rather than from inside
 the steps, so no step pays for it and a run killed mid-step still has its
-trace. Off (no GROUNDWORK_OTLP_ENDPOINT) the sensor skips at once; on, it
-uses the provider resources/composition/tracing.py installs in the code
-server, sampled like the API's traces.
+trace. Off (no GROUNDWORK_OTLP_ENDPOINT) the code location has no such
+sensor at all (`definitions`): a sensor that only skipped still cost a
+daemon evaluation, a gRPC call and a tick row every minute, forever, on
+every install that never turned tracing on. On, it uses the provider
+resources/composition/tracing.py installs in the code server, sampled like
+the API's traces.
 """
 
 from __future__ import annotations
@@ -90,11 +93,11 @@ def export_finished_runs(
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Sends each finished run and its steps as an OpenTelemetry trace "
-    "(GROUNDWORK_OTLP_ENDPOINT); skips at once while tracing is off.",
+    "(GROUNDWORK_OTLP_ENDPOINT); only in a code location loaded with tracing on.",
 )
 def run_traces_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
     provider = start_tracing(GroundworkSettings.from_env(), "groundwork-dagster")
-    if provider is None:
+    if provider is None:  # the settings changed under a running code location
         return dg.SkipReason("tracing is off (GROUNDWORK_OTLP_ENDPOINT unset)")
     if context.cursor is None:
         # the first tick starts from now: history before tracing was on is not sent
@@ -106,4 +109,7 @@ def run_traces_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     return dg.SensorResult(cursor=cursor)
 
 
-defs = dg.Definitions(sensors=[run_traces_sensor])
+def definitions(tracing: bool) -> dg.Definitions:
+    """The sensor where tracing is configured, nothing where it is off (the
+    code location decides when Dagster loads it: pipelines/definitions.py)."""
+    return dg.Definitions(sensors=[run_traces_sensor]) if tracing else dg.Definitions()

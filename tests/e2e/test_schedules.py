@@ -32,7 +32,7 @@ def test_the_rescan_asks_for_each_tenant_with_an_inbox_once_per_tick(platform: P
 
 
 def test_the_nightly_reconciliation_requests_its_run() -> None:
-    schedule = defs.get_repository_def().get_schedule_def("nightly_reconciliation")
+    schedule = defs().get_repository_def().get_schedule_def("nightly_reconciliation")
     with dg.instance_for_test() as instance:
         result = schedule.evaluate_tick(
             dg.build_schedule_context(
