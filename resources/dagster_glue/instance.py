@@ -38,7 +38,16 @@ def instance_storage(database_url: str) -> dict[str, Any]:
 def write_instance_config(dagster_home: Path, server_url: str, database: str = "dagster") -> Path:
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = {
-        "storage": {"postgres": instance_storage(ensure_database(server_url, database))},
+        # dagster-postgres's storage with its connections pooled
+        # (resources/dagster_glue/pooled_storage.py): one connection per call cost
+        # every run a few hundred connection set-ups
+        "storage": {
+            "custom": {
+                "module": "resources.dagster_glue.pooled_storage",
+                "class": "PooledPostgresStorage",
+                "config": instance_storage(ensure_database(server_url, database)),
+            }
+        },
         "telemetry": {"enabled": False},
         "nux": {"enabled": False},
         # The queue is polled every second (default 5 s): queueing otherwise added
