@@ -16,13 +16,11 @@ import contextlib
 import os
 import secrets
 import shutil
-import subprocess
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 from groundwork.errors import EngineUnavailable
-from resources.engines.process import stop_by_pid_file
+from resources.engines.process import spawn_daemon, stop_by_pid_file, wait_until_ready
 
 
 def home_password(home: Path) -> str:
@@ -114,30 +112,12 @@ class EmbeddedRedis:
             )
         self.home.mkdir(parents=True, exist_ok=True)
         config = self._write_config()
-        with open(self.home / "stdout.log", "ab") as out:
-            process = subprocess.Popen(
-                [binary, str(config)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                cwd=self.home,
-            )
-        self.pid_file.write_text(str(process.pid))
-        deadline = time.monotonic() + timeout
-        why = "no answer yet"
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = (
-                    self.log_path.read_text(errors="replace")[-2000:]
-                    if self.log_path.exists()
-                    else ""
-                )
-                raise EngineUnavailable(f"redis-server exited with {process.returncode}:\n{tail}")
-            why = self._probe() or ""
-            if not why:
-                return self.url
-            time.sleep(0.1)
+        process = spawn_daemon(
+            [binary, str(config)], self.home / "stdout.log", self.pid_file, self.home
+        )
+        why = wait_until_ready(process, self._probe, timeout, 0.1, "redis-server", self.log_path)
+        if why is None:
+            return self.url
         self.stop()
         raise EngineUnavailable(f"redis-server did not answer within {timeout:.0f} s ({why})")
 

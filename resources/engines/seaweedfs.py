@@ -23,14 +23,13 @@ import contextlib
 import json
 import os
 import secrets
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from groundwork.errors import EngineUnavailable
 from resources.blobs.s3 import S3Credentials, s3_client
-from resources.engines.process import stop_by_pid_file
+from resources.engines.process import spawn_daemon, stop_by_pid_file, wait_until_ready
 
 #: where ./run builds the binary (gitignored)
 DEFAULT_BINARY = Path(__file__).resolve().parents[2] / "engines" / "seaweedfs" / "target" / "weed"
@@ -190,27 +189,11 @@ class EmbeddedSeaweedFS:
             )
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "data").mkdir(exist_ok=True)
-        with open(self.log_path, "ab") as out:
-            process = subprocess.Popen(
-                self.command(),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                cwd=self.home,
-            )
-        self.pid_file.write_text(str(process.pid))
-        deadline = time.monotonic() + timeout
-        why = "no answer yet"
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                tail = self.log_path.read_text(errors="replace")[-2000:]
-                raise EngineUnavailable(f"SeaweedFS exited with {process.returncode}:\n{tail}")
-            why = self._probe() or ""
-            if not why:
-                self.started_seconds = time.monotonic() - started
-                return self.endpoint
-            time.sleep(0.5)
+        process = spawn_daemon(self.command(), self.log_path, self.pid_file, self.home)
+        why = wait_until_ready(process, self._probe, timeout, 0.5, "SeaweedFS", self.log_path)
+        if why is None:
+            self.started_seconds = time.monotonic() - started
+            return self.endpoint
         self.stop()
         raise EngineUnavailable(
             f"SeaweedFS did not accept a write within {timeout:.0f} s ({why}); see {self.log_path}"
