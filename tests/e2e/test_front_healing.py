@@ -36,7 +36,7 @@ from resources.engines.opensearch import EmbeddedOpenSearch, OpenSearchFront
 from resources.engines.postgres import EmbeddedPostgres
 from tests.e2e import test_engine_auth as engine_auth
 
-OPENSEARCH_FRONT_PORT = 9493
+OPENSEARCH_FRONT_PORT = 9495  # test_topology holds 9493, test_engine_auth 9491
 #: a PostgreSQL server with TCP on, of this module's own (the engine-auth tests' fixture)
 tcp_postgres = engine_auth.tcp_postgres
 #: the supervisor heals once a second; a pass that restarts a front stays well under this
