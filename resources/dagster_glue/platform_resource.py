@@ -124,7 +124,7 @@ class ExtractionWorkerResource(dg.ConfigurableResource):  # type: ignore[misc]
             ExtractionWorker(memory_limit=self.memory_limit, with_ocr=self.with_ocr)
             for _ in range(max(1, count))
         ]
-        run = context.dagster_run
+        run = context.run
         if run is not None and run.tags.get(TRIGGER_LABEL) in FILE_ARRIVED_TRIGGERS:
             self._workers[0].start()
 
