@@ -201,6 +201,12 @@ class StageProgress(Protocol):
         """Summarized versions not yet in the keyword index (only `shard`'s, when given)."""
         ...
 
+    def version_batch(self, version_id: str) -> ChunkBatch | None:
+        """One stored version, current for its live source, with its chunks as
+        the indexes need them (none before it is chunked); None for any other
+        version. What a save that indexes its own version reads: only that one."""
+        ...
+
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None: ...
 
     def mark_version_failed(self, version_id: str, reason: FailureReason, detail: str) -> None:

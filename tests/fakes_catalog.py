@@ -372,6 +372,14 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 )[:limit]
             )
 
+    def version_batch(self, version_id: str) -> ChunkBatch | None:
+        with self._lock:
+            row = self._version_rows.get(version_id)
+            stored = row is not None and self._state(version_id) == "stored"
+            if not stored or not self._is_live_current(version_id):
+                return None
+            return self._batches([version_id])[0]
+
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None:
         with self._lock:
             now = self._clock()

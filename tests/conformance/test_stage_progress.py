@@ -181,6 +181,35 @@ class StageProgressContract:
         assert [c.content for c in batch.chunks] == [c.content for c in again]
         assert ledger.counts(tenant).chunks == 2
 
+    def test_one_versions_batch_is_its_current_record_and_chunks(
+        self, ledger: PipelineLedger, tenant: str
+    ) -> None:
+        """What a save that indexes its own version reads: only that version,
+        whatever else the tenant has waiting, and only while it is current."""
+        first = stored(ledger, tenant, "artifact:a", "one")
+        stored(ledger, tenant, "inbox:other.md", "another document waiting")
+        batch = ledger.version_batch(first.version_id)
+        assert batch is not None and batch.chunks == ()
+        assert (batch.version.version_id, batch.version.processing_state) == (
+            first.version_id,
+            "pending",
+        )
+        assert ledger.claim_extraction(first.version_id)
+        ledger.save_extraction(first.version_id, document("# Title\n\nwords"))
+        batch = ledger.version_batch(first.version_id)
+        assert batch is not None and batch.version.processing_state == "extracted"
+        chunks = chunks_of(batch.version, 2)
+        ledger.replace_chunks(batch.version, chunks)
+        batch = ledger.version_batch(first.version_id)
+        assert batch is not None
+        assert [c.chunk_id for c in batch.chunks] == [c.chunk_id for c in chunks]
+        assert batch.chunks[0].content == chunks[0].content
+        assert batch.version.title == "Title"
+        # a version no longer current, pending bytes and unknown ids are no batch
+        stored(ledger, tenant, "artifact:a", "two")
+        assert ledger.version_batch(first.version_id) is None
+        assert ledger.version_batch(begin(ledger, tenant, "inbox:p.md", "p").version_id) is None
+
     def test_a_batch_carries_what_the_indexes_need(
         self, ledger: PipelineLedger, tenant: str
     ) -> None:

@@ -241,6 +241,16 @@ class Processing(StoreBase):
                 limit,
             )
 
+    def version_batch(self, version_id: str) -> ChunkBatch | None:
+        with translated_errors("reading a version's chunks"):
+            found = self._batches(
+                "v.version_id = %s AND v.state = 'stored' AND s.state = 'active' "
+                "AND s.current_version_id = v.version_id",
+                (version_id,),
+                1,
+            )
+        return found[0] if found else None
+
     def mark_keyword_indexed_many(self, version_ids: Sequence[str]) -> None:
         with translated_errors("marking versions indexed"), self.pool.connection() as conn:
             conn.execute(
