@@ -99,9 +99,6 @@ def _run_worker(input_json: str) -> None:
     """The worker's body: Dagster's own run entry point, in this process."""
     from dagster._cli.api import execute_run_command
 
-    from resources.dagster_glue.pooled_storage import pool_this_process
-
-    pool_this_process()  # one instance for the worker's life: its connections are kept
     execute_run_command.main([input_json], standalone_mode=False)
 
 

@@ -4,9 +4,11 @@ stack at start, which no other test would notice)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from pipelines.warm_launcher import WarmRunLauncher
 from resources.composition.settings import GroundworkSettings
@@ -30,14 +32,11 @@ def test_the_generated_instance_config_loads(
 
 
 _PROBE = """
-import json, sys
+import json, os, sys
 import dagster as dg
 import psycopg
-from resources.dagster_glue.pooled_storage import pool_this_process
 
-home, server, pooled, database = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
-if pooled:
-    pool_this_process()
+home, server, mode, database = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 
 
 def sessions():
@@ -47,50 +46,103 @@ def sessions():
         ).fetchone()[0]
 
 
-with dg.DagsterInstance.from_config(home) as instance:
+def held():
+    with psycopg.connect(server, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+        ).fetchone()[0]
+
+
+def calls(instance):
     instance.get_runs(limit=1)
+    instance.get_latest_materialization_event(dg.AssetKey("nothing"))
+
+
+if mode == "one":  # a run worker, the daemon, the webserver: one instance for life
+    with dg.DagsterInstance.from_config(home) as instance:
+        calls(instance)
+        before = sessions()
+        for _ in range(40):
+            calls(instance)
+        print(json.dumps({"opened": sessions() - before, "held": held()}))
+elif mode == "per-request":  # a code server: an instance per sensor evaluation
+    with dg.DagsterInstance.from_config(home) as instance:
+        calls(instance)
     before = sessions()
-    for _ in range(40):
-        instance.get_runs(limit=1)
-        instance.get_latest_materialization_event(dg.AssetKey("nothing"))
-    print(json.dumps(sessions() - before))
+    for _ in range(20):
+        with dg.DagsterInstance.from_config(home) as instance:
+            calls(instance)
+            calls(instance)
+    print(json.dumps({"opened": sessions() - before, "held": held()}))
+else:  # fork: a child's instance never touches the parent's connections
+    with dg.DagsterInstance.from_config(home) as instance:
+        calls(instance)
+        before = sessions()
+        pid = os.fork()
+        if pid == 0:
+            with dg.DagsterInstance.from_config(home) as child:
+                calls(child)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        calls(instance)  # the parent's pooled connection still answers
+        print(json.dumps({"opened": sessions() - before, "held": held()}))
 """
 
 
-def _opened(home: Path, server_url: str, pooled: bool, database: str) -> int:
+def _probe(home: Path, server_url: str, mode: str, database: str) -> dict[str, int]:
     import json
     import subprocess
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(home), server_url, "1" if pooled else "0", database],
+        [sys.executable, "-c", _PROBE, str(home), server_url, mode, database],
         capture_output=True,
         text=True,
-        check=True,
         timeout=120,
     )
-    return int(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def test_a_run_worker_reuses_its_storage_connections(
-    tmp_path: Path, settings: GroundworkSettings, engines
-) -> None:
-    """dagster-postgres opens a new connection for every storage call (NullPool):
-    ~5 ms each, and a tenant_ingest run makes a few hundred of them. A run
-    worker (which says so) keeps them pooled; any other process, which may
-    build an instance per request (a code server's sensor evaluations), does not
-    hold connections it would leave behind."""
+@pytest.fixture
+def own_database(tmp_path: Path, engines) -> Iterator[tuple[Path, str]]:
+    """A Dagster database of its own: other tests' connections to `dagster` are not counted."""
     import uuid
 
-    # a database of its own: other tests' connections to `dagster` are not counted
+    import psycopg
+
     database = f"dagster_pool_{uuid.uuid4().hex[:8]}"
     write_instance_config(tmp_path, engines.server_url, database)
     try:
-        pooled = _opened(tmp_path, engines.server_url, True, database)
-        assert pooled <= 2, f"{pooled} new connections for 80 storage calls"
-        assert _opened(tmp_path, engines.server_url, False, database) >= 80
+        yield tmp_path, database
     finally:
-        import psycopg
-
         with psycopg.connect(engines.server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def test_one_instance_reuses_its_storage_connections(
+    own_database: tuple[Path, str], engines
+) -> None:
+    """dagster-postgres opens a new connection for every storage call (NullPool):
+    ~5 ms each, and a tenant_ingest run makes a few hundred of them."""
+    figures = _probe(own_database[0], engines.server_url, "one", own_database[1])
+    assert figures["opened"] <= 2, f"{figures} for 80 storage calls"
+
+
+def test_an_instance_per_request_shares_the_process_connections(
+    own_database: tuple[Path, str], engines
+) -> None:
+    """A code server builds a Dagster instance for every sensor evaluation (6.6
+    new connections each before, to build it and for its calls, a share of the
+    idle demo's 22 connections per second); the instances of one process share
+    one pooled storage, and disposing one leaves nothing behind."""
+    figures = _probe(own_database[0], engines.server_url, "per-request", own_database[1])
+    assert figures["opened"] <= 2, f"{figures} for 20 instances of 4 storage calls"
+    assert figures["held"] <= 1 + 3, figures  # the probe's own query + the pool
+
+
+def test_a_forked_child_builds_its_own_storage(own_database: tuple[Path, str], engines) -> None:
+    """A child forked after its parent pooled connections must not use or close
+    them (SQLAlchemy's rule for pools across fork): the parent's next call works."""
+    figures = _probe(own_database[0], engines.server_url, "fork", own_database[1])
+    assert figures["opened"] <= 3, figures
