@@ -1,9 +1,11 @@
 """connectors: each connector instance is a partition of `connector_sources`
-(partition key: its instance id), so one connector's pass can be run, or
-backfilled, from the UI; the connector sensors (pipelines/connector_sensors.py)
-run the due passes themselves and report the same state as this asset's
-metadata and check, so the UI shows every connector's last pass without a run
-per pass."""
+(partition key: its instance id) and each pass a run of that partition
+(`connector_pass`, requested by the connector sensors in
+pipelines/connector_sensors.py, or launched or backfilled from the UI). The
+run reports the connector's state as the partition's metadata and the
+freshness check."""
+
+from collections.abc import Iterator
 
 import dagster as dg
 
@@ -17,6 +19,9 @@ from resources.dagster_glue.platform_resource import GroundworkResource
 connector_partitions = dg.DynamicPartitionsDefinition(name="connector")
 WITHIN_FRESHNESS = "within_freshness_target"
 ASSET_KEY = dg.AssetKey("connector_sources")
+#: the metadata entry counting the items a pass registered (new or changed
+#: bytes): what the ingest that follows a pass run waits for
+REGISTERED = "registered"
 
 
 def state_metadata(view: ConnectorView) -> dict[str, dg.MetadataValue]:
@@ -47,15 +52,20 @@ def state_metadata(view: ConnectorView) -> dict[str, dg.MetadataValue]:
 
 
 def freshness_check(view: ConnectorView) -> dg.AssetCheckResult:
+    """Green only when the last finished pass began within the target. A
+    paused connector is judged the same way (pausing does not make stale
+    documents fresh): paused and behind fails at WARN with `paused: true`, so
+    the UI shows why it is behind; paused within its target passes."""
     return dg.AssetCheckResult(
         check_name=WITHIN_FRESHNESS,
         asset_key=ASSET_KEY,
-        passed=not view.behind or view.instance.paused,
+        passed=not view.behind,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={
             "lag_seconds": float(view.state.lag_seconds or -1.0) if view.state else -1.0,
             "freshness_seconds": view.instance.freshness_seconds,
             "partition": view.instance.instance_id,
+            "paused": view.instance.paused,
         },
     )
 
@@ -70,27 +80,49 @@ def freshness_check(view: ConnectorView) -> dg.AssetCheckResult:
         dg.AssetCheckSpec(
             WITHIN_FRESHNESS,
             asset=ASSET_KEY,
-            description="The connector's last finished pass began within its freshness target "
-            "(a paused connector passes: pausing is the operator's decision).",
+            description="The connector's last finished pass began within its freshness target. "
+            "A paused connector is not exempt: paused and behind fails (WARN) with "
+            "paused: true in its metadata.",
         )
     ],
     description="One sync pass of a connector instance (partition: its instance id): new and "
     "changed items registered, deletions and permission changes at the source applied; its "
-    "state (last pass, seen/changed/deleted/failed, lag, last error) as metadata.",
+    "state (last pass, seen/changed/deleted/failed, lag, last error) as metadata. A pass that "
+    "stops on an error fails the run, its state observed and its check reported first; a "
+    "paused instance is not passed.",
 )
 def connector_sources(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult | dg.AssetObservation | dg.AssetCheckResult]:
     platform = groundwork.platform()
     instance = connector_by_id(ConnectorPlatform(platform), context.partition_key)
-    view_ports = ConnectorPlatform(platform.for_tenant(instance.tenant_id))
-    report = sync_instance(
-        view_ports.platform, view_ports.connector_catalog(), instance, build_connector
-    )
+    ports = ConnectorPlatform(platform.for_tenant(instance.tenant_id))
+    if instance.paused:
+        context.log.info(f"{instance.name} is paused: no pass")
+        view = connector(ports, instance.tenant_id, instance.instance_id)
+        yield dg.MaterializeResult(
+            metadata={**state_metadata(view), REGISTERED: dg.MetadataValue.int(0)},
+            check_results=[freshness_check(view)],
+        )
+        return
+    report = sync_instance(ports.platform, ports.connector_catalog(), instance, build_connector)
     context.log.info(f"pass {report.pass_no}: {report}")
-    view = connector(view_ports, instance.tenant_id, instance.instance_id)
-    return dg.MaterializeResult(
-        metadata=state_metadata(view), check_results=[freshness_check(view)]
+    view = connector(ports, instance.tenant_id, instance.instance_id)
+    check = freshness_check(view)
+    if not report.finished:
+        # the state and the check are shown before the run fails: the UI tells why
+        yield dg.AssetObservation(
+            ASSET_KEY, partition=instance.instance_id, metadata=state_metadata(view)
+        )
+        yield check
+        raise dg.Failure(
+            description=f"{instance.name}: pass {report.pass_no} stopped: "
+            f"{report.errors[-1] if report.errors else 'unknown error'}",
+            allow_retries=False,  # the pass retried its source already; the next tick resumes it
+        )
+    yield dg.MaterializeResult(
+        metadata={**state_metadata(view), REGISTERED: dg.MetadataValue.int(report.changed)},
+        check_results=[check],
     )
 
 

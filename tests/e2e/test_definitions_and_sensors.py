@@ -19,6 +19,7 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "tenant_ingest",
         "model_publish",
         "purge_deleted",
+        "connector_pass",
     }
     assert {s.name for s in repository.sensor_defs} == {
         "inbox_sensor",
@@ -30,6 +31,7 @@ def test_definitions_load_with_jobs_sensors_and_checks() -> None:
         "fsspec_connector_sensor",
         "web_connector_sensor",
         "git_connector_sensor",
+        "connector_ingest_sensor",
     }  # run_traces_sensor only with tracing on: tests/e2e/test_idle_tracing.py
     graph = repository.asset_graph
     assert (
