@@ -101,7 +101,11 @@ class PooledPostgresStorage(DagsterPostgresStorage):
                 token_provider=token_provider,
             )
             _checked.add(url)
-            for part in (storage.run_storage, storage.event_log_storage, storage.schedule_storage):
-                # the NullPool engine each part built holds no connection
-                part._engine = _shared_engine(url, token_provider, part._engine)  # type: ignore[attr-defined]
+            parts: tuple[Any, ...] = (
+                storage.run_storage,
+                storage.event_log_storage,
+                storage.schedule_storage,
+            )
+            for part in parts:  # the NullPool engine each part built holds no connection
+                part._engine = _shared_engine(url, token_provider, part._engine)
         return storage
