@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from groundwork.catalog import Catalog
+from groundwork.eval_records import EvalSuite
 from resources.composition.platform import Platform, connect, ensure_engines
 from resources.composition.settings import GroundworkSettings
 
@@ -63,3 +67,23 @@ def connect_bench_database(*, serving: bool = False) -> Platform:
     return connect(
         settings, ensure_engines(settings), database=DATABASE, index_prefix=PREFIX, serving=serving
     )
+
+
+@contextmanager
+def eval_home_platform() -> Iterator[Platform]:
+    """The platform over GROUNDWORK_HOME's engines, where `groundwork eval`
+    ingested its tenants (started when they were not running), closed after."""
+    settings = GroundworkSettings.from_env()
+    platform = connect(settings, ensure_engines(settings))
+    try:
+        yield platform
+    finally:
+        platform.close()
+
+
+def eval_suite(platform: Platform, tenant_id: str) -> EvalSuite | None:
+    """The eval tenant's suite (set by `groundwork eval`), saying so when it has none."""
+    suite = platform.eval_runs.suite(tenant_id)
+    if suite is None:
+        print(f"{tenant_id} has no eval suite", file=sys.stderr)
+    return suite

@@ -30,8 +30,11 @@ from groundwork.retrieval.layers import layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit
 
 #: summary_first: the summary layer picks the sources, their raw chunks answer (hybrid +
-#: reranker, as /v1/search with layer=summary_first); compare it with hybrid+rerank
-MODES = ("keyword", "vector", "hybrid", "hybrid+rerank", "summary_first")
+#: reranker, as /v1/search with layer=summary_first); compare it with hybrid+rerank.
+#: routed: each query to summary_first or hybrid+rerank as the router says (layer=auto)
+MODES = ("keyword", "vector", "hybrid", "hybrid+rerank", "summary_first", "routed")
+#: the layer each mode searches (the rest: raw)
+MODE_LAYERS = {"summary_first": "summary_first", "routed": "auto"}
 SINGLE_LEGS = ("keyword", "vector")
 KEPT_HITS = 10  # per query and mode in the drill-down: what nDCG@10 looked at
 
@@ -143,9 +146,9 @@ def evaluate_golden(
     outcomes: list[QueryOutcome] = []
     for mode in modes:
         search_mode = SearchMode(mode) if mode in SINGLE_LEGS else SearchMode.HYBRID
-        reranked = mode in ("hybrid+rerank", "summary_first")
+        reranked = mode in ("hybrid+rerank", *MODE_LAYERS)
         mode_engines = engines if reranked else replace(engines, reranker=None)
-        layer = "summary_first" if mode == "summary_first" else "raw"
+        layer = MODE_LAYERS.get(mode, "raw")
         ndcg, r10, r100, mrr = [], [], [], []
         started = time.monotonic()
         for n, item in enumerate(golden, start=1):

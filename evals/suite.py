@@ -123,10 +123,12 @@ def run_suite(
     if any(item.evidence for item in golden):
         g, run.grounded = groundedness(contexts, golden, dataset, suite.max_grounding_items)
         result.groundedness.append(_grounding_row(g))
-        # the same measure on the context a summary-first search builds, beside it
-        layered = ContextBuilder(engines, scope, suite.budget_tokens, layer="summary_first")
-        g, _ = groundedness(layered, golden, dataset, suite.max_grounding_items)
-        result.groundedness.append(_grounding_row(g))
+        # the same measure on the context a summary-first search builds, and a
+        # routed one (layer auto), beside it
+        for layer in ("summary_first", "auto"):
+            layered = ContextBuilder(engines, scope, suite.budget_tokens, layer=layer)
+            g, _ = groundedness(layered, golden, dataset, suite.max_grounding_items)
+            result.groundedness.append(_grounding_row(g))
 
     citation_queries = [item.query for item in golden[: suite.citation_queries]]
     c = citation_correctness(engines, scope, citation_queries, load_document)

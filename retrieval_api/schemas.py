@@ -37,11 +37,12 @@ class SearchBody(BaseModel):
     rerank: bool = True
     filters: Filters | None = None
     cursor: str | None = Field(default=None, max_length=100)
-    layer: Literal["raw", "summary", "summary_first"] = Field(
+    layer: Literal["raw", "summary", "summary_first", "auto"] = Field(
         default="raw",
         description="raw: the documents' passages; summary: their compiled summary pages "
         "(each hit's `pointers` are the raw chunk ids to drill into); summary_first: "
-        "summaries pick the sources, their raw passages answer",
+        "summaries pick the sources, their raw passages answer; auto: raw or summary_first, "
+        "as the router reads the query (the answer's `route` says which and why)",
     )
 
 
@@ -87,6 +88,16 @@ class HitOut(BaseModel):
     summary_kind: Literal["", "extractive", "generative"] = ""
 
 
+class RouteOut(BaseModel):
+    """The layer a `layer: auto` request was answered from, and the rule that chose it."""
+
+    layer: Literal["raw", "summary_first"]
+    reason: str
+
+
+_ROUTE_DOC = "layer auto: the layer the router chose for this query and why; null otherwise"
+
+
 class SearchResponse(BaseModel):
     outcome: Literal[
         "found", "nothing_accessible", "nothing_matches", "nothing_close_enough", "browse"
@@ -107,6 +118,7 @@ class SearchResponse(BaseModel):
         description="parts that ran in a lesser form, each a sentence (a configured remote "
         "reranker that did not answer: the hits are ranked by the local one)",
     )
+    route: RouteOut | None = Field(default=None, description=_ROUTE_DOC)
 
 
 class RegistrationOut(BaseModel):
@@ -207,7 +219,7 @@ class ContextBody(BaseModel):
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
     rerank: bool = True
     filters: Filters | None = None
-    layer: Literal["raw", "summary", "summary_first"] = "raw"
+    layer: Literal["raw", "summary", "summary_first", "auto"] = "raw"
 
 
 class ContextItemOut(BaseModel):
@@ -275,6 +287,7 @@ class ContextOut(BaseModel):
     files: list[FileReferenceOut] = Field(default_factory=list, description=_FILES_DOC)
     more_files: bool = False
     untrusted_files: str = Field(default="", description="`files` as the lines a model reads")
+    route: RouteOut | None = Field(default=None, description=_ROUTE_DOC)
 
 
 class ChunkOut(BaseModel):

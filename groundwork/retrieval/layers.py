@@ -2,6 +2,9 @@
 compiled summary pages (summary), or the summary layer first, expanded into
 the raw chunks of the sources it found (summary_first).
 
+auto routes each query to one of raw and summary_first by its wording
+(routing.py) and the outcome says which it took and why.
+
 summary_first is the hierarchical read an agent does by hand: find the
 documents whose summary matches, then the passages inside them. The summary
 layer picks the top sources; a raw search restricted to those sources ranks
@@ -23,9 +26,10 @@ from groundwork.errors import InvalidRequest
 from groundwork.ports import AccessScope, Layer, SearchFilters
 from groundwork.retrieval.kernel import MAX_LIMIT, SearchEngines, SearchRequest, hybrid_search
 from groundwork.retrieval.outcome import Found, Hit, RetrievalOutcome
+from groundwork.retrieval.routing import route_query
 
-SearchLayer = Literal["raw", "summary", "summary_first"]
-SEARCH_LAYERS: tuple[SearchLayer, ...] = ("raw", "summary", "summary_first")
+SearchLayer = Literal["raw", "summary", "summary_first", "auto"]
+SEARCH_LAYERS: tuple[SearchLayer, ...] = ("raw", "summary", "summary_first", "auto")
 #: Sources the summary layer hands to the raw layer: the first page of sources,
 #: so summary_first answers from the documents a reader of the summaries sees.
 SUMMARY_FIRST_SOURCES = 10
@@ -43,7 +47,12 @@ def layered_search(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     sources: int = SUMMARY_FIRST_SOURCES,
 ) -> RetrievalOutcome:
-    """The request over one layer, or the summary layer first then the raw."""
+    """The request over one layer, or the summary layer first then the raw, or
+    (auto) whichever of those two the router picks for the query."""
+    if layer == "auto":
+        route = route_query(request.query)
+        outcome = layered_search(scope, request, engines, route.layer, now, sources)
+        return replace(outcome, route=route) if isinstance(outcome, Found) else outcome
     if layer == "raw" or layer == "summary":
         one: Layer = "raw" if layer == "raw" else "summary"
         return hybrid_search(

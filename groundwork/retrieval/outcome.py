@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from groundwork.citations import Citation
 from groundwork.documents import Location
+from groundwork.retrieval.routing import Route
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,8 @@ class Found:
     #: parts that ran in a lesser form (a remote reranker replaced by the local
     #: one), each a sentence saying which and why
     degraded: tuple[str, ...] = ()
+    #: with layer "auto": the layer the router chose and why (routing.py)
+    route: Route | None = None
 
 
 @dataclass(frozen=True, slots=True)

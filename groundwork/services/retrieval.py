@@ -21,6 +21,7 @@ from groundwork.retrieval.context import ContextSelection, select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest
 from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
+from groundwork.retrieval.routing import Route
 from groundwork.services import sources
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.turns import issue_turn
@@ -56,8 +57,9 @@ class SearchQuery:
     filters: SearchFilters | None = None
     pinned_source_ids: tuple[str, ...] = ()
     cursor: str | None = None  # browse paging
-    #: "raw" (the documents' chunks), "summary" (their compiled summary pages)
-    #: or "summary_first" (summaries pick the sources, their raw chunks answer)
+    #: "raw" (the documents' chunks), "summary" (their compiled summary pages),
+    #: "summary_first" (summaries pick the sources, their raw chunks answer) or
+    #: "auto" (raw or summary_first, as the router reads the query)
     layer: str = "raw"
 
 
@@ -91,6 +93,8 @@ class SearchResult:
     missing_legs: tuple[str, ...] = ()  # legs whose engine failed: the hits come from the rest
     #: parts that ran in a lesser form (a remote reranker down: ranked locally), each a sentence
     degraded: tuple[str, ...] = ()
+    #: layer "auto": the layer the router chose for the query and why
+    route: Route | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,7 @@ class ContextResult:
     message: str
     items: tuple[ContextItem, ...]
     selection: ContextSelection | None
+    route: Route | None = None  # layer "auto": the layer the router chose and why
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +225,7 @@ def _search(
         turn_id=issue_turn(ports.approval_secret(), who.key_id),
         missing_legs=missing,
         degraded=degraded,
+        route=outcome.route if isinstance(outcome, Found) else None,
     )
 
 
@@ -284,7 +290,7 @@ def context(
         ContextItem(marker, cid, item.hit, tuple(item.chunks), item.expanded, item.tokens)
         for marker, (cid, item) in enumerate(zip(ids, selection.items, strict=True), start=1)
     )
-    return ContextResult("found", OUTCOME_MESSAGES["found"], items, selection)
+    return ContextResult("found", OUTCOME_MESSAGES["found"], items, selection, outcome.route)
 
 
 def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> SummariesResult:

@@ -122,6 +122,8 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
         "turn_id": result.turn_id,
         # what ran in a lesser form (a remote reranker down: ranked locally)
         "degraded": list(result.degraded),
+        # layer auto: the layer the router chose and why
+        "route": result.route.to_dict() if result.route is not None else None,
         "hits": [
             {
                 "citation_id": issued.citation_id,
@@ -425,6 +427,7 @@ def get_summaries(platform: PlatformPorts, who: Principal, args: dict[str, Any])
     )
     return {
         "overview": found.overview,
+        "overview_page": found.page.presented() if found.page else None,
         "files": [
             {
                 "file_id": f.file_id,

@@ -104,9 +104,10 @@ TOOLS: dict[str, ToolSpec] = {
                     "layer": string(
                         "raw (default): passages; summary: each file's compiled summary "
                         "page, with chunk_ids to drill into; summary_first: summaries pick "
-                        "the files, their passages answer",
+                        "the files, their passages answer; auto: raw or summary_first as "
+                        "the query reads (broad or overview questions: summary_first)",
                         20,
-                        enum=["raw", "summary", "summary_first"],
+                        enum=["raw", "summary", "summary_first", "auto"],
                     ),
                     "cursor": string(
                         "for a `*` query: browse.next_cursor from the previous call", 200
@@ -125,6 +126,10 @@ TOOLS: dict[str, ToolSpec] = {
                         string("a part that ran in a lesser form, and why"),
                         "e.g. a configured remote reranker that did not answer: ranked locally",
                         10,
+                    ),
+                    "route": loose(
+                        "layer auto: {layer, reason}, the layer the query was answered "
+                        "from and why; null otherwise"
                     ),
                 },
                 ["outcome", "hits", "turn_id"],

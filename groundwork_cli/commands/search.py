@@ -18,9 +18,10 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     search.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
     search.add_argument(
         "--layer",
-        choices=["raw", "summary", "summary_first"],
+        choices=["raw", "summary", "summary_first", "auto"],
         default="raw",
-        help="summary: compiled summary pages; summary_first: summaries pick the sources",
+        help="summary: compiled summary pages; summary_first: summaries pick the sources; "
+        "auto: raw or summary_first, as the router reads the query",
     )
     search.add_argument("--api")
     search.set_defaults(func=run)

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from groundwork.ports import SearchFilters
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.context import render_context_entry
+from groundwork.retrieval.routing import Route
 from groundwork.services import attachments, retrieval
 from groundwork.services.retrieval import BrowsePage, IssuedHit, SearchQuery
 from retrieval_api.deps import PlatformDep, PrincipalDep
@@ -19,6 +20,7 @@ from retrieval_api.schemas import (
     ContextOut,
     Filters,
     HitOut,
+    RouteOut,
     SearchBody,
     SearchResponse,
     SourceListing,
@@ -93,6 +95,10 @@ def browse_out(page: BrowsePage) -> BrowseOut:
     )
 
 
+def route_out(route: Route | None) -> RouteOut | None:
+    return RouteOut(layer=route.layer, reason=route.reason) if route is not None else None
+
+
 @router.post("/v1/search", response_model=SearchResponse)
 @authorize_in_handler_thread
 async def search(body: SearchBody, request: Request) -> Response:
@@ -125,6 +131,7 @@ def _search(body: SearchBody, caller: Caller) -> Response:
             turn_id=result.turn_id,
             missing_legs=list(result.missing_legs),
             degraded=list(result.degraded),
+            route=route_out(result.route),
         )
     )
 
@@ -178,6 +185,7 @@ def _context(body: ContextBody, caller: Caller) -> Response:
             skipped_for_source_cap=selection.skipped_for_source_cap if selection else 0,
             skipped_as_duplicate=selection.skipped_as_duplicate if selection else 0,
             **file_references_out(files),
+            route=route_out(result.route),
         )
     )
 

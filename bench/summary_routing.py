@@ -1,0 +1,119 @@
+"""Routed search (layer=auto) beside hybrid, hybrid + reranker and
+summary-first on eval tenants, in one run, per split (issue #36).
+
+    uv run python bench/summary_routing.py --tenant eval-79d4d24385 --part test
+    uv run python bench/summary_routing.py --tenant eval-... --part train --features
+
+Reads each tenant's own eval suite (set by `groundwork eval --beir/--squad/
+--golden`) and scores it over the published corpus in place. `--part` picks
+the queries: a BEIR suite's `train` or `test` split (SciFact's test split is
+the 300 held-out queries); a SQuAD suite's articles by parity (even articles
+`train`, odd `test`: questions about one article never straddle the halves);
+a hand-written golden set is scored whole (`all`), it was never tuned on.
+`--features` prints, per query shape the router reads, how summary-first did
+against hybrid + reranker: what the router's rules were chosen from (run it on
+`train` only). Figures on a busy machine: the timings are noisy, the scores
+are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+
+from bench.tenants import eval_home_platform, eval_suite
+from evals.golden import GoldenQuery
+from evals.retrieval import QueryOutcome, evaluate_golden
+from evals.suite import suite_golden
+from groundwork.eval_records import EvalSuite
+from groundwork.retrieval.query import interpret
+from groundwork.retrieval.routing import route_query
+
+MODES = ("hybrid", "hybrid+rerank", "summary_first", "routed")
+
+
+def suite_part(suite: EvalSuite, part: str) -> tuple[list[GoldenQuery], str]:
+    """The suite's queries of one part (see the module's docstring)."""
+    if suite.beir_folder and not suite.squad_file and part in ("train", "test"):
+        golden, dataset = suite_golden(replace(suite, split=part))
+        return golden, f"{dataset} {part}"
+    golden, dataset = suite_golden(suite)
+    if suite.squad_file and part in ("train", "test"):
+        wanted = 0 if part == "train" else 1
+        golden = [q for q in golden if int(next(iter(q.sources)).split("-")[0]) % 2 == wanted]
+        return golden, f"{dataset} {part} (articles by parity)"
+    return golden, f"{dataset} (whole)"
+
+
+def query_shape(query: str) -> str:
+    """What the router reads, as a bucket: question or not, content words."""
+    interpreted = interpret(query)
+    words = interpreted.other_words
+    size = str(words) if words <= 3 else "4-6" if words <= 6 else "7+"
+    kind = "question" if query.rstrip().endswith("?") else "statement"
+    return f"{kind:9s} {size:>3s} words" + (" +code" if interpreted.codes else "")
+
+
+def print_scores(label: str, outcomes: Sequence[QueryOutcome]) -> None:
+    by_mode: dict[str, list[float]] = defaultdict(list)
+    for o in outcomes:
+        by_mode[o.mode].append(o.ndcg_at_10)
+    queries = len(by_mode[MODES[0]])
+    print(f"{label}: {queries} queries, nDCG@10")
+    print("  " + "  ".join(f"{m:>13s}" for m in MODES))
+    print("  " + "  ".join(f"{statistics.mean(by_mode[m]) if queries else 0:13.3f}" for m in MODES))
+    routed = [route_query(o.query) for o in outcomes if o.mode == MODES[0]]
+    reasons: dict[str, int] = defaultdict(int)
+    for route in routed:
+        reasons[f"{route.layer} ({route.reason})"] += 1
+    print("  routes: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+
+
+def print_features(outcomes: Sequence[QueryOutcome]) -> None:
+    per: dict[str, dict[str, float]] = defaultdict(dict)
+    for o in outcomes:
+        per[o.query_id][o.mode] = o.ndcg_at_10
+        per[o.query_id]["query"] = 0.0
+    shapes: dict[str, list[float]] = defaultdict(list)
+    queries = {o.query_id: o.query for o in outcomes}
+    for query_id, scores in per.items():
+        shapes[query_shape(queries[query_id])].append(
+            scores["summary_first"] - scores["hybrid+rerank"]
+        )
+    print(
+        "  query shape                 queries  summary_first - hybrid+rerank (mean, wins/losses)"
+    )
+    for shape, deltas in sorted(shapes.items()):
+        wins = sum(1 for d in deltas if d > 0)
+        losses = sum(1 for d in deltas if d < 0)
+        print(f"  {shape:27s} {len(deltas):7d}  {statistics.mean(deltas):+.3f} ({wins}/{losses})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tenant", action="append", required=True, help="an eval tenant")
+    parser.add_argument("--part", default="test", choices=("train", "test", "all"))
+    parser.add_argument("--features", action="store_true")
+    parser.add_argument("--max-queries", type=int)
+    args = parser.parse_args()
+    with eval_home_platform() as platform:
+        for tenant_id in args.tenant:
+            suite = eval_suite(platform, tenant_id)
+            if suite is None:
+                return 2
+            golden, dataset = suite_part(suite, args.part)
+            golden = golden[: args.max_queries]
+            engines = platform.search_engines(platform.serving_model(tenant_id))
+            _, outcomes = evaluate_golden(engines, tenant_id, golden, MODES)
+            print_scores(f"{tenant_id} {dataset}", outcomes)
+            if args.features:
+                print_features(outcomes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
