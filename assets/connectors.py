@@ -48,6 +48,7 @@ def state_metadata(view: ConnectorView) -> dict[str, dg.MetadataValue]:
     metadata["last_error"] = dg.MetadataValue.text(str(state["last_error"] or ""))
     metadata["last_finished"] = dg.MetadataValue.text(str(state["last_finished"] or ""))
     metadata["item_errors"] = dg.MetadataValue.json(state["item_errors"])
+    metadata["notes"] = dg.MetadataValue.json(state["notes"])
     return metadata
 
 

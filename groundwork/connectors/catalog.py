@@ -89,6 +89,8 @@ class PassCounts:
     failed: int = 0
     rescoped: int = 0
     last_error: str | None = None
+    #: what the pass said about itself (groundwork.connectors.port.ListingPage.notes)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

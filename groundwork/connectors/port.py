@@ -45,6 +45,14 @@ class ListingPage:
     items: Sequence[SourceItem]  # new, changed or unchanged: the service compares versions
     deleted: Sequence[str]  # item ids the source reports gone (e.g. from a git diff)
     cursor: str | None  # opaque; the resume point after this page
+    #: on the last page of a listing that cannot say what was deleted (a Git
+    #: history rewritten: no diff from the last pass's commit), every item id
+    #: the source holds now; the service treats every other known item as
+    #: deleted. Complete, also when the pass resumed mid-listing.
+    live: Sequence[str] | None = None
+    #: what the pass records about itself in the connector's state, e.g. that
+    #: a rewritten history was listed in full
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,9 @@ class Connector(Protocol):
       point after the page that returned `cursor`; listing reads no item
       bytes. When `complete_listing` is True a pass that reaches the end has
       listed every live item, so the service treats ids it did not see as
-      deleted; otherwise only `ListingPage.deleted` reports deletions.
+      deleted; otherwise `ListingPage.deleted` reports deletions, or, when
+      the source cannot (a rewritten history), the last page's `live` names
+      every item id it holds.
     - A changed item comes back with a new `version`; an unchanged one with
       the same version, so the service reads nothing for it.
     - `fetch(item, known_version)` streams the item's bytes; when

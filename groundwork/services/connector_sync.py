@@ -10,8 +10,10 @@ scan; refusals recorded with their reason on the item) and
 items are recorded, so a crashed pass resumes after its last finished page
 and never marks an item seen before its bytes are registered.
 
-Deletions go through `request_deletion` (unsearchable at once, tombstoned by
-the sweep) and permission changes through `change_subjects` (catalog and both
+Deletions are what a complete listing did not list, what a page reports
+deleted, or — when the source could not say (a rewritten Git history) — what
+is known and not in the last page's `live` ids; they go through
+`request_deletion` (unsearchable at once, tombstoned by the sweep) and permission changes through `change_subjects` (catalog and both
 indexes). A new item whose bytes are those of a known item is recorded as its
 alias, not registered: when the known item turns out gone by the end of the
 pass (a rename or a move) the source simply changes hands, so nothing is
@@ -69,6 +71,7 @@ class PassReport:
     reads: int = 0  # fetches that moved bytes
     refused: list[str] = field(default_factory=list)  # "item: reason"
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the listing said of itself
     finished: bool = False
 
     @property
@@ -80,6 +83,7 @@ class PassReport:
             self.failed,
             self.rescoped,
             self.errors[-1] if self.errors else None,
+            tuple(self.notes),
         )
 
 
@@ -235,6 +239,13 @@ class _Pass:
                 self.tenant, self.instance.instance_id, item_ids=list(page.deleted)
             )
             self._delete(gone)
+        self.report.notes += [n for n in page.notes if n not in self.report.notes]
+        if page.live is not None:
+            # every page of the listing is recorded: what is known and not live
+            # is gone; before the cursor moves, so a crash here lists it again
+            self._delete(
+                self.catalog.unseen_items(self.tenant, self.instance.instance_id, page.live)
+            )
         # only now: a crash before this lists the page again, and its registered
         # items compare as unchanged
         self.catalog.save_cursor(self.tenant, self.instance.instance_id, page.cursor)

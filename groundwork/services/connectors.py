@@ -127,6 +127,7 @@ class ConnectorView:
             "failed": counts.failed if counts else 0,
             "rescoped": counts.rescoped if counts else 0,
             "last_error": counts.last_error if counts else None,
+            "notes": list(counts.notes) if counts else [],
             "lag_seconds": s.lag_seconds if s else None,
             "behind": self.behind,
             "items": s.items if s else 0,

@@ -6,6 +6,12 @@ branch per pass), so a pass's diff and every blob it names are local.
 Listing reads no file bytes (`ls-tree`, `diff --raw`, `cat-file
 --batch-check` for sizes); a fetch is `cat-file blob` of the path's blob on
 the branch, which is the version listed unless the branch moved meanwhile.
+A force-pushed branch (the last pass's commit gone, or no longer an
+ancestor of the head) is listed whole: every file of the new head, and on the
+last page every path it holds, so the sync service compares blobs with what
+it knows (an unchanged blob is not read again) and deletes the paths that
+vanished; the page's note says it happened.
+
 Every git failure is a ConnectorError: a missing branch or repository is the
 listing's, a path no longer on the branch is the item's; a timeout or a failed
 fetch of a remote is retryable.
@@ -78,10 +84,12 @@ class GitRepositoryConnector:
 
     # -- git ----------------------------------------------------------------
 
-    def _git(self, *args: str, item_id: str | None = None, stdin: bytes | None = None) -> bytes:
+    def _run(
+        self, *args: str, item_id: str | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         command = ["git", "-C", str(self.repo), *args]
         try:
-            done = subprocess.run(
+            return subprocess.run(
                 command,
                 input=stdin,
                 capture_output=True,
@@ -93,6 +101,9 @@ class GitRepositoryConnector:
             raise ConnectorError(KIND, item_id, f"git {args[0]} timed out", retryable=True) from exc
         except OSError as exc:
             raise ConnectorError(KIND, item_id, f"git cannot run: {exc.strerror}") from exc
+
+    def _git(self, *args: str, item_id: str | None = None, stdin: bytes | None = None) -> bytes:
+        done = self._run(*args, item_id=item_id, stdin=stdin)
         if done.returncode != 0:
             message = done.stderr.decode(errors="replace").strip().splitlines()
             raise ConnectorError(
@@ -134,7 +145,15 @@ class GitRepositoryConnector:
         if base == head and not rescoped:
             yield ListingPage((), (), GitCursor(commit=head, scope=scope).encode())
             return
-        entries = self._entries(base, head, state.scope if rescoped else None)
+        rewritten = self._rewritten(base, head) if base is not None else None
+        if rewritten is not None:
+            # no diff tells what went: the whole tree, and on the last page
+            # every path it holds (the sync service deletes the rest)
+            entries = self._tree(head)
+            live: list[str] | None = [e.path for e in entries if e.path]
+        else:
+            entries = self._entries(base, head, state.scope if rescoped else None)
+            live = None
         if state.after is not None:
             entries = [e for e in entries if e.key() > state.after]
         for start in range(0, max(len(entries), 1), self.page_size):
@@ -146,11 +165,37 @@ class GitRepositoryConnector:
                 if e.path and e.blob
             ]
             deleted = [e.deleted for e in page if e.deleted]
-            if start + self.page_size >= len(entries):
+            last = start + self.page_size >= len(entries)
+            if last:
                 next_cursor = GitCursor(commit=head, scope=scope)
             else:
                 next_cursor = GitCursor(base, head, page[-1].key(), state.scope or scope)
-            yield ListingPage(items, deleted, next_cursor.encode())
+            yield ListingPage(
+                items,
+                deleted,
+                next_cursor.encode(),
+                live=live if last else None,
+                notes=(rewritten,) if rewritten else (),
+            )
+
+    def _rewritten(self, base: str, head: str) -> str | None:
+        """Why the branch's history no longer runs through the last pass's
+        commit (gone from the repository, or not an ancestor of the head: a
+        force-push), or None when it does and a diff tells what changed."""
+        if self._run("cat-file", "-e", f"{base}^{{commit}}").returncode != 0:
+            how = "is gone from the repository"
+        else:
+            done = self._run("merge-base", "--is-ancestor", base, head)
+            if done.returncode == 0:
+                return None
+            if done.returncode != 1:
+                message = done.stderr.decode(errors="replace").strip()
+                raise ConnectorError(KIND, None, f"git merge-base: {message}")
+            how = f"is not an ancestor of {self.config.branch}"
+        return (
+            f"history rewritten: the last pass's commit {base[:12]} {how}; listed the whole "
+            f"tree of {head[:12]} and compared it with the known items"
+        )
 
     def _entries(
         self, base: str | None, head: str, old_scope: Mapping[str, Any] | None
@@ -162,7 +207,6 @@ class GitRepositoryConnector:
             return self._tree(head)
         if old_scope is None:
             return self._changes(base, head)
-        self._known_commit(base)
         now = self._tree(head)
         listed = {e.path for e in now}
         before = selection_of(old_scope)
@@ -194,16 +238,7 @@ class GitRepositoryConnector:
             key=Listed.key,
         )
 
-    def _known_commit(self, base: str) -> None:
-        try:
-            self._git("cat-file", "-e", f"{base}^{{commit}}")
-        except ConnectorError as exc:
-            raise ConnectorError(
-                KIND, None, f"the last pass's commit {base[:12]} is gone (history rewritten?)"
-            ) from exc
-
     def _changes(self, base: str, head: str) -> list[Listed]:
-        self._known_commit(base)
         raw = self._git("diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", base, head)
         return listed_changes(parse_raw_diff(raw), self.config.selection)
 

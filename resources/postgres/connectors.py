@@ -1,4 +1,4 @@
-"""The ConnectorCatalog port on PostgreSQL (migration 0029).
+"""The ConnectorCatalog port on PostgreSQL (migrations 0029, 0032, 0036).
 
 A page of a listing is compared with the catalog in one statement
 (`compare_page`), a read: a pass over an unchanged source writes nothing and
@@ -363,6 +363,7 @@ class PostgresConnectorCatalog:
                 "UPDATE connector_passes SET seen = seen + %(seen)s, changed = changed + %(ch)s, "
                 "deleted = deleted + %(del)s, failed = failed + %(fail)s, "
                 "rescoped = rescoped + %(re)s, last_error = %(err)s, "
+                "notes = ARRAY(SELECT DISTINCT unnest(notes || %(notes)s::text[]) ORDER BY 1), "
                 "finished_at = CASE WHEN %(fin)s THEN now() END "
                 "WHERE tenant_id = %(t)s AND instance_id = %(i)s AND pass_no = %(p)s",
                 {
@@ -372,6 +373,7 @@ class PostgresConnectorCatalog:
                     "fail": counts.failed,
                     "re": counts.rescoped,
                     "err": counts.last_error,
+                    "notes": list(counts.notes),
                     "fin": finished,
                     "t": tenant_id,
                     "i": instance_id,
@@ -398,7 +400,7 @@ class PostgresConnectorCatalog:
                 return None
             last = cur.execute(
                 "SELECT pass_no, started_at, finished_at, seen, changed, deleted, failed, "
-                "rescoped, last_error FROM connector_passes WHERE instance_id = %s "
+                "rescoped, last_error, notes FROM connector_passes WHERE instance_id = %s "
                 "ORDER BY pass_no DESC LIMIT 1",
                 (instance_id,),
             ).fetchone()
@@ -426,6 +428,7 @@ class PostgresConnectorCatalog:
                 last["failed"],
                 last["rescoped"],
                 last["last_error"],
+                tuple(last["notes"] or ()),
             )
         return ConnectorState(
             instance=_instance(row),

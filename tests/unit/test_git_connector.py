@@ -164,8 +164,48 @@ def test_failures_are_connector_errors(repo: BareRepository, tmp_path: Path) -> 
     with pytest.raises(ConnectorError) as fetch_failed:
         list(unreachable.list_pages(None))
     assert fetch_failed.value.retryable
-    with pytest.raises(ConnectorError, match="is gone"):
-        list(connector(repo).list_pages(GitCursor(commit="0" * 40).encode()))
+
+
+@pytest.mark.parametrize("prune", [True, False], ids=["old-commit-gone", "not-an-ancestor"])
+def test_a_rewritten_history_lists_the_new_tree_with_every_live_path(
+    repo: BareRepository, prune: bool
+) -> None:
+    repo.write("a.md", "# A")
+    repo.write("b.md", "# B")
+    repo.write("c.md", "# C")
+    old = repo.commit("three")
+    conn = connector(repo)
+    _, cursor = drain(conn, None)
+    head = repo.rewrite_history({"a.md": "# A", "b.md": "# B, rewritten", "d.md": "# D"}, prune)
+
+    pages, end = drain(conn, cursor)
+    assert [i.item_id for p in pages for i in p.items] == ["a.md", "b.md", "d.md"]
+    assert [d for p in pages for d in p.deleted] == []
+    assert [p.live for p in pages[:-1]] == [None] * (len(pages) - 1)
+    assert sorted(pages[-1].live or ()) == ["a.md", "b.md", "d.md"], "c.md vanished"
+    notes = [n for p in pages for n in p.notes]
+    assert notes and old[:12] in notes[0] and head[:12] in notes[0]
+    assert GitCursor.decode(end).commit == head
+    # after it, diffs again from the new head
+    repo.put("d.md", "# D, edited")
+    pages, _ = drain(conn, end)
+    assert [i.item_id for p in pages for i in p.items] == ["d.md"]
+    assert all(p.live is None and not p.notes for p in pages)
+
+
+def test_a_resumed_pass_over_a_rewritten_history_still_names_every_live_path(
+    repo: BareRepository,
+) -> None:
+    for n in range(5):
+        repo.write(f"n{n}.md", str(n))
+    repo.commit("five")
+    conn = connector(repo)
+    _, cursor = drain(conn, None)
+    repo.rewrite_history({f"n{n}.md": f"{n}!" for n in range(4)}, prune=True)
+    first = next(iter(conn.list_pages(cursor)))
+    rest, _ = drain(conn, first.cursor)  # the pass crashed after its first page
+    assert [i.item_id for p in rest for i in p.items] == ["n2.md", "n3.md"]
+    assert sorted(rest[-1].live or ()) == [f"n{n}.md" for n in range(4)]
 
 
 def test_raw_diff_lines_parse_with_renames() -> None:
