@@ -43,6 +43,9 @@ class Citation:
     #: for Git, {"url"} for a web page, {"bucket", "key"} for S3, {"path"} for a
     #: folder; () for uploads and inbox files. Sorted (key, value) pairs.
     source_location: tuple[tuple[str, str], ...] = ()
+    #: "system": the cited passage is the shared system corpus's (issue #35);
+    #: it resolves only for a tenant reading that corpus
+    corpus: str = "tenant"
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -64,6 +67,9 @@ class Citation:
             # only when there is one: a stored snapshot is shared by identical
             # citations (migration 0024), and those of uploads stay the same bytes
             data["source_location"] = dict(self.source_location)
+        if self.corpus != "tenant":
+            # likewise: a tenant's own citations keep their stored bytes
+            data["corpus"] = self.corpus
         return data
 
     def to_response(self) -> dict[str, object]:
@@ -72,4 +78,5 @@ class Citation:
         data = self.to_dict()
         data["untrusted_excerpt"] = data.pop("excerpt")
         data.setdefault("source_location", {})
+        data.setdefault("corpus", "tenant")
         return data

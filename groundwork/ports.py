@@ -28,13 +28,47 @@ from typing import Literal, Protocol, runtime_checkable
 from groundwork.embedding_models import EmbeddingModelRef
 from groundwork.retrieval.outcome import ChunkView
 
+#: The owner of the shared system corpus: a reserved tenant id (never an
+#: ordinary tenant's) whose documents every tenant reads beside its own unless
+#: it turned that off. Its rows are written only with the system:admin scope.
+SYSTEM_TENANT = "system"
+
+#: Where a passage came from: the caller's own tenant or the system corpus.
+Corpus = Literal["tenant", "system"]
+
 
 @dataclass(frozen=True, slots=True)
-class AccessScope:
-    """Who is asking. Every search leg takes one; there is no unscoped search."""
+class SystemReading:
+    """The system corpus as one scope reads it: the system tenant's rows whose
+    subjects intersect `subjects` (groundwork.services.tenant_wall decides)."""
 
     tenant_id: str
     subjects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessScope:
+    """Who is asking. Every search leg takes one; there is no unscoped search.
+    `system`: the shared system corpus is read too (owner in (tenant, system)),
+    under its own subjects; None reads the tenant's own rows only."""
+
+    tenant_id: str
+    subjects: tuple[str, ...]
+    system: SystemReading | None = None
+
+    def readable_owners(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(owner, subjects) of each corpus a leg reads: the tenant's own rows,
+        then the system corpus's when this scope reads it. A leg applies each
+        pair inside its query (owner AND subjects), never one without the other."""
+        owners = [(self.tenant_id, self.subjects)]
+        system = self.system
+        if system is not None and system.subjects and system.tenant_id != self.tenant_id:
+            owners.append((system.tenant_id, system.subjects))
+        return tuple(owners)
+
+    def corpus_of(self, owner: str) -> Corpus:
+        """Which corpus a row of `owner` that this scope read belongs to."""
+        return "system" if owner != self.tenant_id else "tenant"
 
 
 #: Which layer of the corpus a chunk belongs to: the document's own text
@@ -134,6 +168,9 @@ class VectorIndex(Protocol):
     - `search` returns only live records of `scope.tenant_id` whose subjects
       intersect `scope.subjects`, filtered inside the query; an empty subject
       list returns nothing. Results are ordered by descending similarity.
+    - With `scope.system` set it also returns live records of
+      `scope.system.tenant_id` whose subjects intersect `scope.system.subjects`,
+      in the same query, ranked together; never any other tenant's.
     - `search` returns records of one layer only (`filters.layer`; raw when
       no filters are given): summary chunks never enter a raw search.
     - `filters.document_types` keeps records of those document kinds only
@@ -328,7 +365,8 @@ class Principal:
 class ChunkReader(Protocol):
     """Reads chunks back for hits, re-checking at result time that each source
     is still live and readable by the scope (a permission change or deletion
-    that has not reached an index yet must not leak through it), and that each
+    that has not reached an index yet must not leak through it; a system
+    corpus chunk only while `scope.system` is set), and that each
     chunk is of the version its source publishes. One version per source per
     call: when the published version's chunks are asked for, only those; when
     only the version the pointer left within the last RETIRE_GRACE_SECONDS is

@@ -60,6 +60,9 @@ class Tenant:
     fusion: FusionConstants | None = None
     #: its rate limits and quotas (none unless an operator set them)
     limits: TenantLimits = NO_LIMITS
+    #: it reads the shared system corpus beside its own (the default; an
+    #: operator can turn it off, groundwork.services.tenant_wall)
+    system_corpus: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,11 @@ class TenantDirectory(Protocol):
     def set_fusion(self, tenant_id: str, fusion: FusionConstants | None) -> bool:
         """The tenant's own fusion constants (None: back to the defaults); False
         for an unknown tenant."""
+        ...
+
+    def set_system_corpus(self, tenant_id: str, enabled: bool) -> bool:
+        """Whether the tenant reads the shared system corpus (the row wall reads
+        the same setting); False for an unknown tenant."""
         ...
 
     def rotate_api_key(self, tenant_id: str, key_id: str) -> tuple[str, str] | None:

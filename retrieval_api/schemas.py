@@ -67,6 +67,10 @@ class CitationOut(BaseModel):
         description="where a connector found the cited version: commit, path and branch "
         "(Git), url (web), bucket and key (S3), path (folder); empty for uploads",
     )
+    corpus: Literal["tenant", "system"] = Field(
+        default="tenant",
+        description="system: the cited passage is the shared system corpus's, not the tenant's",
+    )
 
 
 class HitOut(BaseModel):
@@ -86,6 +90,11 @@ class HitOut(BaseModel):
     #: a summary hit: the raw chunk ids it points at (GET /v1/chunks/{id})
     pointers: list[str] = Field(default_factory=list)
     summary_kind: Literal["", "extractive", "generative"] = ""
+    corpus: Literal["tenant", "system"] = Field(
+        default="tenant",
+        description="where the passage came from: the tenant's own documents or the shared "
+        "system corpus every tenant reads (unless its operator turned that off)",
+    )
 
 
 class RouteOut(BaseModel):
@@ -460,3 +469,12 @@ class LimitsOut(BaseModel):
     tenant_id: str
     limits: LimitsValues
     usage: UsageOut
+
+
+class SystemCorpusBody(BaseModel):
+    enabled: bool = Field(description="whether the tenant reads the shared system corpus")
+
+
+class SystemCorpusOut(BaseModel):
+    tenant_id: str
+    enabled: bool

@@ -72,6 +72,8 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("GET", "/v1/limits"): "limits.read",
     ("GET", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
     ("PUT", "/v1/admin/tenants/{tenant_id}/limits"): "tenants.limits",
+    ("GET", "/v1/admin/tenants/{tenant_id}/system-corpus"): "tenants.system_corpus",
+    ("PUT", "/v1/admin/tenants/{tenant_id}/system-corpus"): "tenants.system_corpus",
     ("POST", "/v1/connectors"): "connectors.admin",
     ("GET", "/v1/connectors"): "connectors.admin",
     ("GET", "/v1/connectors/{name}"): "connectors.admin",

@@ -27,17 +27,23 @@ def seed_tenant(platform: Platform, prefix: str, documents: Mapping[str, str]) -
     returns the tenant's id."""
     tenant = new_tenant(platform, prefix)
     for filename, text in documents.items():
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"api:{filename}",
-            filename=filename,
-            data=text.encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+        register_markdown(platform, tenant, filename, text)
     return tenant
+
+
+def register_markdown(platform: Platform, tenant: str, filename: str, text: str) -> str:
+    """One Markdown document registered as an API upload readable by the whole
+    tenant (subject `tenant:<id>`), waiting for extraction; its source id."""
+    return register_file(
+        platform.catalog,
+        platform.blobs,
+        tenant_id=tenant,
+        origin=f"api:{filename}",
+        filename=filename,
+        data=text.encode(),
+        subjects=[f"tenant:{tenant}"],
+        media_type="text/markdown",
+    ).source_id
 
 
 def tenant_headers(platform: Platform, prefix: str, key_name: str) -> dict[str, str]:

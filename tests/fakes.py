@@ -125,8 +125,17 @@ class HashingEmbedder:
         return len(_terms(text)) + len(text) // 4
 
 
+def readable_by(owner: str, subjects: Sequence[str], scope: AccessScope) -> bool:
+    """A row of `owner` with `subjects` is one `scope` reads: one of the
+    corpora it reads (its tenant's, the system corpus's), under that one's subjects."""
+    return any(
+        owner == reader and bool(set(subjects) & set(readable))
+        for reader, readable in scope.readable_owners()
+    )
+
+
 def _visible(chunk: IndexedChunk, scope: AccessScope, filters: SearchFilters | None) -> bool:
-    if chunk.tenant_id != scope.tenant_id or not set(chunk.subjects) & set(scope.subjects):
+    if not readable_by(chunk.tenant_id, chunk.subjects, scope):
         return False
     if chunk.layer != search_layer(filters):
         return False
@@ -415,7 +424,7 @@ class InMemoryChunkReader:
     ) -> bool:
         left = self.previous.get(view.source_id)
         return (
-            tenant_id == scope.tenant_id
+            readable_by(tenant_id, self.subjects.get(view.source_id, ()), scope)
             and view.source_id not in self.deleted
             and (
                 self.published.get(view.source_id) == view.version_id
@@ -426,12 +435,15 @@ class InMemoryChunkReader:
                     and time.monotonic() - left[1] < RETIRE_GRACE_SECONDS
                 )
             )
-            and bool(set(self.subjects.get(view.source_id, ())) & set(scope.subjects))
         )
 
     def load_chunks(self, scope: AccessScope, chunk_ids: Sequence[str]) -> dict[str, ChunkView]:
         found = [self.views[c] for c in chunk_ids if c in self.views]
-        allowed = [(t, v) for t, v, _ in found if self._allowed(t, v, scope, previous=True)]
+        allowed = [
+            (t, dataclasses.replace(v, corpus=scope.corpus_of(t)))
+            for t, v, _ in found
+            if self._allowed(t, v, scope, previous=True)
+        ]
         current = {
             v.source_id for _, v in allowed if self.published.get(v.source_id) == v.version_id
         }
@@ -951,6 +963,14 @@ class InMemoryTenantDirectory:
                 return False
             checked = fusion.validated() if fusion is not None else None
             self._tenants[tenant_id] = dataclasses.replace(tenant, fusion=checked)
+            return True
+
+    def set_system_corpus(self, tenant_id: str, enabled: bool) -> bool:
+        with self._lock:
+            tenant = self._tenants.get(tenant_id)
+            if tenant is None:
+                return False
+            self._tenants[tenant_id] = dataclasses.replace(tenant, system_corpus=enabled)
             return True
 
     def count_drilldown(

@@ -451,4 +451,5 @@ def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:
         document_type=view.document_type,
         artifact_id=view.artifact_id,
         source_location=view.source_location,
+        corpus=view.corpus,
     )

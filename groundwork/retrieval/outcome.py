@@ -31,6 +31,8 @@ class ChunkView:
     #: where a connector found this version (commit and path, URL, bucket and
     #: key), sorted (key, value) pairs; () for uploads and inbox files
     source_location: tuple[tuple[str, str], ...] = ()
+    #: "system": a passage of the shared system corpus, not the caller's tenant's
+    corpus: str = "tenant"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from groundwork.citations import Citation
 from groundwork.documents import Location
 from groundwork.errors import NotFound
 from groundwork.ports import Principal
+from groundwork.services import tenant_wall
 from groundwork.services.platform import PlatformPorts
 
 CitationStatus = Literal["exists", "drifted", "removed", "withheld"]
@@ -38,10 +39,16 @@ def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> Ci
     row = ports.catalog.citation(who.tenant_id, citation_id)
     if row is None:
         return None
-    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
-    if not scope_subjects & set(who.subjects):
-        return CitationCheck(citation_id, "withheld", None)
     snapshot: dict[str, Any] = row["snapshot"]
+    scope_subjects = set(row["current_subjects"] or row["subjects"] or [])
+    readers = set(who.subjects)
+    if snapshot.get("corpus") == "system":
+        # a system corpus passage: only while the tenant reads that corpus,
+        # under the subjects it is read with (the tenant wall's rule)
+        system = tenant_wall.caller_scope(ports.catalog, who).system
+        readers = set(system.subjects) if system is not None else set()
+    if not scope_subjects & readers:
+        return CitationCheck(citation_id, "withheld", None)
     status: CitationStatus
     if row["source_state"] != "active" or row["published_version"] is None:
         status = "removed"
@@ -64,6 +71,7 @@ def check_citation(ports: PlatformPorts, who: Principal, citation_id: str) -> Ci
         artifact_id=snapshot.get("artifact_id"),
         # citations issued before migration 0032, and of uploads, have none
         source_location=tuple(sorted((snapshot.get("source_location") or {}).items())),
+        corpus=str(snapshot.get("corpus") or "tenant"),
     )
     return CitationCheck(citation_id, status, citation)
 

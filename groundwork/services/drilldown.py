@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from groundwork.errors import DrillDownRefused, NotFound
 from groundwork.ports import Principal
 from groundwork.retrieval.outcome import ChunkView
+from groundwork.services import tenant_wall
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.retrieval import CHUNK_ID
 from groundwork.services.turns import TurnLedger
@@ -30,7 +31,9 @@ def drill_down(ports: PlatformPorts, who: Principal, chunk_id: str) -> ChunkView
             "use an id from a previous response",
             {"valid_ids": ports.catalog.issued_recently(who.key_id)},
         )
-    view = ports.catalog.load_chunks(who.scope, [chunk_id]).get(chunk_id)
+    # read as searches read (a system corpus chunk while the tenant reads it)
+    scope = tenant_wall.caller_scope(ports.catalog, who)
+    view = ports.catalog.load_chunks(scope, [chunk_id]).get(chunk_id)
     if view is None:
         raise NotFound(f"chunk {chunk_id} is no longer available to this key")
     return view

@@ -16,13 +16,13 @@ from typing import Any
 from groundwork.catalog import Tenant
 from groundwork.citations import Citation
 from groundwork.errors import InvalidRequest, Refused
-from groundwork.ports import Principal, SearchFilters
+from groundwork.ports import SYSTEM_TENANT, Principal, SearchFilters, SystemReading
 from groundwork.retrieval.context import ContextSelection, select_context
 from groundwork.retrieval.kernel import SearchMode, SearchRequest
 from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.retrieval.routing import Route
-from groundwork.services import sources
+from groundwork.services import sources, tenant_wall
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.turns import issue_turn
 from groundwork.summaries import (
@@ -132,11 +132,13 @@ def run_search(
 ) -> tuple[str, RetrievalOutcome]:
     """`tenant`: the caller's tenant as its authentication read it, this request
     (`TenantDirectory.authenticate`); read here, once, when not given. It names
-    the model and the fusion constants."""
+    the model, the fusion constants and whether the system corpus is read
+    (`tenant_wall.reading_scope`, the scope every leg filters by)."""
     if tenant is None:
         tenant = ports.catalog.get_tenant(who.tenant_id)
     elif tenant.tenant_id != who.tenant_id:
         raise ValueError("the tenant given is not the caller's")
+    scope = tenant_wall.reading_scope(who, tenant)
     model_key = tenant.active_model if tenant else ports.serving_model(who.tenant_id)
     engines = ports.search_engines(model_key)
     depth = DEFAULT_DEPTH
@@ -154,15 +156,25 @@ def run_search(
         rerank=query.rerank,
         pinned_source_ids=query.pinned_source_ids,
     )
-    return model_key, layered_search(who.scope, request, engines, query.layer)
+    return model_key, layered_search(scope, request, engines, query.layer)
 
 
 def issue(
     ports: PlatformPorts, who: Principal, citations: list[Citation], chunk_ids: list[str]
 ) -> list[str]:
     """Citations are stored as snapshots and the chunk ids recorded as issued to
-    this key, so later drill-down accepts exactly these ids."""
-    return ports.catalog.record_citations(who.scope, who.key_id, citations, chunk_ids)
+    this key, so later drill-down accepts exactly these ids. A cited system
+    corpus passage is stored as the caller's citation (its tenant's row)."""
+    scope = replace(who.scope, system=_system_reading(citations))
+    return ports.catalog.record_citations(scope, who.key_id, citations, chunk_ids)
+
+
+def _system_reading(citations: list[Citation]) -> SystemReading | None:
+    """The citations were made from what the legs read under the caller's
+    reading scope; a system corpus one needs its owner joined when stored."""
+    if any(c.corpus == "system" for c in citations):
+        return SystemReading(SYSTEM_TENANT, (tenant_wall.SYSTEM_READERS,))
+    return None
 
 
 def search(
@@ -275,12 +287,13 @@ def context(
     if not isinstance(outcome, Found):
         return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)
     engines = ports.search_engines(model_key)
+    scope = tenant_wall.reading_scope(who, tenant or ports.catalog.get_tenant(who.tenant_id))
     selection = select_context(
         outcome.hits,
         budget_tokens=budget_tokens,
         count_tokens=ports.embedder(model_key).count_tokens,
         per_source_cap=per_source_cap,
-        load_section=(lambda view: engines.reader.section(who.scope, view.chunk_id))
+        load_section=(lambda view: engines.reader.section(scope, view.chunk_id))
         if expand_sections
         else None,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from groundwork.errors import Forbidden
-from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
+from groundwork.ports import DEFAULT_KEY_SCOPES, SYSTEM_TENANT, Principal
 
 
 class Scope(StrEnum):
@@ -26,6 +26,11 @@ class Scope(StrEnum):
     #: an operator's key: reads and sets any tenant's limits (issue it to an
     #: operators' tenant, never to a customer's; no key holds it by default)
     OPERATOR = "platform:admin"
+    #: writes into the shared system corpus: a key of the reserved system
+    #: tenant needs it beside the write scope itself, so an ordinary key of
+    #: that tenant (or one issued by mistake) cannot change what every tenant
+    #: reads; only the system tenant's keys may hold it (tenants.issue_key)
+    SYSTEM = "system:admin"
 
 
 ALL_SCOPES: tuple[str, ...] = tuple(s.value for s in Scope)
@@ -62,7 +67,12 @@ OPERATION_SCOPES: dict[str, Scope] = {
     "artifacts.approve": Scope.APPROVE,
     # operating the platform
     "tenants.limits": Scope.OPERATOR,
+    "tenants.system_corpus": Scope.OPERATOR,
 }
+
+#: the scopes that only read: every other scope a system tenant key uses
+#: changes the system corpus and needs system:admin too
+READ_ONLY_SCOPES = frozenset({Scope.READ})
 
 
 def scope_for(operation: str) -> Scope:
@@ -80,6 +90,8 @@ def require(who: Principal, operation: str) -> None:
     """Refuse unless the caller's key holds the scope `operation` needs."""
     needed = scope_for(operation)
     require_scope(who, needed.value, operation)
+    if who.tenant_id == SYSTEM_TENANT and needed not in READ_ONLY_SCOPES:
+        require_scope(who, Scope.SYSTEM.value, f"{operation} in the system corpus")
 
 
 def require_scope(who: Principal, scope: str, operation: str) -> None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from groundwork.catalog import TENANT_ID, ApiKeyInfo, Tenant, TenantDirectory
 from groundwork.errors import Refused
-from groundwork.services.scopes import ALL_SCOPES, DEFAULT_KEY_SCOPES
+from groundwork.ports import SYSTEM_TENANT
+from groundwork.services.scopes import ALL_SCOPES, DEFAULT_KEY_SCOPES, Scope
 
 SUBJECT = re.compile(r"^[a-z][a-z0-9_-]{0,31}:[^\s,]{1,200}$")
 MAX_LABEL = 200
@@ -31,6 +32,13 @@ class IssuedKey:
 def create_tenant(
     directory: TenantDirectory, tenant_id: str, display_name: str, model_key: str
 ) -> Tenant:
+    if tenant_id == SYSTEM_TENANT:
+        # its documents are read by every tenant: never an ordinary tenant's
+        raise Refused(
+            f"{SYSTEM_TENANT!r} is reserved for the shared system corpus",
+            "choose another id; the system corpus is made with groundwork tenant create-system",
+            code="reserved",
+        )
     if not TENANT_ID.match(tenant_id):
         raise Refused(
             f"{tenant_id!r} is not a tenant id",
@@ -38,6 +46,13 @@ def create_tenant(
             code="invalid",
         )
     return directory.ensure_tenant(tenant_id, display_name[:MAX_LABEL] or tenant_id, model_key)
+
+
+def create_system_tenant(directory: TenantDirectory, model_key: str) -> Tenant:
+    """The owner of the shared system corpus (idempotent). Its documents go
+    through the same pipeline as any tenant's; its keys write only with
+    system:admin (groundwork.services.scopes)."""
+    return directory.ensure_tenant(SYSTEM_TENANT, "system corpus", model_key)
 
 
 def _existing(directory: TenantDirectory, tenant_id: str) -> Tenant:
@@ -74,6 +89,12 @@ def issue_key(
         raise Refused(
             f"unknown scopes: {', '.join(unknown)}",
             f"choose from {', '.join(ALL_SCOPES)}",
+            code="invalid",
+        )
+    if Scope.SYSTEM in granted and tenant_id != SYSTEM_TENANT:
+        raise Refused(
+            f"{Scope.SYSTEM.value} is only for keys of the {SYSTEM_TENANT} tenant",
+            f"issue it on a key of {SYSTEM_TENANT} (groundwork key create {SYSTEM_TENANT} ...)",
             code="invalid",
         )
     if len(label) > MAX_LABEL:

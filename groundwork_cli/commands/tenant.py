@@ -1,7 +1,11 @@
-"""`groundwork tenant create|erase|limits TENANT`: the rules are the tenants
-service's, the lifecycle's and the limits service's; this maps arguments and
-prints. `limits` with no flag shows the tenant's limits and usage; each flag
-sets one (`none` clears it: no limit) and leaves the others as they are."""
+"""`groundwork tenant create|erase|limits|system-corpus TENANT` and
+`groundwork tenant create-system`: the rules are the tenants service's, the
+lifecycle's, the limits service's and the tenant wall's; this maps arguments
+and prints. `limits` with no flag shows the tenant's limits and usage; each
+flag sets one (`none` clears it: no limit) and leaves the others as they are.
+`system-corpus` shows whether the tenant reads the shared system corpus;
+`--on`/`--off` sets it. `create-system` makes the reserved tenant `system`
+that owns the system corpus (its keys write only with system:admin)."""
 
 from __future__ import annotations
 
@@ -18,9 +22,14 @@ if TYPE_CHECKING:
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tenant = subcommands.add_parser("tenant", help="create a tenant")
-    tenant.add_argument("action", choices=["create", "erase", "limits"])
-    tenant.add_argument("tenant_id")
+    tenant.add_argument(
+        "action", choices=["create", "erase", "limits", "system-corpus", "create-system"]
+    )
+    tenant.add_argument("tenant_id", nargs="?", default="")
     tenant.add_argument("--name")
+    switch = tenant.add_mutually_exclusive_group()
+    switch.add_argument("--on", dest="system_corpus", action="store_const", const=True)
+    switch.add_argument("--off", dest="system_corpus", action="store_const", const=False)
     for flag, kind in LIMIT_FLAGS.items():
         tenant.add_argument(f"--{flag}", type=_limit(kind), metavar="N|none", default=_UNSET)
     tenant.set_defaults(func=run)
@@ -70,17 +79,46 @@ def _limits(platform: Platform, args: argparse.Namespace) -> int:
     return 0
 
 
+def _system_corpus(platform: Platform, args: argparse.Namespace) -> int:
+    from groundwork.errors import Refused
+    from groundwork.services.tenant_wall import set_system_corpus, system_corpus_enabled
+
+    try:
+        enabled = (
+            system_corpus_enabled(platform.catalog, args.tenant_id)
+            if args.system_corpus is None
+            else set_system_corpus(platform.catalog, args.tenant_id, args.system_corpus)
+        )
+    except Refused as refused:
+        console.print(f"[red]{refused.message}[/]; {refused.alternative}")
+        return 1
+    console.print(f"{args.tenant_id} reads the system corpus: {'on' if enabled else 'off'}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from groundwork.errors import Refused
     from groundwork.lifecycle import erase_tenant
-    from groundwork.services.tenants import create_tenant
+    from groundwork.services.tenants import create_system_tenant, create_tenant
     from resources.composition.platform import connect
 
+    if not args.tenant_id and args.action != "create-system":
+        console.print(f"[red]tenant {args.action} needs a tenant id[/]")
+        return 2
     settings = GroundworkSettings.from_env()
     platform = connect(settings)
     try:
         if args.action == "limits":
             return _limits(platform, args)
+        if args.action == "system-corpus":
+            return _system_corpus(platform, args)
+        if args.action == "create-system":
+            made = create_system_tenant(platform.catalog, settings.default_model_key)
+            console.print(
+                f"tenant {made.tenant_id} owns the system corpus (model {made.active_model}); "
+                f"its keys write only with system:admin"
+            )
+            return 0
         if args.action == "erase":
             if platform.catalog.get_tenant(args.tenant_id) is None:
                 console.print(f"[red]no tenant {args.tenant_id}[/]")

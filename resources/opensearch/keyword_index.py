@@ -324,10 +324,15 @@ class OpenSearchKeywordIndex:
         body = search_body(scope, query, limit, filters)
         with translated("searching keywords"):
             try:
+                # each corpus read is its owner's index (the system corpus's
+                # is scored by its own statistics, as every tenant's is); one
+                # not created yet holds nothing and is skipped
+                owners = [owner for owner, _ in scope.readable_owners()]
                 response = self.client.search(
-                    index=self.index_for(scope.tenant_id),
+                    index=",".join(self.index_for(owner) for owner in owners),
                     body=body,
-                    routing=scope.tenant_id,
+                    routing=",".join(owners),
+                    ignore_unavailable=len(owners) > 1,
                     # no `preference`: pinning a tenant to one shard copy kept ties in
                     # one order but sent every search to a hung node's copy until the
                     # cluster dropped it (the hung-node test failed); adaptive replica

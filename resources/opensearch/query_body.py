@@ -72,6 +72,22 @@ def document_type_clause(document_types: tuple[str, ...]) -> dict[str, Any]:
     return {"bool": {"should": kinds, "minimum_should_match": 1}}
 
 
+def owner_clause(scope: AccessScope) -> dict[str, Any]:
+    """Each corpus the scope reads (its tenant's own, the system corpus's),
+    each owner with its own subjects; one owner is the plain pair of terms."""
+    arms = [
+        {
+            "bool": {
+                "filter": [{"term": {"tenant_id": owner}}, {"terms": {"subjects": list(subjects)}}]
+            }
+        }
+        for owner, subjects in scope.readable_owners()
+    ]
+    if len(arms) == 1:
+        return arms[0]
+    return {"bool": {"should": arms, "minimum_should_match": 1}}
+
+
 def search_body(
     scope: AccessScope, query: str, limit: int, filters: SearchFilters | None
 ) -> dict[str, Any]:
@@ -80,11 +96,7 @@ def search_body(
     then the layer, the caller's filters and the ranking clauses."""
     parsed = keyword_query(query)
     ranked = parsed.words or " ".join(parsed.phrases)
-    clauses: list[dict[str, Any]] = [
-        {"term": {"tenant_id": scope.tenant_id}},
-        {"term": {"live": True}},
-        {"terms": {"subjects": list(scope.subjects)}},
-    ]
+    clauses: list[dict[str, Any]] = [owner_clause(scope), {"term": {"live": True}}]
     excluded: list[dict[str, Any]] = []
     if search_layer(filters) == "raw":
         # documents indexed before the summary layer carry no layer: raw

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 import psycopg
 from psycopg import sql
 
-from groundwork.ports import SearchFilters, search_layer
+from groundwork.ports import AccessScope, SearchFilters, search_layer
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
@@ -43,6 +43,16 @@ def filter_conditions(filters: SearchFilters | None) -> tuple[list[sql.Composabl
         conditions.append(sql.SQL("document_type = ANY(%s)"))
         params.append(list(filters.document_types))
     return conditions, params
+
+
+def owner_condition(scope: AccessScope) -> tuple[sql.Composable, list[object]]:
+    """The authorization filter of a search as one WHERE condition: each corpus
+    the scope reads (its tenant's own, the system corpus's) with its own
+    subjects, never an owner without its subjects."""
+    owners = scope.readable_owners()
+    arm = sql.SQL("(tenant_id = %s AND groundwork_readable(subjects, %s))")
+    condition = sql.SQL("({})").format(sql.SQL(" OR ").join(arm for _ in owners))
+    return condition, [value for owner, subjects in owners for value in (owner, list(subjects))]
 
 
 #: One statement, last in the writer's transaction: the generation rows are

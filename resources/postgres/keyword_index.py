@@ -14,7 +14,7 @@ from psycopg import sql
 
 from groundwork.ports import AccessScope, IndexedChunk, ScoredChunk, SearchFilters
 from groundwork.retrieval.query import code_pattern, keyword_query
-from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions
+from resources.postgres.chunk_rows import ChunkRowTable, filter_conditions, owner_condition
 from resources.postgres.database import document_refusals, translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
@@ -124,18 +124,12 @@ class PostgresKeywordIndex(ChunkRowTable):
                 sql.SQL("").join(sql.SQL(" OR content ~* %s") for _ in parsed.codes)
             )
         )
-        conditions = [
-            sql.SQL("tenant_id = %s"),
-            sql.SQL("live"),
-            sql.SQL("groundwork_readable(subjects, %s)"),
-            matched,
-            *extra,
-        ]
+        owners, owner_params = owner_condition(scope)
+        conditions = [owners, sql.SQL("live"), matched, *extra]
         params: list[object] = [
             *code_params,
             terms,
-            scope.tenant_id,
-            list(scope.subjects),
+            *owner_params,
             *(parsed.phrases or patterns),
             *extra_params,
         ]

@@ -20,7 +20,7 @@ graph 1-3 ms at recall 0.99+.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,32 +177,49 @@ class PgVectorIndex(ChunkRowTable):
         if not scope.subjects or limit <= 0:
             return []
         extra, extra_params = filter_conditions(filters)
-        conditions = [
-            sql.SQL("tenant_id = %s"),
-            sql.SQL("live"),
-            sql.SQL("groundwork_readable(subjects, %s)"),
-            *extra,
-        ]
-        params: list[object] = [scope.tenant_id, list(scope.subjects), *extra_params]
         query_vector = np.asarray(vector, dtype=np.float32)
-        query = sql.SQL(
-            "SELECT chunk_id, source_id, version_id, 1 - (embedding <=> %s) AS similarity FROM {} "
-            "WHERE {} ORDER BY embedding <=> %s LIMIT %s"
-        ).format(self.table, sql.SQL(" AND ").join(conditions))
-        nearest = (query, [query_vector, *params, query_vector, limit])
+        owners = scope.readable_owners()
+        # One nearest-neighbour query per corpus read (the tenant's own, the
+        # system corpus's), each with its owner named as a value, so each is
+        # planned onto that owner's graph or exact scan as before; an OR of
+        # owners would prove neither partial graph and scan both tables' worth.
+        arms: list[sql.Composed] = []
+        params: list[object] = []
+        for owner, subjects in owners:
+            conditions = [
+                sql.SQL("tenant_id = %s"),
+                sql.SQL("live"),
+                sql.SQL("groundwork_readable(subjects, %s)"),
+                *extra,
+            ]
+            arms.append(
+                sql.SQL(
+                    "SELECT chunk_id, source_id, version_id, 1 - (embedding <=> %s) AS similarity "
+                    "FROM {} WHERE {} ORDER BY embedding <=> %s LIMIT %s"
+                ).format(self.table, sql.SQL(" AND ").join(conditions))
+            )
+            params += [query_vector, owner, list(subjects), *extra_params, query_vector, limit]
+        query: sql.Composed = arms[0]
+        if len(arms) > 1:
+            query = sql.SQL(
+                "SELECT * FROM ({}) AS nearest ORDER BY similarity DESC LIMIT %s"
+            ).format(sql.SQL(" UNION ALL ").join(sql.SQL("({})").format(arm) for arm in arms))
+            params.append(limit)
+        nearest = (query, params)
         rows = None
         replica = self.replica
         if replica is not None and replica.usable():
-            # the primary's generation first: whatever was committed before this
-            # search began is in it (read_replica.py states the rule)
-            generation = self._search_generation(scope.tenant_id)
+            # the primary's generations first: whatever was committed before this
+            # search began is in them (read_replica.py states the rule), the
+            # system corpus's too when it is read
+            generations = {owner: self._search_generation(owner) for owner, _ in owners}
             try:
                 rows = self._nearest(
                     replica.pool,
                     scope.tenant_id,
                     limit,
                     nearest,
-                    generation,
+                    generations,
                     replica.checkout_seconds,
                 )
             except (EngineUnavailable, StoreError) as exc:
@@ -234,24 +251,27 @@ class PgVectorIndex(ChunkRowTable):
         tenant_id: str,
         limit: int,
         nearest: tuple[sql.Composed, list[object]],
-        generation: int | None = None,
+        generations: Mapping[str, int] | None = None,
         timeout: float | None = None,
     ) -> list[tuple[str, str, str, float]] | None:
-        """The nearest rows on `pool`; None, without searching, when `generation`
-        is given and the server holds an older one for the tenant (a replica
-        that has not replayed the tenant's latest change)."""
+        """The nearest rows on `pool`; None, without searching, when
+        `generations` are given and the server holds an older one for any of
+        their tenants (a replica that has not replayed a latest change)."""
         # No graph spans tenants (migration 0023): a tenant with a graph of its own
         # is planned onto it (its partial predicate is proven from the query's
         # `tenant_id = <value>`), any other is read through the live-tenant btree and
         # sorted, which is exact. So the settings below are all a search needs.
         # (on a replica, the same statement reads whether it holds the generation)
-        current = sql.SQL("true")
+        current: sql.Composable = sql.SQL("true")
         params: list[object] = self._ef_params(tenant_id, limit)
-        if generation is not None:
-            current = sql.SQL(
-                "coalesce((SELECT generation FROM search_generations WHERE tenant_id = %s), 0) >= %s"
+        if generations is not None:
+            current = sql.SQL(" AND ").join(
+                sql.SQL(
+                    "coalesce((SELECT generation FROM search_generations WHERE tenant_id = %s), 0) >= %s"
+                )
+                for _ in generations
             )
-            params += [tenant_id, generation]
+            params += [value for item in sorted(generations.items()) for value in item]
         choose_path = sql.SQL(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
             "set_config('hnsw.ef_search', ({})::text, true), {}"

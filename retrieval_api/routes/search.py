@@ -74,6 +74,7 @@ def hit_out(issued: IssuedHit) -> HitOut:
         layer=hit.chunk.layer,  # type: ignore[arg-type]
         pointers=list(issued.pointers),
         summary_kind=issued.summary_kind,  # type: ignore[arg-type]
+        corpus=hit.chunk.corpus,  # type: ignore[arg-type]
     )
 
 

@@ -33,12 +33,24 @@ def _plan(conn: psycopg.Connection, tenant: str, model_key: str, ids: list[str])
     conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
     # the parameters' order and types, as Reading.load_chunks passes them
     conn.execute(
-        "PREPARE recheck_probe(text, text, float8, text, text, text[]) AS " + _numbered(RECHECK_SQL)
+        "PREPARE recheck_probe(text, text, text, float8, text, text[], text, text[]) AS "
+        + _numbered(RECHECK_SQL)
     )
     try:
+        # the system corpus read too (its owner and subjects): the plan still
+        # starts from the ids
         rows = psycopg.ClientCursor(conn).execute(
-            "EXPLAIN EXECUTE recheck_probe(%s, %s, %s, %s, %s, %s)",
-            (",".join(ids), model_key, 30.0, tenant, tenant, [f"tenant:{tenant}"]),
+            "EXPLAIN EXECUTE recheck_probe(%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                ",".join(ids),
+                model_key,
+                tenant,
+                30.0,
+                tenant,
+                [f"tenant:{tenant}"],
+                "system",
+                ["tenant:system"],
+            ),
         )
         return [r[0] for r in rows.fetchall()]
     finally:

@@ -125,12 +125,15 @@ class Lifecycle(StoreBase):
                     "(SELECT artifact_id FROM artifacts WHERE source_id = %s)",
                     (source_id,),
                 )
+                # every tenant's snapshots of it: a system corpus source is cited
+                # by the tenants that read it, each citation its own tenant's row
+                # (source ids are global, so this reaches no other source's)
                 cur.execute(
                     "UPDATE citation_snapshots c SET snapshot = (c.snapshot - 'excerpt' "
                     "  - 'heading_path' - 'title') || jsonb_build_object('excerpt', '', "
                     "  'heading_path', '[]'::jsonb, 'title', s.filename, 'erased', true) "
                     "FROM sources s WHERE s.source_id = c.source_id "
-                    "AND c.source_id = %s AND c.tenant_id = %s",
+                    "AND c.source_id = %s AND s.tenant_id = %s",
                     (source_id, tenant_id),
                 )
                 cur.execute(

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from groundwork.citations import Citation
@@ -18,6 +19,7 @@ from groundwork.ports import AccessScope
 from groundwork.retrieval.outcome import ChunkView
 from groundwork.stages.publication import RETIRE_GRACE_SECONDS
 from resources.postgres.catalog_parts.common import StoreBase
+from resources.postgres.chunk_rows import owner_condition
 from resources.postgres.database import translated_errors
 
 
@@ -67,22 +69,28 @@ def source_location_from_json(text: str) -> tuple[tuple[str, str], ...]:
 #: read all their chunks (17 ms instead of 2 for a 6,400-chunk tenant). So it
 #: can be prepared: planning it was about 1 ms of a search's 2 ms of server
 #: time (tests/e2e/test_recheck_plan.py).
-#: Parameters: ids, model key, grace seconds, tenant, tenant, subjects.
+#: The owners: the caller's tenant under its subjects, and the system corpus
+#: under the subjects it is read with (NULL and no subjects when the scope does
+#: not read it: one statement either way, so it stays prepared). A system
+#: corpus row is served at the caller's model, as the legs searched it.
+#: Parameters: ids, model key, tenant, grace seconds, tenant, subjects,
+#: system tenant, system subjects.
 _RECHECK = (
     "SELECT r.* FROM unnest({ids}) AS ids(chunk_id) CROSS JOIN LATERAL ("
     "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
     "v.media_type, c.heading_path, c.body, c.location::text, c.content_hash, c.low_confidence, "
     "c.version_id = p.version_id AS current, c.layer, s.doc_type, s.origin, "
-    "v.source_location::text "
+    "v.source_location::text, c.tenant_id "
     "FROM chunks c "
     "JOIN sources s ON s.source_id = c.source_id "
     "JOIN source_versions v ON v.version_id = c.version_id "
     "JOIN published_versions p ON p.source_id = c.source_id "
-    "AND p.model_key = coalesce(%s, (SELECT t.active_model FROM tenants t WHERE t.tenant_id = s.tenant_id)) "
+    "AND p.model_key = coalesce(%s, (SELECT t.active_model FROM tenants t WHERE t.tenant_id = %s)) "
     "AND (p.version_id = c.version_id OR (p.previous_version_id = c.version_id "
     "     AND p.published_at > now() - make_interval(secs => %s))) "
-    "WHERE c.chunk_id = ids.chunk_id AND c.tenant_id = %s AND s.tenant_id = %s "
-    "AND s.state = 'active' AND groundwork_readable(s.subjects, %s) OFFSET 0) AS r"
+    "WHERE c.chunk_id = ids.chunk_id AND s.tenant_id = c.tenant_id AND s.state = 'active' "
+    "AND ((c.tenant_id = %s AND groundwork_readable(s.subjects, %s)) "
+    "  OR (c.tenant_id = %s AND groundwork_readable(s.subjects, %s))) OFFSET 0) AS r"
 )
 RECHECK_SQL = _RECHECK.format(ids="string_to_array(%s, ',')")
 #: the same, for ids that need quoting (sent as an array)
@@ -109,11 +117,12 @@ class Reading(StoreBase):
     def has_accessible_sources(self, scope: AccessScope) -> bool:
         if not scope.subjects:
             return False
+        owners, params = owner_condition(scope)
+        query = sql.SQL("SELECT 1 FROM sources WHERE state = 'active' AND {} LIMIT 1").format(
+            owners
+        )
         with translated_errors("checking access"), self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT 1 FROM sources WHERE tenant_id = %s AND state = 'active' AND groundwork_readable(subjects, %s) LIMIT 1",
-                (scope.tenant_id, list(scope.subjects)),
-            ).fetchone()
+            row = conn.execute(query, params).fetchone()
         return row is not None
 
     def load_chunks(
@@ -130,16 +139,21 @@ class Reading(StoreBase):
             return {}
         ids = id_array(chunk_ids)
         statement = RECHECK_SQL if isinstance(ids, str) else RECHECK_LIST_SQL
+        owners = scope.readable_owners()
+        system: tuple[str | None, list[str]] = (
+            (owners[1][0], list(owners[1][1])) if len(owners) > 1 else (None, [])
+        )
         with translated_errors("reading chunks"), self.pool.connection() as conn:
             rows = conn.execute(
                 statement,
                 (
                     ids,
                     model_key,
+                    scope.tenant_id,
                     RETIRE_GRACE_SECONDS,
                     scope.tenant_id,
-                    scope.tenant_id,
                     list(scope.subjects),
+                    *system,
                 ),
             ).fetchall()
         # one version per source: the published one when any of its chunks is asked for
@@ -164,6 +178,7 @@ class Reading(StoreBase):
                 # an artifact's document has the origin "artifact:<its id>"
                 artifact_id=r[14].removeprefix("artifact:") if r[13] == "artifact" else None,
                 source_location=source_location_from_json(r[15]),
+                corpus=scope.corpus_of(r[16]),
             )
         return views
 
@@ -243,8 +258,8 @@ class Reading(StoreBase):
                 "SELECT sib.chunk_id FROM chunks c JOIN chunks sib ON sib.source_id = c.source_id "
                 "AND sib.version_id = c.version_id AND sib.heading_path = c.heading_path "
                 "AND sib.layer = c.layer "
-                "WHERE c.chunk_id = %s AND c.tenant_id = %s ORDER BY sib.position LIMIT 200",
-                (chunk_id, scope.tenant_id),
+                "WHERE c.chunk_id = %s AND c.tenant_id = ANY(%s) ORDER BY sib.position LIMIT 200",
+                (chunk_id, [owner for owner, _ in scope.readable_owners()]),
             ).fetchall()
         views = self.load_chunks(scope, [r[0] for r in rows], model_key)
         return [views[r[0]] for r in rows if r[0] in views]
@@ -293,13 +308,14 @@ class Reading(StoreBase):
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
                 f"WITH issued AS ({_ISSUED_FROM_DOCUMENT}), "
-                # the tenant's sources only, joined once: their scope goes on each citation
+                # the sources the scope reads (its tenant's, the system corpus's when
+                # it reads it), joined once: their scope goes on each citation
                 "c AS (SELECT u.*, s.subjects, encode(sha256(convert_to(%(tenant)s || "
                 "(u.snapshot - 'retrieved_at')::text, 'UTF8')), 'hex') AS snapshot_id "
                 "FROM jsonb_to_recordset(%(doc)s::jsonb -> 'rows') AS u(citation_id text, "
                 "chunk_id text, source_id text, version_id text, content_hash text, "
                 "snapshot jsonb, retrieved_at timestamptz) "
-                "JOIN sources s ON s.source_id = u.source_id AND s.tenant_id = %(tenant)s), "
+                "JOIN sources s ON s.source_id = u.source_id AND s.tenant_id = ANY(%(owners)s)), "
                 # one row per distinct snapshot, in id order (one lock order for every writer)
                 "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
                 "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %(tenant)s, c.source_id, "
@@ -310,7 +326,12 @@ class Reading(StoreBase):
                 "SELECT c.citation_id, %(tenant)s, %(key)s, c.chunk_id, c.source_id, c.version_id, "
                 "c.content_hash, c.subjects, c.snapshot_id, c.retrieved_at FROM c "
                 "ORDER BY c.citation_id",
-                {"key": key_id, "doc": document, "tenant": scope.tenant_id},
+                {
+                    "key": key_id,
+                    "doc": document,
+                    "tenant": scope.tenant_id,
+                    "owners": [owner for owner, _ in scope.readable_owners()],
+                },
             )
         return ids
 

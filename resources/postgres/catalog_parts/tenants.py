@@ -31,8 +31,9 @@ LIMIT_FIELDS = (
     "max_documents",
     "max_bytes",
 )
-LIMIT_COLUMNS = ", ".join(LIMIT_FIELDS)
-T_LIMIT_COLUMNS = ", ".join(f"t.{c}" for c in LIMIT_FIELDS)
+#: then whether it reads the system corpus (migration 0031)
+SETTING_COLUMNS = ", ".join([*LIMIT_FIELDS, "system_corpus"])
+T_SETTING_COLUMNS = ", ".join(f"t.{c}" for c in [*LIMIT_FIELDS, "system_corpus"])
 
 
 class TenantsAndKeys(StoreBase):
@@ -51,7 +52,7 @@ class TenantsAndKeys(StoreBase):
     def get_tenant(self, tenant_id: str) -> Tenant | None:
         with translated_errors("reading a tenant"), self.pool.connection() as conn:
             row = conn.execute(
-                f"SELECT tenant_id, display_name, active_model, fusion, {LIMIT_COLUMNS} "
+                f"SELECT tenant_id, display_name, active_model, fusion, {SETTING_COLUMNS} "
                 "FROM tenants WHERE tenant_id = %s",
                 (tenant_id,),
             ).fetchone()
@@ -60,7 +61,7 @@ class TenantsAndKeys(StoreBase):
     def list_tenants(self) -> list[Tenant]:
         with translated_errors("listing tenants"), self.pool.connection() as conn:
             rows = conn.execute(
-                f"SELECT tenant_id, display_name, active_model, fusion, {LIMIT_COLUMNS} "
+                f"SELECT tenant_id, display_name, active_model, fusion, {SETTING_COLUMNS} "
                 "FROM tenants ORDER BY tenant_id"
             ).fetchall()
         return [_tenant(r) for r in rows]
@@ -70,6 +71,13 @@ class TenantsAndKeys(StoreBase):
         with translated_errors("setting fusion constants"), self.pool.connection() as conn:
             changed = conn.execute(
                 "UPDATE tenants SET fusion = %s WHERE tenant_id = %s", (value, tenant_id)
+            ).rowcount
+        return changed == 1
+
+    def set_system_corpus(self, tenant_id: str, enabled: bool) -> bool:
+        with translated_errors("setting a tenant's system corpus"), self.pool.connection() as conn:
+            changed = conn.execute(
+                "UPDATE tenants SET system_corpus = %s WHERE tenant_id = %s", (enabled, tenant_id)
             ).rowcount
         return changed == 1
 
@@ -174,7 +182,7 @@ class TenantsAndKeys(StoreBase):
         ):
             row = conn.execute(
                 "SELECT k.key_id, k.subjects, k.scopes, t.tenant_id, t.display_name, "
-                f"t.active_model, t.fusion, {T_LIMIT_COLUMNS} "
+                f"t.active_model, t.fusion, {T_SETTING_COLUMNS} "
                 "FROM api_keys k JOIN tenants t USING (tenant_id) "
                 "WHERE k.key_hash = %s AND k.revoked_at IS NULL",
                 (hash_secret(secret),),
@@ -241,7 +249,8 @@ class TenantsAndKeys(StoreBase):
 
 
 def _tenant(row: Sequence[Any]) -> Tenant:
-    """(tenant_id, display_name, active_model, fusion, *LIMIT_FIELDS)"""
+    """(tenant_id, display_name, active_model, fusion, *LIMIT_FIELDS, system_corpus)"""
     fusion = FusionConstants.from_dict(row[3]) if row[3] else None
     limits = TenantLimits(*row[4 : 4 + len(LIMIT_FIELDS)]) if len(row) > 4 else NO_LIMITS
-    return Tenant(row[0], row[1], row[2], fusion, limits)
+    system_corpus = bool(row[4 + len(LIMIT_FIELDS)]) if len(row) > 4 + len(LIMIT_FIELDS) else True
+    return Tenant(row[0], row[1], row[2], fusion, limits, system_corpus)
