@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from groundwork.ports import AccessScope, IndexedChunk, KeywordIndex, SearchFilters
+from groundwork.ports import AccessScope, IndexedChunk, KeywordIndex, SearchFilters, SystemReading
 from resources.composition.platform import Platform
 from testbed.index_records import chunk, new_tenant
 
@@ -83,6 +83,28 @@ class KeywordIndexContract:
         self._publish(index, [chunk(tenant_a, "quarterly revenue report")])
         assert index.search(AccessScope(tenant_b, SCOPE_SUBJECTS), "revenue", 10) == []
         assert len(index.search(AccessScope(tenant_a, SCOPE_SUBJECTS), "revenue", 10)) == 1
+
+    def test_a_scope_reading_the_system_corpus_sees_it_and_no_other_tenant(
+        self, index: KeywordIndex
+    ) -> None:
+        """Owner in (tenant, system), each owner under its own subjects: a system
+        row the tenant's subjects would open but the system subjects do not stays
+        hidden, and a third tenant's rows are never read."""
+        tenant, system, other = new_tenant(), new_tenant(), new_tenant()
+        own = chunk(tenant, "evacuation drill for our floor")
+        shared = chunk(system, "evacuation assembly point", subjects=("tenant:system",))
+        narrowed = chunk(system, "evacuation route for team a", subjects=("team:a",))
+        foreign = chunk(other, "evacuation plan of another tenant")
+        for docs in ([own], [shared, narrowed], [foreign]):
+            self._publish(index, docs)
+        reading = SystemReading(system, ("tenant:system",))
+
+        def ids(scope: AccessScope) -> set[str]:
+            return {h.chunk_id for h in index.search(scope, "evacuation", 10)}
+
+        assert ids(AccessScope(tenant, SCOPE_SUBJECTS, reading)) == {own.chunk_id, shared.chunk_id}
+        assert ids(AccessScope(tenant, SCOPE_SUBJECTS)) == {own.chunk_id}
+        assert ids(AccessScope(tenant, (), reading)) == set()
 
     def test_subjects_filter_and_empty_subjects(self, index: KeywordIndex) -> None:
         tenant = new_tenant()

@@ -9,7 +9,7 @@ import pytest
 
 from groundwork.embedding_models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, EmbeddingModelRef
 from groundwork.errors import DimensionMismatch
-from groundwork.ports import AccessScope, SearchFilters, VectorIndex, VectorRecord
+from groundwork.ports import AccessScope, SearchFilters, SystemReading, VectorIndex, VectorRecord
 from resources.composition.platform import Platform
 from resources.postgres.vector_index import PgVectorIndex, TenantGraphChanges
 from testbed.index_records import chunk, near, new_tenant, unit_vector
@@ -53,6 +53,35 @@ class VectorIndexContract:
         self._publish(index, records)
         assert index.search(AccessScope(tenant_b, ("team:a",)), records[0].vector, 10) == []
         assert len(index.search(AccessScope(tenant_a, ("team:a",)), records[0].vector, 10)) == 5
+
+    def test_a_scope_reading_the_system_corpus_sees_it_and_no_other_tenant(
+        self, index: VectorIndex
+    ) -> None:
+        """Owner in (tenant, system), each under its own subjects, ranked together:
+        the nearest rows of both corpora, never a third tenant's (its rows sit
+        nearest the query here, so a leg that read them would return them)."""
+        tenant, system, other = new_tenant(), new_tenant(), new_tenant()
+        dimension = self.model.dimension
+        foreign = [VectorRecord(chunk(other, f"f{i}"), unit_vector(i, dimension)) for i in range(3)]
+        own = [VectorRecord(chunk(tenant, "own"), near(unit_vector(0, dimension), 8, 0.2))]
+        shared = [
+            VectorRecord(
+                chunk(system, "shared", subjects=("tenant:system",)),
+                near(unit_vector(0, dimension), 7, 0.1),
+            )
+        ]
+        narrowed = [
+            VectorRecord(chunk(system, "narrowed", subjects=("team:a",)), unit_vector(1, dimension))
+        ]
+        for records in (foreign, own, shared + narrowed):
+            self._publish(index, records)
+        reading = SystemReading(system, ("tenant:system",))
+        query = unit_vector(0, dimension)
+        hits = index.search(AccessScope(tenant, ("team:a",), reading), query, 10)
+        assert [h.chunk_id for h in hits] == [shared[0].chunk.chunk_id, own[0].chunk.chunk_id]
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        alone = index.search(AccessScope(tenant, ("team:a",)), query, 10)
+        assert [h.chunk_id for h in alone] == [own[0].chunk.chunk_id]
 
     def test_subjects_filter_inside_the_query(self, index: VectorIndex) -> None:
         tenant = new_tenant()
