@@ -27,6 +27,7 @@ from groundwork.artifact_edits import (
     apply_edits,
     proposal_digest,
 )
+from groundwork.artifact_indexing import Indexing
 from groundwork.artifact_roles import ROLE_LIMITS as ROLE_LIMITS
 from groundwork.artifact_roles import (
     BlobPurges,
@@ -208,6 +209,10 @@ class Saved:
     summary: tuple[str, ...] = field(default=())
     #: superseded blobs whose delete failed ("key: reason"): queued, retried by the next purge
     unpurged: tuple[str, ...] = field(default=())
+    #: the document version this save made current (None: no change, no version)
+    version_id: str | None = None
+    #: how far the save's own indexing got (groundwork.artifact_indexing; set by the services)
+    indexing: Indexing | None = None
 
 
 def document_title(markdown: str, fallback: str) -> str:
@@ -281,7 +286,13 @@ def create_artifact(
         ("created",),
         files,
     )
-    return Saved(artifact_id, registration.source_id, generation, summary=("created",))
+    return Saved(
+        artifact_id,
+        registration.source_id,
+        generation,
+        summary=("created",),
+        version_id=registration.version_id,
+    )
 
 
 def _current(
@@ -355,7 +366,12 @@ def _next_version(
         raise
     unpurged = purge_superseded(store, blobs, record.tenant_id)
     return Saved(
-        record.artifact_id, record.source_id, generation, summary=summary, unpurged=unpurged
+        record.artifact_id,
+        record.source_id,
+        generation,
+        summary=summary,
+        unpurged=unpurged,
+        version_id=registration.version_id,
     )
 
 

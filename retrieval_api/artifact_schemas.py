@@ -68,6 +68,15 @@ class ArtifactFileOut(BaseModel):
     url: str
 
 
+class IndexingOut(BaseModel):
+    """How far a saved version's indexing got: `indexed` (searchable and
+    citable now), `pending` (the ingest pipeline, or a retry, finishes it) or
+    `failed`; `reason` says why it is not indexed."""
+
+    state: Literal["indexed", "pending", "failed"]
+    reason: str | None = None
+
+
 class ArtifactOut(BaseModel):
     artifact_id: str
     source_id: str
@@ -79,6 +88,7 @@ class ArtifactOut(BaseModel):
     stale_reasons: list[str]
     untrusted_markdown: str | None = None  # the artifact's text: a document like any other
     files: list[ArtifactFileOut] = Field(default_factory=list)
+    indexing: IndexingOut | None = None
 
 
 class ArtifactListOut(BaseModel):
@@ -101,6 +111,7 @@ class SavedOut(BaseModel):
     generation: int
     changed: bool
     summary: list[str]
+    indexing: IndexingOut | None = None
 
 
 class ExportRequest(BaseModel):

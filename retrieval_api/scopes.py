@@ -64,6 +64,7 @@ ROUTE_OPERATIONS: dict[tuple[str, str], str | None] = {
     ("POST", "/v1/artifacts/{artifact_id}/approve"): "artifacts.approve",
     ("GET", "/v1/artifacts/{artifact_id}/history"): "artifacts.read",
     ("POST", "/v1/artifacts/{artifact_id}/restore"): "artifacts.write",
+    ("POST", "/v1/artifacts/{artifact_id}/index"): "artifacts.write",
     ("POST", "/v1/artifacts/{artifact_id}/exports"): "artifacts.write",
     ("GET", "/v1/artifacts/{artifact_id}/download"): "artifacts.read",
     ("GET", "/v1/artifact-files/{file_id}"): "artifacts.read",

@@ -4,6 +4,10 @@ HTTP and the tools; access follows the owning document's tenant and scope, and
 anything hidden answers the same not_found as a missing id. `source` files are
 never served.
 
+Every save (create, revise, restore) indexes its new version before it
+returns (groundwork.artifact_indexing) and answers how far that got;
+`index` retries it. A failing store never undoes the save.
+
 A revise call that would destroy content is refused with `approval-required`,
 what it would destroy, and a signed `proposal_token`. Approval is a separate
 call (`approve`) by a principal holding artifacts:approve (checked by the
@@ -15,13 +19,14 @@ proposer's own key without the approve scope cannot approve.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from groundwork import approvals
 from groundwork.artifact_edits import Edit, EditsRefused
 from groundwork.artifact_exports import export_version
+from groundwork.artifact_indexing import Indexing, SaveIndexes, index_saved, indexing_of
 from groundwork.artifact_roles import purge_superseded
 from groundwork.artifact_staleness import stale_reasons
 from groundwork.artifacts import (
@@ -79,6 +84,8 @@ class ArtifactView:
     markdown: str
     stale_reasons: tuple[str, ...]
     files: tuple[ArtifactFile, ...]
+    #: searchable and citable yet? (a save's own answer carries its reason)
+    indexing: Indexing = field(default_factory=lambda: Indexing("pending"))
 
 
 ExportState = Literal["pending", "rendered", "failed"]
@@ -162,7 +169,62 @@ def _describe(
         for f in ports.artifacts.files(who.scope, record.artifact_id, record.generation)
         if f.role in USER_READABLE_ROLES
     )
-    return ArtifactView(record, title, markdown if with_markdown else "", tuple(reasons), files)
+    indexing = indexing_of(ports.catalog.source_status(who.scope, record.source_id))
+    return ArtifactView(
+        record, title, markdown if with_markdown else "", tuple(reasons), files, indexing
+    )
+
+
+def _save_indexes(ports: PlatformPorts, tenant_id: str) -> SaveIndexes | None:
+    """The stores a save of `tenant_id` indexes into (None: no vector index
+    serves its model here, so the pipeline indexes it)."""
+    model = ports.serving_model(tenant_id)
+    every = ports.indexes()
+    vectors = next((v for v in every.vectors if v.model.key == model), None)
+    if vectors is None:
+        return None
+    return SaveIndexes(
+        ports.catalog,
+        ports.blobs,
+        every.keywords,
+        vectors,
+        ports.embedder(model),
+        ports.summarizer(),
+        tuple(v for v in every.vectors if v.model.key != model),
+    )
+
+
+def _index_version(ports: PlatformPorts, who: Principal, version_id: str) -> Indexing:
+    """Index the saved version now; what is left undone is asked of the
+    ingest pipeline at once (best effort: its backlog sensor sees it anyway)."""
+    indexes = _save_indexes(ports, who.tenant_id)
+    indexing = (
+        index_saved(indexes, version_id)
+        if indexes is not None
+        else Indexing("pending", "the ingest pipeline indexes it")
+    )
+    if indexing.state != "indexed":
+        ports.ingest_trigger().request_ingest(who.tenant_id)
+    return indexing
+
+
+def _indexed_save(ports: PlatformPorts, who: Principal, saved: Saved) -> Saved:
+    if saved.version_id is None:  # no change: the current version's state
+        record = _record(ports, who, saved.artifact_id)
+        return replace(
+            saved, indexing=indexing_of(ports.catalog.source_status(who.scope, record.source_id))
+        )
+    return replace(saved, indexing=_index_version(ports, who, saved.version_id))
+
+
+def index(ports: PlatformPorts, who: Principal, artifact_id: str) -> Indexing:
+    """Retry the indexing of the current version (a save whose indexing failed
+    or ran out of time); an indexed one answers at once. Refusal: `not_found`."""
+    record = _record(ports, who, artifact_id)
+    current = indexing_of(ports.catalog.source_status(who.scope, record.source_id))
+    if current.state == "indexed" or record.current_version_id is None:
+        return current
+    return _index_version(ports, who, record.current_version_id)
 
 
 def describe(
@@ -204,7 +266,10 @@ def create(
         provenance=provenance,
         fmt=fmt,
     )
-    return describe(ports, who, saved.artifact_id)
+    indexing = _indexed_save(ports, who, saved).indexing
+    return replace(
+        describe(ports, who, saved.artifact_id), indexing=indexing or Indexing("pending")
+    )
 
 
 def history(ports: PlatformPorts, who: Principal, artifact_id: str) -> list[ArtifactVersion]:
@@ -224,7 +289,7 @@ def restore(
     """A new version holding generation `generation`'s content. Refusals:
     `stale_generation` (with the current generation), `not_found`."""
     try:
-        return restore_artifact(
+        saved = restore_artifact(
             ports.catalog,
             ports.blobs,
             ports.artifacts,
@@ -236,6 +301,7 @@ def restore(
         )
     except StaleGenerationError as exc:
         raise _stale_generation(exc) from exc
+    return _indexed_save(ports, who, saved)
 
 
 def export(
@@ -406,7 +472,7 @@ def revise(
             {"destroys": list(outcome.destroys), "proposal_token": proposal},
             "approval_required",
         )
-    return outcome
+    return _indexed_save(ports, who, outcome)
 
 
 def approve(

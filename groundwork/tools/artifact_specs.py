@@ -34,6 +34,19 @@ PROVENANCE = obj(
     ["tool", "run", "inputs", "derived_from"],
 )
 
+#: how far a save's own indexing got (groundwork.artifact_indexing)
+INDEXING = obj(
+    {
+        "state": string(
+            "indexed: searchable and citable now; pending: the ingest pipeline finishes it; "
+            "failed: see reason (the artifact is saved either way)",
+            enum=["indexed", "pending", "failed"],
+        ),
+        "reason": string("why it is not indexed (absent when indexed)"),
+    },
+    ["state"],
+)
+
 EDIT_BODY = obj(
     {
         "op": string("the kind of edit", enum=EDIT_OPS),
@@ -73,6 +86,7 @@ ARTIFACT_TOOLS: list[ToolSpec] = [
                 "artifact_id": string("the artifact"),
                 "file_id": string("its document's file id"),
                 "generation": integer("its version counter"),
+                "indexing": INDEXING,
             },
             ["artifact_id", "file_id", "generation"],
         ),
@@ -105,6 +119,7 @@ ARTIFACT_TOOLS: list[ToolSpec] = [
                 "artifact_id": string("the artifact"),
                 "generation": integer("the new generation"),
                 "summary": array(string("an applied edit"), "what changed", 100),
+                "indexing": INDEXING,
             },
             ["artifact_id", "generation", "summary"],
         ),

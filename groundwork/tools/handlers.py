@@ -305,6 +305,7 @@ def create_artifact_tool(platform: PlatformPorts, who: Principal, args: dict[str
         "artifact_id": made.record.artifact_id,
         "file_id": made.record.source_id,
         "generation": made.record.generation,
+        "indexing": made.indexing.to_dict(),
     }
 
 
@@ -337,6 +338,7 @@ def update_artifact(platform: PlatformPorts, who: Principal, args: dict[str, Any
         "artifact_id": outcome.artifact_id,
         "generation": outcome.generation,
         "summary": list(outcome.summary),
+        **({"indexing": outcome.indexing.to_dict()} if outcome.indexing else {}),
     }
 
 

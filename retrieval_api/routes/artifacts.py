@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from groundwork.artifact_edits import edit_from_dict
+from groundwork.artifact_indexing import Indexing
 from groundwork.artifacts import ArtifactFile, Provenance, Saved, provenance_from
 from groundwork.services import artifacts as artifact_service
 from groundwork.services.artifacts import ArtifactView, Export, ReadableFile
@@ -24,6 +25,7 @@ from retrieval_api.artifact_schemas import (
     ArtifactVersionOut,
     ExportOut,
     ExportRequest,
+    IndexingOut,
     ProvenanceIn,
     SavedOut,
 )
@@ -63,11 +65,18 @@ def artifact_out(view: ArtifactView, with_markdown: bool) -> ArtifactOut:
         stale_reasons=list(view.stale_reasons),
         untrusted_markdown=view.markdown if with_markdown else None,
         files=[_file_out(f) for f in view.files],
+        indexing=_indexing_out(view.indexing),
     )
 
 
+def _indexing_out(indexing: Indexing) -> IndexingOut:
+    return IndexingOut(state=indexing.state, reason=indexing.reason)
+
+
 def _saved_out(saved: Saved) -> SavedOut:
-    return SavedOut.model_validate(saved, from_attributes=True)
+    out = SavedOut.model_validate(saved, from_attributes=True)
+    out.indexing = _indexing_out(saved.indexing) if saved.indexing else None
+    return out
 
 
 def _export_out(exported: Export) -> ExportOut:
@@ -152,6 +161,13 @@ def approve(
         generation=approved.generation,
         expires_at=approved.expires_at,
     )
+
+
+@router.post("/v1/artifacts/{artifact_id}/index", response_model=IndexingOut)
+def index(artifact_id: str, who: PrincipalDep, platform: PlatformDep) -> IndexingOut:
+    """Retry the current version's indexing (a save answered `failed` or
+    `pending`); an indexed artifact answers at once."""
+    return _indexing_out(artifact_service.index(platform, who, artifact_id))
 
 
 @router.get("/v1/artifacts/{artifact_id}/history", response_model=list[ArtifactVersionOut])
