@@ -18,7 +18,7 @@ import pytest
 
 from groundwork.chunking import chunk_blocks
 from groundwork.extract.markdown import markdown_blocks
-from groundwork.ports import AccessScope, ChunkReader
+from groundwork.ports import AccessScope, ChunkReader, SystemReading
 from groundwork.stages.chunks import chunk_pending
 from groundwork.stages.extraction import extract_pending
 from groundwork.stages.registration import register_file
@@ -175,6 +175,40 @@ class ChunkReaderContract:
         world.delete(tenant, source)
         assert world.reader.load_chunks(AccessScope(tenant, ("team:b",)), ids) == {}
         assert not world.reader.has_accessible_sources(AccessScope(tenant, ("team:b",)))
+
+    def test_the_system_corpus_is_read_under_its_own_subjects_and_marked(
+        self, world: ReaderWorld
+    ) -> None:
+        """A scope reading the system corpus reads the system owner's published
+        chunks under the system subjects (never under the tenant's), marked as
+        the system corpus's; a third tenant's never; sections and the
+        accessible-sources probe follow the same rule."""
+        tenant, system, other = self._tenant(), self._tenant(), self._tenant()
+        _, mine, own = world.add_version(tenant, "api:own.md", DOC_V2, ("team:a",))
+        _, shared_v, shared = world.add_version(system, "api:shared.md", DOC_V1, ("tenant:system",))
+        _, narrowed_v, narrowed = world.add_version(system, "api:narrow.md", DOC_V2, ("team:a",))
+        _, foreign_v, foreign = world.add_version(other, "api:foreign.md", DOC_V2, ("team:a",))
+        for owner, version in (
+            (tenant, mine),
+            (system, shared_v),
+            (system, narrowed_v),
+            (other, foreign_v),
+        ):
+            world.publish(owner, version)
+        reading = AccessScope(tenant, ("team:a",), SystemReading(system, ("tenant:system",)))
+        loaded = world.reader.load_chunks(reading, own + shared + narrowed + foreign)
+        assert set(loaded) == set(own + shared)
+        assert {loaded[i].corpus for i in shared} == {"system"}
+        assert {loaded[i].corpus for i in own} == {"tenant"}
+        assert world.reader.load_chunks(AccessScope(tenant, ("team:a",)), shared) == {}
+        travel = [i for i in shared if loaded[i].heading_path[-1:] == ("Travel",)]
+        assert [v.chunk_id for v in world.reader.section(reading, travel[0])] == travel
+        assert world.reader.section(AccessScope(tenant, ("team:a",)), travel[0]) == []
+        empty = self._tenant()
+        assert world.reader.has_accessible_sources(
+            AccessScope(empty, ("team:a",), SystemReading(system, ("tenant:system",)))
+        )
+        assert not world.reader.has_accessible_sources(AccessScope(empty, ("team:a",)))
 
     def test_section_gives_published_siblings_in_order(self, world: ReaderWorld) -> None:
         tenant = self._tenant()
