@@ -15,7 +15,7 @@ from assets.lifecycle import deletion_sweep
 from assets.publication import published_index, serving_index
 from assets.reconciliation import reconciliation
 from assets.registration import source_registrations
-from assets.summary_layer import summary_layer
+from assets.summary_layer import overview_page, summary_layer
 from resources.dagster_glue.celery_steps import distributed_executor
 
 tenant_ingest_job = dg.define_asset_job(
@@ -27,9 +27,11 @@ tenant_ingest_job = dg.define_asset_job(
         summary_layer,
         keyword_index,
         serving_index,
+        overview_page,
     ],
     description="Register, extract, chunk, summarize, index, embed and publish one tenant's sources for "
-    "its serving model: one run from a new file to searchable.",
+    "its serving model: one run from a new file to searchable (the overview page is "
+    "recompiled after publication, when what it lists changed).",
 )
 
 model_publish_job = dg.define_asset_job(
@@ -41,7 +43,8 @@ model_publish_job = dg.define_asset_job(
 
 deletion_sweep_job = dg.define_asset_job(
     "purge_deleted",
-    selection=[deletion_sweep],
+    # the overview page drops what was deleted (hidden from readers at once, then recompiled)
+    selection=[deletion_sweep, overview_page],
     description="Purge deleted sources of one tenant from every store and prove it.",
 )
 
@@ -72,6 +75,7 @@ tenant_ingest_distributed_job = dg.define_asset_job(
         index_shards,
         keyword_index,
         serving_index,
+        overview_page,
     ],
     executor_def=distributed_executor(),
     description="Extract, chunk, summarize, index (in shards on any worker host), embed and "

@@ -341,10 +341,35 @@ class SummaryOut(BaseModel):
     stale: bool = False  # the drift check marked it for recompilation
 
 
+class OverviewStatementOut(BaseModel):
+    marker: int = Field(description="the statement's [n] in `untrusted_text`")
+    source_id: str
+    version_id: str = Field(description="the source version the statement was compiled from")
+    title: str
+    untrusted_text: str  # fenced: built from file text
+    chunk_ids: list[str] = Field(description="drill-down ids for GET /v1/chunks (with `turn`)")
+
+
+class OverviewPageOut(BaseModel):
+    """The compiled overview page: the page to load first, bounded by the serving model's
+    tokenizer; each statement cites the source version it was compiled from."""
+
+    untrusted_text: str  # fenced: titles, summaries and headings are file text
+    statements: list[OverviewStatementOut]
+    tokens: int = Field(description="at most this many tokens by `tokenizer`")
+    tokenizer: str
+    compiled_at: str
+    stale: bool = Field(description="the drift check marked it for recompilation")
+    sources_visible: int = Field(description="sources this key can see, listed or not")
+
+
 class SummariesOut(BaseModel):
     """Summaries first; fetch raw chunks with GET /v1/chunks/{id} using ids copied verbatim from `pointers`."""
 
     overview: str
+    overview_page: OverviewPageOut | None = Field(
+        default=None, description="the compiled overview page (null before the first)"
+    )
     summaries: list[SummaryOut]
     turn_id: str = Field(
         default="", description="pass to /v1/chunks as `turn` for the ids handed out here"

@@ -17,6 +17,7 @@ from groundwork.catalog import Catalog, TenantQuotas
 from groundwork.citations import Citation
 from groundwork.files import FileMetadataStore
 from groundwork.lifecycle import Indexes
+from groundwork.overview import OverviewLedger
 from groundwork.ports import (
     AccessScope,
     BlobStore,
@@ -113,7 +114,9 @@ class UploadSessions(Protocol):
     ) -> None: ...
 
 
-class ServiceCatalog(Catalog, ReadingRecords, UploadSessions, TenantQuotas, Protocol):
+class ServiceCatalog(
+    Catalog, OverviewLedger, ReadingRecords, UploadSessions, TenantQuotas, Protocol
+):
     """Everything the services ask of the catalog."""
 
 

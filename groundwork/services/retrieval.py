@@ -23,6 +23,7 @@ from groundwork.retrieval.layers import SEARCH_LAYERS, layered_search
 from groundwork.retrieval.outcome import ChunkView, Found, Hit, RetrievalOutcome
 from groundwork.retrieval.routing import Route
 from groundwork.services import sources, tenant_wall
+from groundwork.services.overview import OverviewView, overview_view
 from groundwork.services.platform import PlatformPorts
 from groundwork.services.turns import issue_turn
 from groundwork.summaries import (
@@ -121,6 +122,8 @@ class SummariesResult:
     overview: str
     summaries: tuple[SourceSummary, ...]
     turn_id: str = ""
+    #: the compiled overview page as this caller may read it (None before the first)
+    page: OverviewView | None = None
 
 
 def is_browse(query: str) -> bool:
@@ -327,9 +330,12 @@ def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> S
         ordered = [r["source_id"] for r in ports.catalog.browse(who.scope, None, None, limit)]
     ordered = ordered[:limit]
     found = source_summaries(ports, who, ordered, hits_by_source)
-    ports.catalog.record_issued(who.key_id, [p for s in found for p in s.pointers])
+    page = overview_view(ports, who, sum(counts.values()))
+    ports.catalog.record_issued(
+        who.key_id, [p for s in found for p in s.pointers] + (page.chunk_ids if page else [])
+    )
     return SummariesResult(
-        overview, tuple(found), turn_id=issue_turn(ports.approval_secret(), who.key_id)
+        overview, tuple(found), turn_id=issue_turn(ports.approval_secret(), who.key_id), page=page
     )
 
 

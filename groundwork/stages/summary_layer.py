@@ -1,4 +1,5 @@
-"""The summary layer: each chunked version's compiled summary page, and drift."""
+"""The summary layer: each chunked version's compiled summary page, the
+tenant's compiled overview page, and the drift of both."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from dataclasses import dataclass
 from groundwork.catalog import (
     SummaryDrift,
     SummaryLedger,
+)
+from groundwork.overview import (
+    OVERVIEW_TOKENS,
+    OverviewLedger,
+    compile_overview,
+    inputs_digest,
 )
 from groundwork.stages.report import StageReport
 from groundwork.summaries import Summarizer, SummaryTarget, compile_summary
@@ -61,6 +68,11 @@ def summarize_pending(
 DEFAULT_DRIFT_THRESHOLD = 0.10
 
 
+def drift_share(drifted: int, compiled: int) -> float:
+    """The drift rate: drifted over compiled (0 when nothing is compiled)."""
+    return drifted / compiled if compiled else 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class DriftRate:
     compiled: int  # current summaries (the denominator)
@@ -70,7 +82,7 @@ class DriftRate:
 
     @property
     def rate(self) -> float:
-        return len(self.drifted) / self.compiled if self.compiled else 0.0
+        return drift_share(len(self.drifted), self.compiled)
 
     @property
     def within_threshold(self) -> bool:
@@ -97,3 +109,79 @@ def check_summary_drift(
         f"over the {threshold:.0%} threshold)",
     )
     return DriftRate(found.compiled, drifted, threshold, marked)
+
+
+def compile_overview_page(
+    ledger: OverviewLedger,
+    tenant_id: str,
+    count_tokens: Callable[[str], int],
+    tokenizer: str,
+    max_tokens: int = OVERVIEW_TOKENS,
+) -> StageReport:
+    """Recompile the tenant's overview page when its inputs changed since it
+    was compiled (or the drift check marked it, or another tokenizer bounds it
+    now); otherwise nothing is read but the inputs. A tenant with nothing
+    published and no page gets none. `processed` is 1 when a page was written,
+    `items` its statements."""
+    report = StageReport()
+    started = time.monotonic()
+    record = ledger.overview_record(tenant_id)
+    inputs = ledger.overview_inputs(tenant_id)
+    unchanged = record is not None and (
+        not record.stale
+        and record.tokenizer == tokenizer
+        and record.inputs_digest == inputs_digest(inputs)
+    )
+    if not unchanged and (record is not None or inputs):
+        page = compile_overview(
+            tenant_id, ledger.overview_sources(tenant_id), count_tokens, tokenizer, max_tokens
+        )
+        ledger.save_overview(page)
+        report.processed, report.items = 1, len(page.statements)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class OverviewDrift:
+    """The overview pages' drift rate: a page drifted when what it would be
+    compiled from now digests differently from what it was compiled from."""
+
+    compiled: int  # stored pages (the denominator)
+    drifted: int
+    threshold: float
+    marked: int
+
+    @property
+    def rate(self) -> float:
+        return drift_share(self.drifted, self.compiled)
+
+    @property
+    def within_threshold(self) -> bool:
+        return self.rate <= self.threshold
+
+
+def check_overview_drift(
+    ledger: OverviewLedger, tenant_id: str, threshold: float = DEFAULT_DRIFT_THRESHOLD
+) -> OverviewDrift:
+    """The share of the tenant's overview pages (one per tenant) whose sources
+    changed since compilation; over `threshold` they are marked for
+    recompilation (the overview stage's next run recompiles a marked page
+    whatever its inputs). A page already marked counts as drifted until then."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"a drift threshold is a share in [0, 1], not {threshold}")
+    record = ledger.overview_record(tenant_id)
+    if record is None:
+        return OverviewDrift(0, 0, threshold, 0)
+    drifted = record.stale or record.inputs_digest != inputs_digest(
+        ledger.overview_inputs(tenant_id)
+    )
+    found = OverviewDrift(1, int(drifted), threshold, 0)
+    if found.within_threshold or record.stale:
+        return found
+    marked = ledger.mark_overview_stale(
+        tenant_id,
+        f"its sources changed since compilation ({found.rate:.0%} of overview pages drifted, "
+        f"over the {threshold:.0%} threshold)",
+    )
+    return OverviewDrift(found.compiled, found.drifted, threshold, marked)

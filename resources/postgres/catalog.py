@@ -14,10 +14,12 @@ from groundwork.catalog import (
     SummaryLedger,
     TenantDirectory,
 )
+from groundwork.overview import OverviewLedger
 from groundwork.services.platform import ReadingRecords, ServiceCatalog
 from groundwork.services.uploads import UploadSessions
 from resources.postgres.catalog_parts.common import hash_secret
 from resources.postgres.catalog_parts.lifecycle import Lifecycle
+from resources.postgres.catalog_parts.overview import Overviews
 from resources.postgres.catalog_parts.processing import Processing
 from resources.postgres.catalog_parts.reading import Reading
 from resources.postgres.catalog_parts.registration import Registration
@@ -30,10 +32,18 @@ __all__ = ["PostgresCatalog", "hash_secret"]
 
 
 class PostgresCatalog(
-    TenantsAndKeys, Registration, Processing, Summaries, Reading, Lifecycle, UploadsAndBlobs
+    TenantsAndKeys,
+    Registration,
+    Processing,
+    Summaries,
+    Overviews,
+    Reading,
+    Lifecycle,
+    UploadsAndBlobs,
 ):
     """The catalog: tenants and keys, registration, stage progress, the summary
-    layer, reading, lifecycle, uploads. Each part shares the pool it was built with."""
+    layer and overview pages, reading, lifecycle, uploads. Each part shares the pool
+    it was built with."""
 
 
 if TYPE_CHECKING:
@@ -45,6 +55,7 @@ if TYPE_CHECKING:
         _registration: RegistrationLedger = Registration(pool)
         _stages: StageProgress = Processing(pool)
         _summaries: SummaryLedger = Summaries(pool)
+        _overviews: OverviewLedger = Overviews(pool)
         _sources: SourceReading = Reading(pool)
         _records: ReadingRecords = Reading(pool)
         _lifecycle: LifecycleLedger = Lifecycle(pool)

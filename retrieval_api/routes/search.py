@@ -20,6 +20,7 @@ from retrieval_api.schemas import (
     ContextOut,
     Filters,
     HitOut,
+    OverviewPageOut,
     RouteOut,
     SearchBody,
     SearchResponse,
@@ -202,6 +203,9 @@ def summaries(
     result, files = attachments.summaries_with_files(platform, who, query, limit)
     return SummariesOut(
         overview=result.overview,
+        overview_page=OverviewPageOut.model_validate(result.page.presented())
+        if result.page
+        else None,
         summaries=[
             SummaryOut(
                 source_id=s.source_id,
