@@ -4,9 +4,9 @@
     uv run python bench/idle.py [--seconds 600] [--home .groundwork]
 
 Samples, before and after the window, the CPU time of every process of the
-stack (the processes whose command line names the home, Dagster's, the API's,
-PostgreSQL's and OpenSearch's; children that exited are counted into their
-parents by the kernel) and PostgreSQL's per-database session counter (every
+stack (the processes whose command line names the home, PostgreSQL's and
+OpenSearch's, and the supervisor with its descendants, Dagster's and the
+API's; children that exited are counted into their parents by the kernel) and PostgreSQL's per-database session counter (every
 new connection). Prints CPU seconds per process, the total as a share of one
 core, new connections per second per database, and the runs created in the
 window (an idle window has none: a run means the window was not idle).
@@ -16,19 +16,26 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from pathlib import Path
 
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
-#: processes of the stack that do not name the home on their command line
-STACK_NAMES = ("dagster", "retrieval_api", "groundwork demo", "groundwork up")
+#: the supervisors: every process of the stack is one of theirs or names the home
+SUPERVISORS = ("groundwork demo", "groundwork up")
 
 
 def _cpu_seconds(home: Path) -> dict[int, tuple[str, float]]:
+    """The stack's processes: those naming the home (its engines), the
+    supervisor's (`groundwork demo|up`) and every descendant of either. Other
+    processes on the machine (another home's engines, a test run, an editor's
+    type checker) are not the stack's, even when their command line mentions
+    Dagster or the API's module."""
     ticks = os.sysconf("SC_CLK_TCK")
-    found: dict[int, tuple[str, float]] = {}
+    names_home = re.compile(re.escape(str(home)) + r"(?=[/\s]|$)")
+    procs: dict[int, tuple[str, int, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -42,13 +49,21 @@ def _cpu_seconds(home: Path) -> dict[int, tuple[str, float]]:
             fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if "pytest" in command or not (
-            str(home) in command or any(name in command for name in STACK_NAMES)
-        ):
-            continue
         # utime, stime, and the exited children's cutime, cstime
         used = sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
-        found[int(entry)] = (command[:72], used)
+        procs[int(entry)] = (command, int(fields[1]), used)
+    roots = {
+        pid
+        for pid, (command, _, _) in procs.items()
+        if names_home.search(command) or any(name in command for name in SUPERVISORS)
+    }
+    found: dict[int, tuple[str, float]] = {}
+    for pid, (command, _, used) in procs.items():
+        ancestor = pid
+        while ancestor in procs and ancestor not in roots:
+            ancestor = procs[ancestor][1]
+        if ancestor in roots:
+            found[pid] = (command[:72], used)
     return found
 
 

@@ -140,6 +140,7 @@ def evaluate(
     if missing:
         return EvalSkipped(missing)
     previous = runs.latest(tenant_id, model_key)
+    mark = runs.served_mark(tenant_id)  # before scoring: a change meanwhile is evaluated again
     try:
         run = run_suite(
             ports.search_engines(model_key),
@@ -166,7 +167,7 @@ def evaluate(
         run.answers.per_query,
     )
     result.per_query_path = str(per_query)
-    runs.record(result, request.orchestrator_run, run_id=run_id)
+    runs.record(result, request.orchestrator_run, run_id=run_id, mark=mark)
     tenant = ports.catalog.get_tenant(tenant_id)
     serving = tenant.active_model if tenant else model_key
     report = report_dir / "index.html"

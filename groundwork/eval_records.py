@@ -71,6 +71,18 @@ class EvalResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ServedMark:
+    """What an evaluation was scored on, read when it starts: its tenant's
+    search generation (raised by every change to what searches see) and its
+    suite's version. A run recorded with the mark counts for that state
+    whoever started it (the sensor, the CLI, the UI), so the same state is
+    not evaluated twice."""
+
+    search_generation: int
+    suite_updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class StoredRun:
     """One recorded run as it reads back: the suite and results as recorded
     (`EvalSuite.to_dict()`, `EvalResult.to_dict()`), the hybrid nDCG@10 the
@@ -83,6 +95,7 @@ class StoredRun:
     results: dict[str, Any]
     ndcg_hybrid: float | None
     created_at: datetime
+    mark: ServedMark | None = None  # None for runs recorded before marks were kept
 
 
 def new_run_id() -> str:
@@ -106,6 +119,10 @@ class EvalRuns(Protocol):
     - `history` is newest first, of one model when `model_key` is given, at
       most `limit` runs; `latest` is the newest run of a tenant and model, or
       None.
+    - `served_mark` is None for a tenant without a suite; otherwise the state
+      an evaluation starting now is scored on. It changes when the suite is
+      set again or what the tenant serves changes. A run recorded with a
+      `mark` reads back with it.
     """
 
     def set_suite(self, tenant_id: str, suite: EvalSuite) -> None: ...
@@ -117,9 +134,13 @@ class EvalRuns(Protocol):
         result: EvalResult,
         orchestrator_run: str | None = None,
         run_id: str | None = None,
+        mark: ServedMark | None = None,
     ) -> str:
-        """`orchestrator_run`: the Dagster run that produced it, when one did."""
+        """`orchestrator_run`: the Dagster run that produced it, when one did;
+        `mark`: the `served_mark` read when the evaluation started."""
         ...
+
+    def served_mark(self, tenant_id: str) -> ServedMark | None: ...
 
     def history(
         self, tenant_id: str, model_key: str | None = None, limit: int = 50

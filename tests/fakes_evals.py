@@ -8,7 +8,7 @@ import itertools
 from datetime import UTC, datetime, timedelta
 
 from groundwork.errors import StoreError
-from groundwork.eval_records import EvalResult, EvalSuite, StoredRun, new_run_id
+from groundwork.eval_records import EvalResult, EvalSuite, ServedMark, StoredRun, new_run_id
 
 
 class InMemoryEvalRuns:
@@ -16,6 +16,9 @@ class InMemoryEvalRuns:
         #: the tenants that exist (the adapter's foreign key): others are refused
         self.tenants: set[str] = set(tenants or ())
         self._suites: dict[str, EvalSuite] = {}
+        self._suite_versions: dict[str, datetime] = {}
+        #: each tenant's search generation (the adapter reads the catalog's); tests raise it
+        self.generations: dict[str, int] = {}
         self._runs: list[StoredRun] = []  # in recording order
         self._clock = itertools.count()
         self._epoch = datetime.now(UTC)
@@ -30,6 +33,12 @@ class InMemoryEvalRuns:
     def set_suite(self, tenant_id: str, suite: EvalSuite) -> None:
         self._known(tenant_id, "saving an eval suite")
         self._suites[tenant_id] = suite
+        self._suite_versions[tenant_id] = self._epoch + timedelta(microseconds=next(self._clock))
+
+    def served_mark(self, tenant_id: str) -> ServedMark | None:
+        if tenant_id not in self._suites:
+            return None
+        return ServedMark(self.generations.get(tenant_id, 0), self._suite_versions[tenant_id])
 
     def suite(self, tenant_id: str) -> EvalSuite | None:
         return self._suites.get(tenant_id)
@@ -39,6 +48,7 @@ class InMemoryEvalRuns:
         result: EvalResult,
         orchestrator_run: str | None = None,
         run_id: str | None = None,
+        mark: ServedMark | None = None,
     ) -> str:
         self._known(result.tenant_id, "recording an eval run")
         run_id = run_id or new_run_id()
@@ -54,6 +64,7 @@ class InMemoryEvalRuns:
                 results=copy.deepcopy(result.to_dict()),
                 ndcg_hybrid=result.metric("hybrid"),
                 created_at=self._epoch + timedelta(microseconds=next(self._clock)),
+                mark=mark,
             )
         )
         return run_id

@@ -19,6 +19,14 @@ from resources.postgres.tenant_wall import ConnectionSource
 
 
 @dataclass(frozen=True, slots=True)
+class EvaluatedState:
+    """What a stored eval run was scored on, as the sensor compares it."""
+
+    search_generation: int
+    suite_updated_at: float  # epoch seconds, as `ServedState` has it
+
+
+@dataclass(frozen=True, slots=True)
 class ServedState:
     tenant_id: str
     serving_model: str
@@ -53,3 +61,20 @@ class PostgresServedStates:
                 (sorted(set(tenant_ids)),),
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
+
+    def evaluated_marks(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], EvaluatedState]:
+        """The served state the newest run of each (tenant, model) was scored on
+        (`EvaluatedState`), for runs that kept one: whoever started that run, the
+        state it saw needs no second evaluation. The suite version reads back
+        as `with_suites` reads it, so the two compare equal."""
+        if not keys:
+            return {}
+        with translated_errors("reading eval history"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT ON (tenant_id, model_key) tenant_id, model_key, "
+                "search_generation, extract(epoch FROM suite_updated_at)::float8 "
+                "FROM eval_runs WHERE tenant_id = ANY(%s) AND search_generation IS NOT NULL "
+                "ORDER BY tenant_id, model_key, created_at DESC",
+                (sorted({tenant for tenant, _ in keys}),),
+            ).fetchall()
+        return {(r[0], r[1]): EvaluatedState(int(r[2]), float(r[3])) for r in rows}

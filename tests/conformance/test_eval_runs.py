@@ -71,6 +71,22 @@ class EvalRunsContract:
         assert EvalSuite.from_dict(stored.suite) == suite
         assert stored.ndcg_hybrid == pytest.approx(0.62)
         assert stored.created_at.tzinfo is not None
+        assert stored.mark is None
+
+    def test_a_run_keeps_the_served_mark_it_was_scored_on(
+        self, runs: EvalRuns, new_tenant: NewTenant
+    ) -> None:
+        tenant = new_tenant()
+        assert runs.served_mark(tenant) is None  # no suite: never evaluated
+        runs.set_suite(tenant, EvalSuite(golden_file="/data/g.jsonl"))
+        mark = runs.served_mark(tenant)
+        assert mark is not None and mark == runs.served_mark(tenant)
+        runs.record(scored(tenant, "m", 0.5, EvalSuite()), mark=mark)
+        stored = runs.latest(tenant, "m")
+        assert stored is not None and stored.mark == mark
+        runs.set_suite(tenant, EvalSuite(golden_file="/data/h.jsonl"))
+        moved = runs.served_mark(tenant)
+        assert moved is not None and moved.suite_updated_at != mark.suite_updated_at
 
     def test_a_run_without_a_hybrid_row_has_no_hybrid_figure(
         self, runs: EvalRuns, new_tenant: NewTenant

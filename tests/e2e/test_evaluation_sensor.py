@@ -280,3 +280,49 @@ def test_an_evaluation_does_not_itself_request_another(
         assert PostgresEvalRuns(platform.pool).latest(tenant, model) is not None
         for later in (DEBOUNCE, 2 * DEBOUNCE, 10 * DEBOUNCE):
             assert ticks.at(t0 + DEBOUNCE + later, tenant) == []
+
+
+def test_an_evaluation_someone_else_ran_counts_for_the_state_it_saw(
+    platform: Platform,
+    index_prefix: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The demo evaluates its tenants itself (the CLI's run, visible in Dagster)
+    while the sensor, which met them first, waits out the quiet interval: the
+    sensor then evaluated the same served state a second time (three more runs
+    and most of a core for minutes). An evaluation counts for the state it
+    saw, whoever started it; a later change is still evaluated."""
+    from assets.evals import retrieval_quality
+    from evals.retrieval import write_corpus
+    from tests.e2e.helpers import run_pipeline
+    from tests.e2e.test_eval_retrieval import _beir
+
+    folder = _beir(tmp_path / "tiny")
+    tenant = f"ev-{uuid.uuid4().hex[:8]}"
+    model = platform.settings.default_model_key
+    platform.catalog.ensure_tenant(tenant, tenant, model)
+    write_corpus(folder, platform.settings.inbox_dir, tenant)
+    PostgresEvalRuns(platform.pool).set_suite(
+        tenant, EvalSuite(beir_folder=str(folder), split="test")
+    )
+    with dg.instance_for_test() as instance:
+        run_pipeline(instance, tenant, model, resource(index_prefix))
+        ticks = Ticks(instance, index_prefix, monkeypatch)
+        t0 = 7_000_000.0
+        assert ticks.at(t0, tenant) == []  # met, never evaluated: waits for quiet
+        evaluation = dg.materialize(  # not requested by the sensor
+            ALL_ASSETS,
+            selection=[retrieval_quality],
+            partition_key=tenant_model_key(tenant, model),
+            instance=instance,
+            resources={"groundwork": resource(index_prefix)},
+        )
+        assert evaluation.success
+        for later in (DEBOUNCE, 2 * DEBOUNCE, 10 * DEBOUNCE):
+            assert ticks.at(t0 + later, tenant) == []
+        _add_note(platform, tenant, "later.md")
+        publish_registered(platform, tenant)
+        t1 = t0 + 20 * DEBOUNCE
+        assert ticks.at(t1, tenant) == []
+        assert ticks.at(t1 + DEBOUNCE, tenant) == [str(tenant_model_key(tenant, model))]
