@@ -142,6 +142,8 @@ def search_files(platform: PlatformPorts, who: Principal, args: dict[str, Any]) 
                 # a summary hit: the raw chunk ids it points at, for get_chunks
                 "pointers": list(issued.pointers),
                 "summary_kind": issued.summary_kind,
+                # tenant: the caller's own documents; system: the shared system corpus
+                "corpus": issued.hit.chunk.corpus,
             }
             for issued in result.hits
         ],

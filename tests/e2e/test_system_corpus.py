@@ -168,6 +168,31 @@ def test_a_tenant_reads_its_own_and_the_system_corpus_never_another(
     assert others == {corpus.other_source, corpus.system_source}
 
 
+@pytest.mark.parametrize("layer", ["summary", "summary_first"])
+def test_every_layer_reads_the_system_corpus(corpus: Corpus, layer: str) -> None:
+    answer = corpus.client.post(
+        "/v1/search",
+        json={"query": SHARED, "layer": layer, "rerank": False, "limit": 20},
+        headers=corpus.reader,
+    )
+    assert answer.status_code == 200, answer.text
+    hits = answer.json()["hits"]
+    assert {h["source_id"] for h in hits} == {corpus.own_source, corpus.system_source}, hits
+    assert {h["corpus"] for h in hits if h["source_id"] == corpus.system_source} == {"system"}
+
+
+def test_the_search_tool_says_where_a_passage_came_from(corpus: Corpus) -> None:
+    called = corpus.client.post(
+        "/v1/tools/search_files", json={"query": SHARED}, headers=corpus.reader
+    )
+    assert called.status_code == 200, called.text
+    by_file = {h["file_id"]: h for h in called.json()["hits"]}
+    assert set(by_file) == {corpus.own_source, corpus.system_source}
+    assert by_file[corpus.system_source]["corpus"] == "system"
+    assert by_file[corpus.system_source]["citation"]["corpus"] == "system"
+    assert by_file[corpus.own_source]["corpus"] == "tenant"
+
+
 def test_a_system_citation_resolves_for_every_reader(corpus: Corpus) -> None:
     for headers in (corpus.reader, corpus.other):
         hit = next(
