@@ -64,6 +64,7 @@ class KnownItem:
     #: where the last listing showed it (bounded, groundwork/connectors/location.py):
     #: an item retried by id or settled as a copy is registered with it
     location: tuple[tuple[str, str], ...] = ()
+    links: tuple[str, ...] | None = None  # as the listing gave them (SourceItem.links)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class ItemRecord:
     sha256: str | None = None
     last_error: str | None = None
     location: tuple[tuple[str, str], ...] = ()
+    links: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,29 @@ class SourceItem:
     #: "filename" entry is the name registration checks the extension of and
     #: citations show (default: the item id)
     location: Mapping[str, str] = field(default_factory=dict)
+    #: the item ids this item links to (a crawled page's links within the
+    #: scope), kept with the item so the next listing can follow them without
+    #: reading it (RecallsItems); None: no links kept (not a crawl, or too many)
+    links: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RecalledItem:
+    """What the catalog holds of an item a last pass recorded."""
+
+    version: str
+    links: tuple[str, ...] | None
+
+
+@runtime_checkable
+class RecallsItems(Protocol):
+    """A connector whose listing is cheaper for knowing what the catalog
+    holds: before listing, the sync service gives it every recorded item's
+    version and links (a crawl revalidates a known page with a conditional
+    GET and, answered 304 Not Modified, follows the links it had). Recalled
+    state only saves requests: the listing stays what the source says."""
+
+    def recall(self, known: Mapping[str, RecalledItem]) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,14 @@ query arguments sorted, percent-encoding normalised, fragment dropped — plus
 the scheme's default port removed) and a page's `rel=canonical`, when it
 points inside the scope, names the page instead of the URL it was reached by.
 
+A crawl keeps its link graph between passes: each crawled page is listed
+with its in-scope links, which the catalog keeps with the item. The next
+crawl revalidates a known page with a conditional GET and, answered 304,
+follows the links it had without reading it, so pages found only by
+crawling are revisited at the cost of a 304 each; a page no longer linked
+from anywhere reached (and in no sitemap) is not listed, and a complete
+listing's absentee is deleted at the source.
+
 A page's version is the validator the server gave for the bytes it served
 (`etag:`, else `modified:` for Last-Modified, else `sha256:` of the body), so
 the next fetch is a conditional GET that answers 304 with no body. A sitemap
@@ -44,6 +52,10 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 PAGE_SIZE = 100
 #: the frontier kept in a crawl's cursor; links beyond it are dropped, not queued
 MAX_FRONTIER = 20_000
+#: the in-scope links kept with a crawled page for the next pass; a page with
+#: more keeps none and is read in full every pass (a truncated list would
+#: leave the pages only it links unreached, and so deleted)
+MAX_KEPT_LINKS = 2_000
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,18 @@ def served_version(headers: Mapping[str, str], body_digest: str) -> str:
     if modified:
         return f"modified:{modified}"
     return f"sha256:{body_digest}"
+
+
+def kept_links(links: Sequence[str], scope: WebScope) -> tuple[str, ...] | None:
+    """What a crawled page keeps of its links for the next pass: those in
+    the scope, in document order; None (keep nothing) past MAX_KEPT_LINKS."""
+    inside = tuple(url for url in links if scope.admits(url))
+    return inside if len(inside) <= MAX_KEPT_LINKS else None
+
+
+def revalidates(version: str) -> bool:
+    """A version a conditional GET can send back (an ETag or Last-Modified)."""
+    return version.startswith(("etag:", "modified:"))
 
 
 def conditional_headers(known_version: str | None) -> dict[str, str]:

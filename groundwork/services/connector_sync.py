@@ -48,8 +48,15 @@ from groundwork.connectors.catalog import (
     PassCounts,
 )
 from groundwork.connectors.location import bounded_location
-from groundwork.connectors.port import Connector, ConnectorError, ListingPage, SourceItem
-from groundwork.errors import NotFound, Refused
+from groundwork.connectors.port import (
+    Connector,
+    ConnectorError,
+    ListingPage,
+    RecalledItem,
+    RecallsItems,
+    SourceItem,
+)
+from groundwork.errors import InvalidRequest, NotFound, Refused
 from groundwork.lifecycle import change_subjects, request_deletion
 from groundwork.services.limits import check_quota
 from groundwork.services.platform import PlatformPorts
@@ -174,6 +181,7 @@ class _Pass:
         try:
             if not complete:
                 self._retry_failed()
+            self._recall()
             if not self._list_all(start.cursor):
                 self._close(finished=False)
                 return self.report
@@ -188,6 +196,16 @@ class _Pass:
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
         return self.report
+
+    def _recall(self) -> None:
+        """A connector that lists better knowing the catalog (a crawl) is told
+        each recorded item's version and links: items registered, refused or
+        kept as an alias (a failed one is asked for again in full)."""
+        if isinstance(self.connector, RecallsItems):
+            known = self.catalog.known_items(
+                self.tenant, self.instance.instance_id, states=["ok", "refused", "alias"]
+            )
+            self.connector.recall({k.item_id: RecalledItem(k.version, k.links) for k in known})
 
     def _close(self, finished: bool) -> None:
         self.report.finished = finished
@@ -302,6 +320,7 @@ class _Pass:
             sha256 if sha256 is not None else (known.sha256 if known else None),
             error,
             bounded_location(item.location),
+            item.links,
         )
 
     def _rescope(self, delta: ItemDelta, item: SourceItem) -> ItemRecord:
@@ -382,24 +401,32 @@ class _Pass:
         if refused is not None:
             return self._refused(delta, item, f"{refused.reason}: {refused.message}")
         path = fetched.path
-        outcome = register_incoming(
-            self.ports.catalog,
-            self.ports.blobs,
-            IncomingFile(
-                self.tenant,
-                origin,
-                filename,
-                self._subjects(item),
-                media_type,
-                # on the new version: its citations name the commit and path, the URL...
-                location=bounded_location(item.location),
-            ),
-            sha256=fetched.sha256 or "",
-            size=fetched.size,
-            write=lambda key: self.ports.blobs.put_file(key, path),
-            scanner=self.ports.scanner(),
-        )
-        path.unlink(missing_ok=True)
+        try:
+            outcome = register_incoming(
+                self.ports.catalog,
+                self.ports.blobs,
+                IncomingFile(
+                    self.tenant,
+                    origin,
+                    filename,
+                    self._subjects(item),
+                    media_type,
+                    # on the new version: its citations name the commit and path, the URL...
+                    location=bounded_location(item.location),
+                ),
+                sha256=fetched.sha256 or "",
+                size=fetched.size,
+                write=lambda key: self.ports.blobs.put_file(key, path),
+                scanner=self.ports.scanner(),
+            )
+        except InvalidRequest as exc:
+            # e.g. its source is still being deleted (an item gone and back before
+            # the sweep ran): the item's failure, asked for again next pass
+            return self._failed(
+                delta, item, ConnectorError(self.connector.kind, item.item_id, str(exc))
+            )
+        finally:
+            path.unlink(missing_ok=True)
         assert isinstance(outcome, Registration)  # replace=True never needs approval
         if outcome.quarantined is not None:
             return self._refused(delta, item, f"malware-found: {outcome.quarantined}")
@@ -419,6 +446,7 @@ class _Pass:
             origin,
             fetched.sha256,
             location=bounded_location(item.location),
+            links=item.links,
         )
 
     # deletions and aliases ----------------------------------------------------------------
@@ -462,6 +490,7 @@ class _Pass:
             heir.origin,
             heir.sha256,
             location=heir.location,
+            links=heir.links,
         )
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
@@ -484,7 +513,13 @@ class _Pass:
         work = []
         for alias in left:
             item = SourceItem(
-                alias.item_id, alias.version, None, None, alias.subjects, dict(alias.location)
+                alias.item_id,
+                alias.version,
+                None,
+                None,
+                alias.subjects,
+                dict(alias.location),
+                alias.links,
             )
             delta = ItemDelta(alias.item_id, "new", None, None, None, None, alias.sha256)
             work.append((delta, item))
@@ -510,7 +545,7 @@ class _Pass:
                     k.subjects,
                     k.sha256,
                 ),
-                SourceItem(k.item_id, k.version, None, None, k.subjects, dict(k.location)),
+                SourceItem(k.item_id, k.version, None, None, k.subjects, dict(k.location), k.links),
             )
             for k in failed
         ]

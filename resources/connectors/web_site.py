@@ -9,6 +9,10 @@ sitemap-only listing sends no request for a page; a crawl reads each page
 once per pass and keeps its bytes (up to a budget) for the fetch that follows,
 which revalidates them with a conditional GET rather than a second download.
 
+A crawl is told what the catalog holds (`recall`): a page a last crawl
+recorded is asked for conditionally, and answered 304 its recorded links are
+followed; so an unchanged site costs one 304 per page and reads nothing.
+
 Fetch: a conditional GET with the validator of the version the catalog holds,
 so an unchanged page answers 304 and is never extracted again.
 
@@ -28,7 +32,7 @@ import logging
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import BinaryIO
 
 import httpx
@@ -36,7 +40,13 @@ from usp.objects.sitemap import AbstractIndexSitemap, InvalidSitemap
 from usp.tree import sitemap_from_str
 
 from groundwork.connectors.catalog import ConnectorInstance
-from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
+from groundwork.connectors.port import (
+    ConnectorError,
+    FetchResult,
+    ListingPage,
+    RecalledItem,
+    SourceItem,
+)
 from groundwork.connectors.web import (
     KIND,
     PAGE_SIZE,
@@ -47,11 +57,13 @@ from groundwork.connectors.web import (
     body_digest,
     canonical_url,
     conditional_headers,
+    kept_links,
     listed_version,
     listing_vouches,
     page_filename,
     page_links,
     retry_after_seconds,
+    revalidates,
     served_version,
     trusted,
 )
@@ -132,6 +144,12 @@ class WebSiteConnector:
         self._gate = PolitenessGate(config.delay_seconds, **gate_args)  # type: ignore[arg-type]
         self._robots: dict[str, RobotsRules] = {}
         self._kept = KeptPages(READ_BUDGET)
+        self._recalled: Mapping[str, RecalledItem] = {}
+
+    def recall(self, known: Mapping[str, RecalledItem]) -> None:
+        """The pages the catalog holds, with the version and links a crawl
+        recorded: the next crawl revalidates them (groundwork.connectors.web)."""
+        self._recalled = dict(known)
 
     @property
     def requests(self) -> int:
@@ -143,11 +161,13 @@ class WebSiteConnector:
 
     # -- HTTP ---------------------------------------------------------------
 
-    def _get(self, url: str, item_id: str | None) -> httpx.Response:
+    def _get(
+        self, url: str, item_id: str | None, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
         """One polite GET; transport failures become retryable ConnectorErrors."""
         self._gate.wait()
         try:
-            return self._client.get(url)
+            return self._client.get(url, headers=headers)
         except httpx.TimeoutException as exc:
             raise ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True) from exc
         except httpx.HTTPError as exc:
@@ -213,9 +233,16 @@ class WebSiteConnector:
                 raise ConnectorError(KIND, None, f"sitemap at {url} lists no page")
         return list(pages.items())
 
-    def _item(self, url: str, version: str, size: int | None, media: str | None) -> SourceItem:
+    def _item(
+        self,
+        url: str,
+        version: str,
+        size: int | None,
+        media: str | None,
+        links: tuple[str, ...] | None = None,
+    ) -> SourceItem:
         where = {"url": url, "filename": page_filename(url, media)}
-        return SourceItem(url, version, size, media, self.config.subjects, where)
+        return SourceItem(url, version, size, media, self.config.subjects, where, links)
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
         if self.config.crawl:
@@ -264,8 +291,20 @@ class WebSiteConnector:
 
     def _crawled(self, url: str, state: CrawlState) -> SourceItem | None:
         """Reads one page of a crawl: its links join the frontier, its bytes
-        wait for this pass's fetch. A dead link (404/410) is no page."""
-        response = self._get(url, url)
+        wait for this pass's fetch. A page a last crawl recorded is asked for
+        conditionally: unchanged (304), its recorded links are followed and it
+        is listed as it is known. A dead link (404/410) is no page."""
+        known = self._recalled.get(url)
+        if known is not None and known.links is not None and revalidates(known.version):
+            response = self._get(url, url, conditional_headers(known.version))
+            if response.status_code == 304 and canonical_url(str(response.url)) == url:
+                state.seen.add(url)
+                state.enqueue(known.links, self.scope)
+                return self._item(url, known.version, None, None, known.links)
+            if response.status_code == 304:  # redirected elsewhere meanwhile: read it whole
+                response = self._get(url, url)
+        else:
+            response = self._get(url, url)
         if response.status_code in (404, 410):
             return None
         if response.status_code != 200:
@@ -273,17 +312,19 @@ class WebSiteConnector:
         page_id = canonical_url(str(response.url))
         media = _media_type(response)
         body = response.content
+        links: tuple[str, ...] | None = ()
         if media in HTML_TYPES:
             found = page_links(body, page_id)
             if found.canonical and self.scope.admits(found.canonical):
                 page_id = found.canonical
             state.enqueue(found.links, self.scope)
+            links = kept_links(found.links, self.scope)
         if page_id != url and (page_id in state.seen or not self.scope.admits(page_id)):
             return None  # reached by another name: the canonical one is (or will be) listed
         state.seen.add(page_id)
         version = served_version(response.headers, body_digest([body]))
         self._kept.keep(page_id, (version, body, media))
-        return self._item(page_id, version, len(body), media)
+        return self._item(page_id, version, len(body), media, links)
 
     # -- fetch --------------------------------------------------------------
 

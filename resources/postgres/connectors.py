@@ -68,12 +68,13 @@ def _known(row: dict[str, Any]) -> KnownItem:
         row["state"],
         tuple(subjects) if subjects is not None else None,
         tuple(sorted((row.get("location") or {}).items())),
+        tuple(row["links"]) if row.get("links") is not None else None,
     )
 
 
 #: an instance's items as KnownItem reads them; the caller adds the conditions
 _KNOWN_ITEMS = (
-    "SELECT item_id, version, source_id, origin, sha256, state, subjects, location "
+    "SELECT item_id, version, source_id, origin, sha256, state, subjects, location, links "
     "FROM connector_items WHERE tenant_id = %(t)s AND instance_id = %(i)s "
 )
 
@@ -266,22 +267,25 @@ class PostgresConnectorCatalog:
             "errors": [r.last_error for r in records],
             # JSON text per row: unnest cannot take a jsonb[] built from dicts
             "locations": [json.dumps(dict(r.location)) for r in records],
+            # in the listing's order (a crawl follows them in it)
+            "links": [None if r.links is None else SEP.join(r.links) for r in records],
         }
         with translated_errors("recording items"), self.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO connector_items (tenant_id, instance_id, item_id, version, subjects, "
-                "source_id, origin, sha256, state, last_error, seen_pass, location) "
+                "source_id, origin, sha256, state, last_error, seen_pass, location, links) "
                 "SELECT %(t)s, %(i)s, r.item_id, r.version, string_to_array(r.subj, E'\\x1f'), "
-                "r.source_id, r.origin, r.sha256, r.state, r.err, %(p)s, r.loc::jsonb FROM unnest("
+                "r.source_id, r.origin, r.sha256, r.state, r.err, %(p)s, r.loc::jsonb, "
+                "string_to_array(r.links, E'\\x1f') FROM unnest("
                 "%(ids)s::text[], %(versions)s::text[], %(subjects)s::text[], %(sources)s::text[], "
                 "%(origins)s::text[], %(shas)s::text[], %(states)s::text[], %(errors)s::text[], "
-                "%(locations)s::text[]) "
-                "AS r(item_id, version, subj, source_id, origin, sha256, state, err, loc) "
+                "%(locations)s::text[], %(links)s::text[]) "
+                "AS r(item_id, version, subj, source_id, origin, sha256, state, err, loc, links) "
                 "ON CONFLICT (instance_id, item_id) DO UPDATE SET version = excluded.version, "
                 "subjects = excluded.subjects, source_id = excluded.source_id, "
                 "origin = excluded.origin, sha256 = excluded.sha256, state = excluded.state, "
                 "last_error = excluded.last_error, seen_pass = excluded.seen_pass, "
-                "location = excluded.location, updated_at = now()",
+                "location = excluded.location, links = excluded.links, updated_at = now()",
                 {"t": tenant_id, "i": instance_id, "p": pass_no, **columns},
             )
 

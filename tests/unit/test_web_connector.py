@@ -228,3 +228,22 @@ def test_requests_keep_the_politeness_delay(site) -> None:
 
 def ids_items(conn: WebSiteConnector):
     return [item for page in conn.list_pages(None) for item in page.items]
+
+
+def test_a_crawled_page_keeps_its_links_in_scope_and_none_past_the_bound(site) -> None:
+    """The links a page keeps for the next crawl; past the bound none at all,
+    so the page is read in full next time rather than followed in part (a
+    truncated list would leave the pages only it links unreached: deleted)."""
+    from groundwork.connectors.web import MAX_KEPT_LINKS, WebScope, kept_links
+
+    scope = WebScope(("127.0.0.1:8000",))
+    inside = [f"http://127.0.0.1:8000/p{n}" for n in range(3)]
+    assert kept_links([*inside, "http://elsewhere.test/"], scope) == tuple(inside)
+    many = [f"http://127.0.0.1:8000/p{n}" for n in range(MAX_KEPT_LINKS + 1)]
+    assert kept_links(many, scope) is None
+    state, root = site
+    state.put("/", html_page("Home", "h", ("/a",)))
+    state.put("/a", html_page("A", "a"))
+    crawl = connector(root, sitemaps=(), start_urls=(f"{root}/",), crawl=True)
+    items = {i.item_id: i for p in listed(crawl) for i in p.items}
+    assert items[f"{root}/"].links == (f"{root}/a",) and items[f"{root}/a"].links == ()
