@@ -4,7 +4,8 @@ superseded blobs after it; a writer that loses the compare-and-set leaves no
 staged blob and no document version; a failing delete is reported, stays
 queued and is retried without stopping the other purges; deleting the
 artifact purges every blob it reached (roles and exports included); and the
-write order holds under a real SIGKILL at each step."""
+write order holds under a real SIGKILL at each step. Every test runs with the
+bytes on the filesystem and in S3 (the SeaweedFS server the tests start)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,16 @@ from groundwork.lifecycle import purge_deleted, request_deletion
 from groundwork.ports import AccessScope
 from resources.composition.platform import Platform
 from tests.conftest import TEST_DATABASE
+from tests.e2e.test_crash_windows import _blob_env
 
 BODY = "# Plan\n\n## Goals\n\nShip the thing.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+
+
+@pytest.fixture(params=["filesystem", "s3"])
+def platform(request: pytest.FixtureRequest, platform: Platform) -> Platform:
+    """The folder's platform (conftest's), or the same catalog with its bytes
+    in the test SeaweedFS: every test here runs on both stores."""
+    return platform if request.param == "filesystem" else request.getfixturevalue("s3_platform")
 
 
 @pytest.fixture
@@ -210,12 +219,13 @@ def test_deletion_purges_every_blob_the_artifact_reached(platform: Platform, ten
     assert [k for k in keys if platform.blobs.exists(k)] == []
 
 
-def _crash(step: str, tenant: str, artifact: str) -> int:
+def _crash(platform: Platform, step: str, tenant: str, artifact: str) -> int:
+    """The writer in a process of its own, on this platform's blob store."""
     return subprocess.run(
         [sys.executable, "-m", "tests.e2e.crash_artifacts", step, TEST_DATABASE, tenant, artifact],
         capture_output=True,
         timeout=180,
-        env={**os.environ, "GROUNDWORK_BLOB_BACKEND": "filesystem"},
+        env={**os.environ, **_blob_env(platform)},
     ).returncode
 
 
@@ -225,7 +235,7 @@ def test_killed_before_the_commit_the_current_generation_is_intact(
 ) -> None:
     artifact = _create(platform, tenant)
     before = _role_keys(platform, artifact)
-    assert _crash(step, tenant, artifact) == -signal.SIGKILL
+    assert _crash(platform, step, tenant, artifact) == -signal.SIGKILL
     record = platform.artifacts.get(_scope(tenant), artifact)
     assert record is not None and record.generation == 1
     assert _role_keys(platform, artifact) == before
@@ -249,13 +259,20 @@ def test_killed_after_the_commit_the_purge_is_queued_and_finished_later(
 
     artifact = _create(platform, tenant)
     before = _role_keys(platform, artifact)
-    assert _crash("after-commit", tenant, artifact) == -signal.SIGKILL
+    assert _crash(platform, "after-commit", tenant, artifact) == -signal.SIGKILL
     record = platform.artifacts.get(_scope(tenant), artifact)
     assert record is not None and record.generation == 2
     after = _role_keys(platform, artifact)
     assert set(after) == set(before) and not set(after.values()) & set(before.values())
     assert _counts(platform, artifact) == (2, 2, 3)  # the superseded blobs wait in the queue
     assert all(platform.blobs.exists(k) for k in before.values())
+    if platform.settings.blob_backend == "s3":
+        # the sweep's own call (assets/lifecycle.py): its Dagster resource builds
+        # its platform from this process's settings, which name the folder
+        assert purge_superseded(platform.artifacts, platform.blobs, tenant) == ()
+        assert not any(platform.blobs.exists(k) for k in before.values())
+        assert _counts(platform, artifact)[2] == 0
+        return
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("tenant", [tenant])
     swept = dg.materialize(
