@@ -10,6 +10,7 @@ is defined beside them):
 - groundwork.catalog: TenantDirectory, RegistrationLedger, StageProgress,
   SummaryLedger, SourceReading, LifecycleLedger
 - groundwork.files: FileMetadataStore
+- groundwork.overview: OverviewLedger (the compiled overview pages)
 - groundwork.artifacts: ArtifactStore; groundwork.artifact_exports: ExportStore
 - groundwork.eval_records: EvalRuns (eval suites and runs)
 - groundwork.chunking: ChunkingStrategy (StructureAwareChunking is its first adapter)

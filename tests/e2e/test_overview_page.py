@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assets.summary_layer import OVERVIEW_DRIFT, overview_drift_check, summary_drift_check
+from groundwork.lifecycle import purge_deleted
 from groundwork.overview import OVERVIEW_TOKENS
 from groundwork.tools.dispatch import ToolDispatcher
 from pipelines.definitions import ALL_ASSETS
@@ -236,3 +237,41 @@ def test_the_runs_that_change_what_the_page_lists_recompile_it() -> None:
     for name in ("tenant_ingest", "tenant_ingest_distributed", "purge_deleted"):
         graph = repository.get_job(name).asset_layer.asset_graph
         assert page in graph.get_all_asset_keys() and drift in graph.asset_check_keys, name
+
+
+def test_a_purged_source_leaves_no_copy_in_the_page_before_any_recompilation(
+    platform: Platform, index_prefix: str
+) -> None:
+    tenant = f"ov-{uuid.uuid4().hex[:8]}"
+    phrase = f"quokkavault{uuid.uuid4().hex[:12]}"
+    write_inbox(
+        platform.settings.inbox_dir,
+        tenant,
+        {"vault.md": f"# Vault {phrase}\n\nThe {phrase} procedure opens the vault.\n"},
+    )
+    run_pipeline(
+        dg.DagsterInstance.ephemeral(),
+        tenant,
+        platform.settings.default_model_key,
+        resource(index_prefix),
+    )
+    _overview_run({"tenant": tenant, "prefix": index_prefix})
+
+    def copies() -> int:
+        with platform.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM overview_statements WHERE tenant_id = %s "
+                "AND (title LIKE %s OR body LIKE %s)",
+                (tenant, f"%{phrase}%", f"%{phrase}%"),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    assert copies() == 1
+    with platform.pool.connection() as conn:
+        source_id = conn.execute(
+            "SELECT source_id FROM sources WHERE tenant_id = %s", (tenant,)
+        ).fetchone()[0]  # type: ignore[index]
+    assert platform.catalog.mark_source_deleting(tenant, source_id)
+    purge_deleted(platform.catalog, platform.indexes(), platform.blobs, tenant)
+    # erasure removes every copy of the text: the page's line goes with the chunks
+    assert copies() == 0

@@ -103,6 +103,9 @@ class Lifecycle(StoreBase):
                 )
                 # the summary layer's records go with its chunks (just deleted above)
                 cur.execute("DELETE FROM version_summaries WHERE source_id = %s", (source_id,))
+                # and the overview page's line about it (its title and lead are document
+                # text); the page itself is recompiled by the overview stage's next run
+                cur.execute("DELETE FROM overview_statements WHERE source_id = %s", (source_id,))
                 cur.execute(
                     "UPDATE source_versions SET summarized_at = NULL WHERE source_id = %s",
                     (source_id,),
