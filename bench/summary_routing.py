@@ -1,19 +1,20 @@
 """Routed search (layer=auto) beside hybrid, hybrid + reranker and
 summary-first on eval tenants, in one run, per split (issue #36).
 
-    uv run python bench/summary_routing.py --tenant eval-79d4d24385 --part test
-    uv run python bench/summary_routing.py --tenant eval-... --part train --features
+    uv run python bench/summary_routing.py --tenant eval-79d4d24385 --part held-out
+    uv run python bench/summary_routing.py --tenant eval-... --part tune --features
 
 Reads each tenant's own eval suite (set by `groundwork eval --beir/--squad/
 --golden`) and scores it over the published corpus in place. `--part` picks
-the queries: a BEIR suite's `train` or `test` split (SciFact's test split is
-the 300 held-out queries); a SQuAD suite's articles by parity (even articles
-`train`, odd `test`: questions about one article never straddle the halves);
-a hand-written golden set is scored whole (`all`), it was never tuned on.
+the queries: `tune` is what the router's rules may be chosen on, `held-out`
+what they are reported on. A BEIR suite: held-out is its test split (SciFact's
+300 unseen queries) when the folder has `qrels/test.tsv`; without it, the
+train split's odd query ids (tune: the even ones). A SQuAD suite: articles by
+parity (even tune, odd held-out: questions about one article never straddle
+the halves). A hand-written golden set is scored whole; it was never tuned on.
 `--features` prints, per query shape the router reads, how summary-first did
-against hybrid + reranker: what the router's rules were chosen from (run it on
-`train` only). Figures on a busy machine: the timings are noisy, the scores
-are not.
+against hybrid + reranker. Figures on a busy machine: the timings are noisy,
+the scores are not.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from bench.tenants import eval_home_platform, eval_suite
 from evals.golden import GoldenQuery
@@ -38,15 +40,22 @@ MODES = ("hybrid", "hybrid+rerank", "summary_first", "routed")
 
 def suite_part(suite: EvalSuite, part: str) -> tuple[list[GoldenQuery], str]:
     """The suite's queries of one part (see the module's docstring)."""
-    if suite.beir_folder and not suite.squad_file and part in ("train", "test"):
-        golden, dataset = suite_golden(replace(suite, split=part))
-        return golden, f"{dataset} {part}"
     golden, dataset = suite_golden(suite)
-    if suite.squad_file and part in ("train", "test"):
-        wanted = 0 if part == "train" else 1
+    if part == "all":
+        return golden, f"{dataset} (whole)"
+    wanted = 0 if part == "tune" else 1
+    if suite.squad_file:
         golden = [q for q in golden if int(next(iter(q.sources)).split("-")[0]) % 2 == wanted]
         return golden, f"{dataset} {part} (articles by parity)"
-    return golden, f"{dataset} (whole)"
+    if not suite.beir_folder:
+        return golden, f"{dataset} (whole: a hand-written set is never tuned on)"
+    if part == "held-out" and (Path(suite.beir_folder) / "qrels" / "test.tsv").is_file():
+        golden, dataset = suite_golden(replace(suite, split="test"))
+        return golden, f"{dataset} test split"
+    # no test split on this machine: the train split's queries by id parity
+    golden, dataset = suite_golden(replace(suite, split="train"))
+    golden = [q for q in golden if int(q.query_id) % 2 == wanted]
+    return golden, f"{dataset} train split, {'even' if wanted == 0 else 'odd'} query ids"
 
 
 def query_shape(query: str) -> str:
@@ -96,7 +105,7 @@ def print_features(outcomes: Sequence[QueryOutcome]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tenant", action="append", required=True, help="an eval tenant")
-    parser.add_argument("--part", default="test", choices=("train", "test", "all"))
+    parser.add_argument("--part", default="held-out", choices=("tune", "held-out", "all"))
     parser.add_argument("--features", action="store_true")
     parser.add_argument("--max-queries", type=int)
     args = parser.parse_args()

@@ -5,15 +5,22 @@ chunks per source, skipping chunks whose text repeats one already taken
 (overlap between neighbouring chunks); then, while budget remains, a taken
 chunk is expanded to its whole section (the chunks that share its heading
 path), so a model sees the paragraph's surroundings when they fit.
+
+With `query_terms`, a hit that no longer fits whole is not skipped while the
+budget has room: its sentences that share the most query terms are taken, in
+their own order, as many as fit (the item says `trimmed`; its citation is the
+whole chunk's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 
 from groundwork.reading import fence_untrusted
 from groundwork.retrieval.outcome import ChunkView, Hit
+from groundwork.retrieval.query import STOPWORDS, interpret
 
 TokenCounter = Callable[[str], int]
 SectionLoader = Callable[[ChunkView], list[ChunkView]]
@@ -25,6 +32,8 @@ class ContextItem:
     chunks: tuple[ChunkView, ...]  # the hit's chunk, or its whole section when expanded
     tokens: int
     expanded: bool
+    #: the chunk cut to its sentences that fit (query terms first); never expanded
+    trimmed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,18 +50,55 @@ def _text(chunks: Sequence[ChunkView]) -> str:
     return "\n\n".join(c.body for c in chunks)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+_WORD = re.compile(r"\w+", re.UNICODE)
+#: below this many tokens left, no sentence of a chunk is worth its header
+MIN_TRIMMED_TOKENS = 24
+
+
+def context_terms(query: str) -> frozenset[str]:
+    """The query's words as the keyword leg reads them (stopwords off), lower-cased."""
+    words = _WORD.findall(interpret(query).keyword_text.lower())
+    return frozenset(w for w in words if w not in STOPWORDS)
+
+
+def fitted_sentences(
+    body: str, query_terms: Collection[str], budget: int, count_tokens: TokenCounter
+) -> tuple[str, int] | None:
+    """The body's sentences that share the most query terms (ties: the earlier),
+    as many as fit in `budget` tokens, in their own order; None when none fits."""
+    sentences = [s for s in _SENTENCE_END.split(body.strip()) if s.strip()]
+    scored = sorted(
+        range(len(sentences)),
+        key=lambda i: (-len(set(_WORD.findall(sentences[i].lower())) & set(query_terms)), i),
+    )
+    taken: list[int] = []
+    used = 0
+    for i in scored:
+        tokens = count_tokens(sentences[i])
+        if used + tokens <= budget:
+            taken.append(i)
+            used += tokens
+    if not taken:
+        return None
+    text = " ".join(sentences[i] for i in sorted(taken))
+    return text, count_tokens(text)
+
+
 def select_context(
     hits: Sequence[Hit],
     budget_tokens: int,
     count_tokens: TokenCounter,
     per_source_cap: int = 3,
     load_section: SectionLoader | None = None,
+    query_terms: Collection[str] | None = None,
 ) -> ContextSelection:
     chosen: list[ContextItem] = []
     used = 0
     per_source: dict[str, int] = {}
     seen_hashes: set[str] = set()
-    skipped_budget = skipped_cap = skipped_duplicate = 0
+    skipped_cap = skipped_duplicate = 0
+    too_long: list[Hit] = []
     for hit in hits:
         chunk = hit.chunk
         if chunk.content_hash in seen_hashes:
@@ -63,7 +109,7 @@ def select_context(
             continue
         tokens = count_tokens(chunk.body)
         if used + tokens > budget_tokens:
-            skipped_budget += 1
+            too_long.append(hit)
             continue
         chosen.append(ContextItem(hit, (chunk,), tokens, expanded=False))
         used += tokens
@@ -85,6 +131,28 @@ def select_context(
             used += tokens - item.tokens
             chosen[i] = ContextItem(item.hit, tuple(section), tokens, expanded=True)
             taken.update(c.chunk_id for c in section)
+    skipped_budget = len(too_long)
+    if query_terms is not None:
+        # what is left of the budget goes to the hits that did not fit whole, in
+        # rank order, cut to their sentences that share the most query terms
+        # (one already inside an expanded section is there whole)
+        inside = {c.chunk_id for item in chosen for c in item.chunks}
+        for hit in too_long:
+            chunk, left = hit.chunk, budget_tokens - used
+            if left < MIN_TRIMMED_TOKENS:
+                break
+            if chunk.chunk_id in inside or per_source.get(chunk.source_id, 0) >= per_source_cap:
+                continue
+            fitted = fitted_sentences(chunk.body, query_terms, left, count_tokens)
+            if fitted is None:
+                continue
+            text, tokens = fitted
+            chosen.append(ContextItem(hit, (replace(chunk, body=text),), tokens, False, True))
+            used += tokens
+            skipped_budget -= 1
+            per_source[chunk.source_id] = per_source.get(chunk.source_id, 0) + 1
+        handed = {id(hit): n for n, hit in enumerate(hits)}
+        chosen.sort(key=lambda item: handed[id(item.hit)])  # the order the hits came in
     return ContextSelection(
         items=tuple(chosen),
         used_tokens=used,

@@ -56,6 +56,14 @@ def test_broad_queries_go_summary_first_and_say_why(query: str, reason: str) -> 
         ("0-dimensional biomaterials show inductive properties.", SPECIFIC),
         ("How far ahead must flights be booked?", SPECIFIC),
         ("aspirin lowers stroke risk in women", SPECIFIC),  # a claim, not a topic
+        # an adverb of the broad view inside a specific question is not an overview
+        ("What is typically used to broadly define the quota?", SPECIFIC),
+        ("In general, how long do refunds take?", SPECIFIC),
+        ("What is unique about the night trains to the coast?", SPECIFIC),
+        ("Broadly neutralizing antibodies have no affinity for lipids.", SPECIFIC),
+        # short, but a sentence or a question
+        ("Trains were sold to", SPECIFIC),
+        ("Refunds are what?", SPECIFIC),
     ],
 )
 def test_specific_queries_and_lookups_stay_raw(query: str, reason: str) -> None:
