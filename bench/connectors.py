@@ -7,7 +7,10 @@ then
 2. one object changed and one deleted: found by the next pass; the time from
    that pass's start until the change is searchable and the deletion is not
    (goal: <= 10 s), the ingest of what changed run in process right after the
-   pass, as the connector sensor's run request would start it.
+   pass. In the running stack the pass is a `connector_pass` run and the
+   ingest a `tenant_ingest` run (asked for by the pass's IngestTrigger as soon
+   as a page registers something, and by connector_ingest_sensor after the
+   run); their launches are not in this figure.
 
     uv run python bench/connectors.py [--objects 100000] [--concurrency 32]
 
