@@ -9,9 +9,10 @@ extract (the first pass's is setup, not in its time).
 
 The site's sitemap gives each page's lastmod, so by default an unchanged page
 costs no request on the second pass; `--no-lastmod` leaves it out, so every
-page is revalidated by a conditional GET (answered 304). `--crawl` lists the site by crawling from an index page instead: a crawl must
-read every page to find its links, so its second pass reads bytes again (still
-nothing re-extracted: versions are the pages' ETags). It uses the tests' kept
+page is revalidated by a conditional GET (answered 304). `--crawl` lists the site by crawling from an index page instead: the first
+crawl reads every page to find its links; the links are kept with the pages,
+so the second asks each page conditionally (304) and follows its recorded
+links, reading nothing. It uses the tests' kept
 engines (.groundwork-test) or starts them, in a database of its own.
 """
 
