@@ -106,6 +106,8 @@ class Lifecycle(StoreBase):
                 # and the overview page's line about it (its title and lead are document
                 # text); the page itself is recompiled by the overview stage's next run
                 cur.execute("DELETE FROM overview_statements WHERE source_id = %s", (source_id,))
+                # the sections (chunk parents) hold heading paths: document text too
+                cur.execute("DELETE FROM chunk_sections WHERE source_id = %s", (source_id,))
                 cur.execute(
                     "UPDATE source_versions SET summarized_at = NULL WHERE source_id = %s",
                     (source_id,),

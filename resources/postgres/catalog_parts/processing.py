@@ -55,16 +55,20 @@ def _in_shard(shard: VersionShard | None) -> tuple[str, tuple[int, ...]]:
 
 def write_chunk_rows(cur: Cursor[Any], chunks: Sequence[Chunk]) -> None:
     """Upsert chunk rows (either layer); one statement for the raw chunks and
-    the summary page."""
+    the summary page. A raw chunk names its section (parent_id, migration
+    0038), derived in SQL from its version and heading path; the section rows
+    themselves are rebuilt by `groundwork_link_sections` (replace_chunks)."""
     cur.executemany(
         "INSERT INTO chunks (chunk_id, tenant_id, source_id, version_id, position, "
-        "heading_path, body, kind, location, content_hash, token_count, low_confidence, layer) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "heading_path, body, kind, location, content_hash, token_count, low_confidence, layer, "
+        "parent_id) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+        "CASE WHEN %s = 'raw' THEN groundwork_section_id(%s, %s::text[]) END) "
         "ON CONFLICT (chunk_id) DO UPDATE SET version_id = excluded.version_id, "
         "heading_path = excluded.heading_path, body = excluded.body, kind = excluded.kind, "
         "location = excluded.location, content_hash = excluded.content_hash, "
         "token_count = excluded.token_count, low_confidence = excluded.low_confidence, "
-        "layer = excluded.layer, updated_at = now()",
+        "layer = excluded.layer, parent_id = excluded.parent_id, updated_at = now()",
         [
             (
                 c.chunk_id,
@@ -80,6 +84,9 @@ def write_chunk_rows(cur: Cursor[Any], chunks: Sequence[Chunk]) -> None:
                 c.token_count,
                 c.low_confidence,
                 c.layer,
+                c.layer,
+                c.version_id,
+                list(c.heading_path),
             )
             # one lock order for every writer: concurrent upserts never deadlock
             for c in sorted(chunks, key=lambda c: c.chunk_id)
@@ -178,6 +185,8 @@ class Processing(StoreBase):
                     "DELETE FROM chunks WHERE version_id = %s AND layer = 'raw' AND position >= %s",
                     (version.version_id, len(chunks)),
                 )
+                # the version's sections (the parents), rebuilt from its children
+                conn.execute("SELECT groundwork_link_sections(%s)", (version.version_id,))
                 conn.execute(
                     "UPDATE source_versions SET chunked_at = now() WHERE version_id = %s",
                     (version.version_id,),
@@ -349,13 +358,23 @@ class Processing(StoreBase):
         if not version_ids:
             return 0
         with translated_errors("dropping superseded chunks"), self.pool.connection() as conn:
-            return conn.execute(
-                "DELETE FROM chunks c WHERE c.tenant_id = %s AND c.version_id = ANY(%s) "
-                "AND NOT EXISTS (SELECT 1 FROM published_versions p WHERE "
-                "p.previous_version_id = c.version_id "
-                "AND p.published_at > now() - make_interval(secs => %s))",
-                (tenant_id, sorted(version_ids), grace_seconds),
-            ).rowcount
+            with conn.transaction():
+                dropped = conn.execute(
+                    "DELETE FROM chunks c WHERE c.tenant_id = %s AND c.version_id = ANY(%s) "
+                    "AND NOT EXISTS (SELECT 1 FROM published_versions p WHERE "
+                    "p.previous_version_id = c.version_id "
+                    "AND p.published_at > now() - make_interval(secs => %s))",
+                    (tenant_id, sorted(version_ids), grace_seconds),
+                ).rowcount
+                # sections go with the last of their children
+                conn.execute(
+                    "DELETE FROM chunk_sections s WHERE s.tenant_id = %s "
+                    "AND s.version_id = ANY(%s) AND NOT EXISTS "
+                    "(SELECT 1 FROM chunks c WHERE c.version_id = s.version_id "
+                    "AND c.parent_id = s.section_id)",
+                    (tenant_id, sorted(version_ids)),
+                )
+            return dropped
 
     def live_chunk_ids(self, tenant_id: str, model_key: str | None) -> set[str]:
         """Chunks of the versions published for `model_key` (for any model when

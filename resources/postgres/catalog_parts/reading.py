@@ -250,14 +250,17 @@ class Reading(StoreBase):
     def section(
         self, scope: AccessScope, chunk_id: str, model_key: str | None = None
     ) -> list[ChunkView]:
-        """The chunks sharing this chunk's heading path in its source version, in order."""
+        """The chunk's section in its source version, in order: the children of
+        its parent (chunks.parent_id, migration 0038); a chunk without one (the
+        summary layer) has the chunks sharing its heading path and layer."""
         if not scope.subjects:
             return []
         with translated_errors("reading a section"), self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT sib.chunk_id FROM chunks c JOIN chunks sib ON sib.source_id = c.source_id "
-                "AND sib.version_id = c.version_id AND sib.heading_path = c.heading_path "
-                "AND sib.layer = c.layer "
+                "AND sib.version_id = c.version_id AND sib.layer = c.layer "
+                "AND sib.parent_id IS NOT DISTINCT FROM c.parent_id "
+                "AND (c.parent_id IS NOT NULL OR sib.heading_path = c.heading_path) "
                 "WHERE c.chunk_id = %s AND c.tenant_id = ANY(%s) ORDER BY sib.position LIMIT 200",
                 (chunk_id, [owner for owner, _ in scope.readable_owners()]),
             ).fetchall()
