@@ -331,6 +331,8 @@ def export(
         version,
         fmt,
         record.filename,
+        secret=ports.approval_secret(),  # receipts carry their own kind: never an approval
+        now=_now(),
     )
     file = ports.artifacts.file(who.scope, row["file_id"]) if row["file_id"] else None
     return Export(

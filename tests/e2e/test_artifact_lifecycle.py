@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -200,7 +201,15 @@ def test_deletion_purges_every_blob_the_artifact_reached(platform: Platform, ten
     assert record is not None
     version = platform.artifacts.versions(_scope(tenant), artifact)[0]
     exported = export_version(
-        platform.artifacts, platform.blobs, tenant, artifact, version, "docx", "plan"
+        platform.artifacts,
+        platform.blobs,
+        tenant,
+        artifact,
+        version,
+        "docx",
+        "plan",
+        secret=platform.approval_secret(),
+        now=datetime.now(UTC),
     )
     assert exported["state"] == "rendered"
     with platform.pool.connection() as conn:
