@@ -11,12 +11,14 @@ GraphQL API, so the run is queued, limited and shown like any other).
 The inbox sensor stays the guarantee (a missed event, a network mount without
 notifications): a run requested here carries the inbox fingerprint it was
 requested for, and the sensor adopts that fingerprint instead of requesting
-the same work again.
+the same work again. While a watcher runs it says so in the home, and the
+sensor walks the folders once a minute instead of on every daemon pass.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -24,7 +26,12 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from groundwork.catalog import TENANT_ID
-from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.connectors.inbox import (
+    FINGERPRINT_LABEL,
+    inbox_fingerprint,
+    mark_watched,
+    unmark_watched,
+)
 from groundwork.ports import INBOX_TRIGGER, TRIGGER_LABEL, IngestNotRequested, IngestTrigger
 
 logger = logging.getLogger(__name__)
@@ -63,9 +70,16 @@ class _Handler(FileSystemEventHandler):
 
 class InboxWatcher:
     def __init__(
-        self, inbox: Path, trigger: IngestTrigger, quiet_seconds: float = QUIET_SECONDS
+        self,
+        inbox: Path,
+        trigger: IngestTrigger,
+        quiet_seconds: float = QUIET_SECONDS,
+        home: Path | None = None,
     ) -> None:
+        """`home`: where the watcher says it runs, so the inbox sensor walks the
+        folders only as a slow fallback meanwhile (None: it does not say)."""
         self.inbox = inbox.resolve()
+        self._home = home
         self._trigger = trigger
         self._quiet = quiet_seconds
         self._timers: dict[str, threading.Timer] = {}
@@ -79,8 +93,12 @@ class InboxWatcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
+        if self._home is not None:
+            mark_watched(self._home, self.inbox, os.getpid())
 
     def stop(self) -> None:
+        if self._home is not None:
+            unmark_watched(self._home)  # first: the sensor walks every pass again
         with self._lock:
             for timer in self._timers.values():
                 timer.cancel()

@@ -205,7 +205,9 @@ class Supervisor:
         from resources.orchestration.ingest_trigger import DagsterIngestTrigger
 
         url = self.environment()["GROUNDWORK_DAGSTER_URL"]
-        self.inbox_watcher = InboxWatcher(self.settings.inbox_dir, DagsterIngestTrigger(url))
+        self.inbox_watcher = InboxWatcher(
+            self.settings.inbox_dir, DagsterIngestTrigger(url), home=self.settings.home
+        )
         self.inbox_watcher.start()
         console.print(f"[green]ready[/] inbox watcher {self.settings.inbox_dir}")
 

@@ -23,7 +23,13 @@ import dagster as dg
 
 from assets.partitions import tenant_model_key
 from groundwork.catalog import TENANT_ID
-from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint, inbox_tenants
+from groundwork.connectors.inbox import (
+    FINGERPRINT_LABEL,
+    INBOX_FALLBACK_SECONDS,
+    inbox_fingerprint,
+    inbox_tenants,
+    watched,
+)
 from pipelines import evaluation_debounce as debouncing
 from pipelines.jobs import (
     deletion_sweep_job,
@@ -132,9 +138,23 @@ def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint
     description="Turns new or changed inbox files into ingest runs for their tenant.",
 )
 @on_running_platform
-def inbox_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
+def inbox_sensor(
+    context: dg.SensorEvaluationContext, platform: Platform
+) -> dg.SensorResult | dg.SkipReason:
+    """Walks every tenant's folder, so while the supervisor's watcher requests
+    runs as files arrive the walk is a slow fallback (INBOX_FALLBACK_SECONDS)."""
     settings = platform.settings
-    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    raw = json.loads(context.cursor) if context.cursor else {}
+    # the cursor was the fingerprints alone before it kept the walk's time
+    fresh = isinstance(raw.get("tenants"), dict)  # a tenant may be called "tenants"
+    previous: dict[str, str] = raw["tenants"] if fresh else raw
+    scanned_at = float(raw["scanned_at"]) if fresh else 0.0
+    now = _now()
+    if now - scanned_at < INBOX_FALLBACK_SECONDS and watched(settings.home, settings.inbox_dir):
+        return dg.SkipReason(
+            "the inbox watcher requests runs as files arrive; the folders are walked "
+            f"again in {INBOX_FALLBACK_SECONDS - (now - scanned_at):.0f} s"
+        )
     known = set(context.instance.get_dynamic_partitions("tenant"))
     current: dict[str, str] = {}
     new_partitions: list[str] = []
@@ -165,7 +185,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.
             )
     return dg.SensorResult(
         run_requests=requests,
-        cursor=json.dumps(current, sort_keys=True),
+        cursor=json.dumps({"scanned_at": now, "tenants": current}, sort_keys=True),
         dynamic_partitions_requests=[dg.AddDynamicPartitionsRequest("tenant", new_partitions)]
         if new_partitions
         else [],

@@ -9,6 +9,7 @@ Hidden files and folders are skipped; bounds keep one scan finite.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -101,3 +102,34 @@ def inbox_fingerprint(root: Path, tenant_id: str) -> str:
             f"{item.relative}\0{item.size}\0{item.mtime_ns}\0{','.join(item.subjects)}\n".encode()
         )
     return digest.hexdigest()[:16]
+
+
+#: While a watcher requests runs as files arrive, the inbox sensor walks the
+#: folders only this often: the fallback for an event the watcher missed (a
+#: network mount without notifications, a request Dagster refused).
+INBOX_FALLBACK_SECONDS = 60.0
+WATCHER_MARKER = "inbox-watcher.json"
+
+
+def mark_watched(home: Path, inbox: Path, pid: int) -> None:
+    """A watcher of `inbox` runs in process `pid` (written when it starts)."""
+    marker = home / WATCHER_MARKER
+    partial = marker.with_suffix(".partial")
+    partial.write_text(json.dumps({"pid": pid, "inbox": str(inbox.resolve())}))
+    partial.replace(marker)
+
+
+def unmark_watched(home: Path) -> None:
+    (home / WATCHER_MARKER).unlink(missing_ok=True)
+
+
+def watched(home: Path, inbox: Path) -> bool:
+    """Whether a live watcher of this very inbox says it runs: a marker left
+    by a killed supervisor, or one for another inbox, counts for nothing."""
+    try:
+        mark = json.loads((home / WATCHER_MARKER).read_text())
+        pid, watched_inbox = int(mark["pid"]), str(mark["inbox"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return watched_inbox == str(inbox.resolve())

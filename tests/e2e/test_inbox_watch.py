@@ -6,6 +6,7 @@ for the same work again."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
 from groundwork.ports import IngestRequested, IngestTriggerOutcome
@@ -50,6 +52,22 @@ def test_paths_map_to_tenants(tmp_path: Path) -> None:
     assert tenant_of(tmp_path, str(tmp_path / "acme")) is None
     assert tenant_of(tmp_path, str(tmp_path / "Not A Tenant" / "x")) is None
     assert tenant_of(tmp_path, "/elsewhere/acme/x") is None
+
+
+def test_a_running_watcher_says_so_in_the_home_for_its_inbox_only(tmp_path: Path) -> None:
+    from groundwork.connectors.inbox import watched
+
+    inbox, home = tmp_path / "inbox", tmp_path / "home"
+    home.mkdir()
+    watcher = InboxWatcher(inbox, RecordingTrigger(), home=home)
+    assert not watched(home, inbox)
+    watcher.start()
+    try:
+        assert watched(home, inbox)
+        assert not watched(home, tmp_path / "another-inbox")
+    finally:
+        watcher.stop()
+    assert not watched(home, inbox)
 
 
 def test_a_burst_of_writes_is_one_request_with_the_state_it_saw(tmp_path: Path) -> None:
@@ -148,3 +166,62 @@ def test_the_sensor_adopts_what_the_cli_ingested(platform: Platform, index_prefi
             )
         )
         assert tenant in {r.partition_key for r in second.run_requests or []}
+
+
+def test_with_a_watcher_running_the_sensor_scans_the_inbox_only_as_a_slow_fallback(
+    platform: Platform, index_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sensor daemon evaluates the inbox sensor on every pass (~5 s), and
+    each evaluation walks every tenant's folder: with the SciFact tenant's
+    5,183 files that is the idle stack's largest recurring cost. While the
+    supervisor's watcher runs (it requests a run as files arrive) the walk is
+    a fallback for a missed event, once a minute; a dead watcher's marker
+    counts for nothing."""
+    from groundwork.connectors.inbox import INBOX_FALLBACK_SECONDS, mark_watched, unmark_watched
+    from pipelines import sensors
+
+    tenant = f"f-{uuid.uuid4().hex[:8]}"
+    inbox = platform.settings.inbox_dir
+    home = platform.settings.home
+    groundwork = resource(index_prefix)
+
+    def tick(at: float, cursor: str | None) -> tuple[set[str], str | None]:
+        monkeypatch.setattr(sensors, "_now", lambda: at)
+        result = inbox_sensor(
+            dg.build_sensor_context(
+                instance=instance, cursor=cursor, resources={"groundwork": groundwork}
+            )
+        )
+        if isinstance(result, dg.SkipReason):
+            return set(), cursor
+        return {str(r.partition_key) for r in result.run_requests or []}, result.cursor
+
+    write_inbox(inbox, tenant, {"a.md": "# A\n\ntext\n"})
+    with dg.instance_for_test() as instance:
+        mark_watched(home, inbox, os.getpid())
+        try:
+            t0 = 2_000_000.0
+            requested, cursor = tick(t0, None)
+            assert tenant in requested  # the first tick always scans
+            write_inbox(inbox, tenant, {"b.md": "# B\n\nmissed by the watcher\n"})
+            requested, cursor = tick(t0 + 5, cursor)
+            assert tenant not in requested  # no walk between fallback scans
+            requested, cursor = tick(t0 + INBOX_FALLBACK_SECONDS, cursor)
+            assert tenant in requested  # the fallback finds what the watcher missed
+        finally:
+            unmark_watched(home)
+        mark_watched(home, inbox, _dead_pid())
+        try:
+            write_inbox(inbox, tenant, {"c.md": "# C\n\nno watcher alive\n"})
+            requested, cursor = tick(t0 + INBOX_FALLBACK_SECONDS + 5, cursor)
+            assert tenant in requested  # a dead watcher: every pass scans
+        finally:
+            unmark_watched(home)
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
