@@ -3,7 +3,9 @@
 The application filters every query by tenant already; this is the second
 wall under it (migration 0009). A connection checked out here runs as the
 role `groundwork_request` with `groundwork.tenant_id` set, so a query that
-forgot its tenant filter still reads and writes only that tenant's rows.
+forgot its tenant filter still reads and writes only that tenant's rows (and
+reads the shared system corpus's while `groundwork.system_corpus` is on,
+migration 0031; it never writes them).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Protocol
 
 import psycopg
 from psycopg_pool import ConnectionPool
+
+from groundwork.ports import SYSTEM_TENANT
 
 REQUEST_ROLE = "groundwork_request"
 
@@ -49,8 +53,14 @@ class TenantWalledPool:
             # (psycopg's pipeline mode would send BEGIN and this together, but it
             # costs more CPU and wall time than the extra round trip: 116 vs 76 us
             # CPU per checkout, measured)
+            # The tenant's switch for the shared system corpus goes up with the wall
+            # (migration 0031's read policy compares it per row, so it must be a
+            # setting, not a lookup), read from the tenants row in the same
+            # statement, first and as the owner: a flip holds from the next checkout.
             conn.execute(
-                "SELECT set_config('role', %s, true), set_config('groundwork.tenant_id', %s, true)",
-                (REQUEST_ROLE, self.tenant_id),
+                "SELECT set_config('groundwork.system_corpus', coalesce((SELECT 'on' FROM "
+                "tenants WHERE tenant_id = %s AND system_corpus AND tenant_id <> %s), 'off'), "
+                "true), set_config('role', %s, true), set_config('groundwork.tenant_id', %s, true)",
+                (self.tenant_id, SYSTEM_TENANT, REQUEST_ROLE, self.tenant_id),
             )
             yield conn
