@@ -13,6 +13,10 @@
   that stopped open is retried once an interval, not every tick); an instance
   with a run still queued or running is not requested again, so two passes
   of one instance never overlap.
+- A paused instance is passed by no run, so its last check (perhaps green)
+  would stay: the same query also returns the paused instances behind their
+  freshness target, and the sensor reports each one's check not green (WARN,
+  `paused: true`) once per stale spell (its cursor holds those reported).
 - The tenant's ingest follows a pass run that registered new or changed
   bytes: `connector_ingest_sensor`, a run-status sensor on the pass job's
   successes, requests `tenant_ingest` for its tenant. Chosen over putting
@@ -29,14 +33,21 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 
 import dagster as dg
 
-from assets.connectors import REGISTERED, connector_sources
+from assets.connectors import (
+    ASSET_KEY,
+    REGISTERED,
+    WITHIN_FRESHNESS,
+    connector_sources,
+    freshness_check,
+)
 from groundwork.connectors.catalog import ConnectorInstance
-from groundwork.services.connectors import KINDS
+from groundwork.services.connectors import KINDS, connector
 from pipelines.jobs import tenant_ingest_job
 from pipelines.sensors import on_running_platform
 from resources.composition.platform import Platform
@@ -93,17 +104,26 @@ def connector_sensor(kind: str) -> dg.SensorDefinition:
     def tick(
         context: dg.SensorEvaluationContext, platform: Platform
     ) -> dg.SensorResult | dg.SkipReason:
-        due = ConnectorPlatform(platform).connector_catalog().due_instances(kind)
-        if not due:
+        ticking = (
+            ConnectorPlatform(platform).connector_catalog().due_instances(kind, paused_behind=True)
+        )
+        due = [i for i in ticking if not i.paused]
+        # paused and behind: reported not green once per stale spell (the cursor
+        # holds those reported; one that is fresh or unpaused again drops out)
+        stale = {i.instance_id: i for i in ticking if i.paused}
+        reported = set(json.loads(context.cursor)) if context.cursor else set()
+        newly_stale = [i for key, i in stale.items() if key not in reported]
+        if not due and not newly_stale and reported == set(stale):
             return dg.SkipReason(f"no {kind} connector is due")
-        busy = _unfinished(context, [i.instance_id for i in due])
+        busy = _unfinished(context, [i.instance_id for i in due]) if due else set()
         now = time.time()
         wanted = [i for i in due if i.instance_id not in busy]
         known_connectors = set(context.instance.get_dynamic_partitions("connector"))
         known_tenants = set(context.instance.get_dynamic_partitions("tenant"))
         partitions = [
             dg.AddDynamicPartitionsRequest(
-                "connector", sorted({i.instance_id for i in wanted} - known_connectors)
+                "connector",
+                sorted({i.instance_id for i in [*wanted, *newly_stale]} - known_connectors),
             ),
             # the ingest run that follows a pass is a run of the tenant's partition
             dg.AddDynamicPartitionsRequest(
@@ -120,9 +140,30 @@ def connector_sensor(kind: str) -> dg.SensorDefinition:
                 for i in wanted
             ],
             dynamic_partitions_requests=[p for p in partitions if p.partition_keys],
+            asset_events=[_not_green(platform, i) for i in newly_stale],
+            cursor=json.dumps(sorted(stale)),
         )
 
     return tick
+
+
+def _not_green(platform: Platform, instance: ConnectorInstance) -> dg.AssetCheckEvaluation:
+    """The freshness check of a paused instance behind its target (failed,
+    WARN, paused: true), which no run evaluates since no run passes it."""
+    view = connector(
+        ConnectorPlatform(platform.for_tenant(instance.tenant_id)),
+        instance.tenant_id,
+        instance.instance_id,
+    )
+    check = freshness_check(view)
+    return dg.AssetCheckEvaluation(
+        asset_key=ASSET_KEY,
+        check_name=check.check_name or WITHIN_FRESHNESS,
+        passed=check.passed,
+        metadata=check.metadata,
+        severity=check.severity,
+        partition=instance.instance_id,
+    )
 
 
 def _pass_outcome(instance: dg.DagsterInstance, run_id: str) -> tuple[str, int]:

@@ -131,9 +131,12 @@ class ConnectorCatalog(Protocol):
         """By name or instance id."""
         ...
 
-    def due_instances(self, kind: str) -> list[ConnectorInstance]:
+    def due_instances(self, kind: str, *, paused_behind: bool = False) -> list[ConnectorInstance]:
         """Unpaused instances of `kind`, of every tenant, whose interval has passed
-        since their last pass began (or whose last pass stopped open)."""
+        since their last pass began (or whose last pass stopped open). With
+        `paused_behind`, in the same statement, also the paused ones behind
+        their freshness target (no finished pass began within it): no run
+        passes them, so only the control plane can show that they are stale."""
         ...
 
     def set_paused(self, tenant_id: str, instance_id: str, paused: bool) -> bool: ...

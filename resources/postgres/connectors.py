@@ -140,17 +140,20 @@ class PostgresConnectorCatalog:
             )
         return _instance(row) if row else None
 
-    def due_instances(self, kind: str) -> list[ConnectorInstance]:
+    def due_instances(self, kind: str, *, paused_behind: bool = False) -> list[ConnectorInstance]:
         with translated_errors("reading due connectors"), self.pool.connection() as conn:
             rows = (
                 conn.cursor(row_factory=dict_row)
                 .execute(
-                    f"SELECT {_INSTANCE_COLUMNS} FROM connector_instances i WHERE kind = %s "
-                    "AND NOT paused AND (pass_open OR NOT EXISTS (SELECT 1 FROM connector_passes p "
+                    f"SELECT {_INSTANCE_COLUMNS} FROM connector_instances i WHERE kind = %(k)s "
+                    "AND ((NOT paused AND (pass_open OR NOT EXISTS (SELECT 1 FROM connector_passes p "
                     "WHERE p.instance_id = i.instance_id "
-                    "AND p.started_at > now() - i.interval_seconds * interval '1 second')) "
+                    "AND p.started_at > now() - i.interval_seconds * interval '1 second'))) "
+                    "OR (%(pb)s AND paused AND NOT EXISTS (SELECT 1 FROM connector_passes p "
+                    "WHERE p.instance_id = i.instance_id AND p.finished_at IS NOT NULL "
+                    "AND p.started_at > now() - i.freshness_seconds * interval '1 second'))) "
                     "ORDER BY tenant_id, name",
-                    (kind,),
+                    {"k": kind, "pb": paused_behind},
                 )
                 .fetchall()
             )

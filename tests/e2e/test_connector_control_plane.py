@@ -93,10 +93,16 @@ def test_a_tick_requests_a_pass_run_per_due_instance_and_passes_nothing(
     }
     assert wiki.instance.instance_id in added["connector"]
     assert tenant_id in added["tenant"], "the ingest that follows needs the tenant's partition"
-    assert notes.instance.instance_id not in added["connector"]
+    # paused and never passed: behind, reported not green (no run passes it)
+    [stale] = [
+        e
+        for e in result.asset_events
+        if isinstance(e, dg.AssetCheckEvaluation) and e.partition == notes.instance.instance_id
+    ]
+    assert not stale.passed and stale.metadata["paused"].value is True
     views = _views(platform, tenant_id)
     assert views["wiki"].to_dict()["last_pass"] == 0, "the tick passed nothing itself"
-    assert not result.asset_events
+    assert not [e for e in result.asset_events if isinstance(e, dg.AssetMaterialization)]
 
 
 def test_the_pass_run_registers_and_the_ingest_that_follows_makes_it_searchable(
@@ -206,3 +212,43 @@ def test_a_paused_connector_behind_its_target_is_not_green(
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
     assert check.metadata["paused"].value is True
     assert _views(platform, tenant_id)["wiki"].to_dict()["last_pass"] == 0
+
+
+def test_a_connector_paused_and_falling_behind_turns_not_green_without_a_run(
+    platform: Platform, tenant_id: str, folder: Path, index_prefix: str
+) -> None:
+    """No run passes a paused connector, so its last check (green) would stay:
+    the sensor reports it not green once it falls behind, once."""
+    wiki = _add(platform, tenant_id, "wiki", {"root": str(folder)}, freshness_seconds=3)
+    instance = dg.DagsterInstance.ephemeral()
+    [green] = _pass_run(
+        instance, index_prefix, wiki.instance.instance_id
+    ).get_asset_check_evaluations()
+    assert green.passed
+    pause_connector(ConnectorPlatform(platform.for_tenant(tenant_id)), tenant_id, "wiki")
+    time.sleep(3.1)  # past its freshness target
+
+    def ours(result: dg.SensorResult | dg.SkipReason) -> list[dg.AssetCheckEvaluation]:
+        events = result.asset_events if isinstance(result, dg.SensorResult) else []
+        return [
+            e
+            for e in events or []
+            if isinstance(e, dg.AssetCheckEvaluation) and e.partition == wiki.instance.instance_id
+        ]
+
+    sensor = connector_sensor("fsspec")
+    with dg.build_sensor_context(
+        instance=instance, resources={"groundwork": resource(index_prefix)}
+    ) as context:
+        first = sensor(context)
+        [check] = ours(first)
+        assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+        assert check.metadata["paused"].value is True
+        assert isinstance(first, dg.SensorResult) and first.cursor
+        assert not [
+            r for r in first.run_requests or [] if r.partition_key == wiki.instance.instance_id
+        ], "paused: no run"
+    with dg.build_sensor_context(
+        instance=instance, resources={"groundwork": resource(index_prefix)}, cursor=first.cursor
+    ) as context:
+        assert ours(sensor(context)) == [], "reported once, not every tick"
