@@ -1131,12 +1131,7 @@ class InMemorySourceReading:
 
     def _visible(self, scope: AccessScope, source_id: str) -> list[Any] | None:
         source = self.sources.get(source_id)
-        if (
-            source is None
-            or source[0] != scope.tenant_id
-            or not source[2]
-            or not set(source[1]) & set(scope.subjects)
-        ):
+        if source is None or not source[2] or not readable_by(source[0], source[1], scope):
             return None
         return source
 

@@ -25,7 +25,7 @@ from groundwork.documents import (
 )
 from groundwork.errors import CapabilityUnavailable, NotFound, Refused
 from groundwork.files import MAX_PAGE, FilePage, FileVersionInfo, stored_version
-from groundwork.ports import Principal
+from groundwork.ports import AccessScope, Principal
 from groundwork.reading import (
     MAX_WINDOW_BLOCKS,
     MAX_WINDOW_CHARS,
@@ -35,6 +35,7 @@ from groundwork.reading import (
     read_document,
 )
 from groundwork.render.markdown import to_markdown
+from groundwork.services import tenant_wall
 from groundwork.services.file_links import clamped_lifetime, presigned_read
 from groundwork.services.platform import PlatformPorts, WalledPlatform
 from groundwork.signing import MAX_LIFETIME, sign, verify
@@ -76,8 +77,14 @@ class SourceStatus:
     warnings: tuple[str, ...]
 
 
+def _reading(ports: PlatformPorts, who: Principal) -> AccessScope:
+    """A source is read as searches read: a system corpus document too, while
+    the caller's tenant reads that corpus (its passages are cited to it)."""
+    return tenant_wall.caller_scope(ports.catalog, who)
+
+
 def status(ports: PlatformPorts, who: Principal, source_id: str) -> SourceStatus:
-    found = ports.catalog.source_status(who.scope, source_id)
+    found = ports.catalog.source_status(_reading(ports, who), source_id)
     if found is None:
         raise _not_visible(source_id)
     reason = str(found["failure_reason"]) if found["failure_reason"] else None
@@ -112,7 +119,7 @@ def read(
     version: int | None = None,
 ) -> Reading:
     """A window of the version's blocks (the current version unless `version`)."""
-    found = ports.catalog.current_extraction(who.scope, source_id, version)
+    found = ports.catalog.current_extraction(_reading(ports, who), source_id, version)
     if found is None:
         raise _not_visible(source_id)
     version_id, document = found
@@ -131,7 +138,7 @@ class SourceTables:
 
 def tables(ports: PlatformPorts, who: Principal, source_id: str) -> SourceTables:
     """The current version's tables (at most MAX_TABLES), each with its location."""
-    found = ports.catalog.current_extraction(who.scope, source_id)
+    found = ports.catalog.current_extraction(_reading(ports, who), source_id)
     if found is None:
         raise _not_visible(source_id)
     version_id, document = found
@@ -148,7 +155,7 @@ def extracted(
     """(version id, document) of a readable extraction. NotFound for a hidden or
     missing source (the same sentence as every other read); refusals:
     `not_ready` (still processing), `unreadable` (with the failure's guidance)."""
-    found = ports.catalog.current_extraction(who.scope, source_id, version_no)
+    found = ports.catalog.current_extraction(_reading(ports, who), source_id, version_no)
     if found is None:
         raise _not_visible(source_id)
     version_id, document = found

@@ -243,6 +243,28 @@ def test_the_switch_off_removes_the_system_corpus_from_every_leg(corpus: Corpus)
     assert [c["status"] for c in checked["citations"]] == ["exists"], checked
 
 
+def test_a_system_document_is_read_whole_while_the_corpus_is_read(corpus: Corpus) -> None:
+    """Its passage was cited to the tenant, so the document is readable like its
+    own (status, blocks, tables); never another tenant's; not once switched off."""
+
+    def read(headers: dict[str, str], source_id: str) -> tuple[int, int, str]:
+        status = corpus.client.get(f"/v1/sources/{source_id}/status", headers=headers)
+        body = corpus.client.get(f"/v1/sources/{source_id}/read", headers=headers)
+        tables = corpus.client.get(f"/v1/sources/{source_id}/tables", headers=headers)
+        assert tables.status_code == body.status_code, tables.text
+        return status.status_code, body.status_code, body.text
+
+    status, code, text = read(corpus.reader, corpus.system_source)
+    assert (status, code) == (200, 200), text
+    assert "north car park" in text
+    assert read(corpus.reader, corpus.other_source)[:2] == (404, 404)
+    _set_switch(corpus, False)
+    try:
+        assert read(corpus.reader, corpus.system_source)[:2] == (404, 404)
+    finally:
+        _set_switch(corpus, True)
+
+
 def test_a_tenant_cannot_set_its_switch_with_its_own_key(corpus: Corpus) -> None:
     answer = corpus.client.put(
         f"/v1/admin/tenants/{corpus.reader_tenant}/system-corpus",

@@ -80,7 +80,7 @@ _RECHECK = (
     "SELECT c.chunk_id, c.source_id, c.version_id, coalesce(v.title, s.filename), s.filename, "
     "v.media_type, c.heading_path, c.body, c.location::text, c.content_hash, c.low_confidence, "
     "c.version_id = p.version_id AS current, c.layer, s.doc_type, s.origin, "
-    "v.source_location::text, c.tenant_id "
+    "v.source_location::text, c.tenant_id, c.parent_id "
     "FROM chunks c "
     "JOIN sources s ON s.source_id = c.source_id "
     "JOIN source_versions v ON v.version_id = c.version_id "
@@ -95,6 +95,26 @@ _RECHECK = (
 RECHECK_SQL = _RECHECK.format(ids="string_to_array(%s, ',')")
 #: the same, for ids that need quoting (sent as an array)
 RECHECK_LIST_SQL = _RECHECK.format(ids="%s::text[]")
+
+
+#: A source row `s` the scope reads: its tenant's under the key's subjects, or
+#: the system corpus's under the system subjects (see `_owner_params`).
+_SOURCE_OWNERS = (
+    "((s.tenant_id = %s AND groundwork_readable(s.subjects, %s)) "
+    "OR (s.tenant_id = %s AND groundwork_readable(s.subjects, %s)))"
+)
+
+
+def _owner_params(scope: AccessScope) -> tuple[object, ...]:
+    """The two owners of a scope's reads, as the statements here take them:
+    (tenant, subjects, system owner, system subjects); the second pair is NULL
+    and no subjects when the scope does not read the system corpus, so each
+    statement is one text either way (and can stay prepared)."""
+    owners = scope.readable_owners()
+    system: tuple[str | None, list[str]] = (
+        (owners[1][0], list(owners[1][1])) if len(owners) > 1 else (None, [])
+    )
+    return (scope.tenant_id, list(scope.subjects), *system)
 
 
 #: Upserted in sorted id order: concurrent searches with one key hand out
@@ -139,22 +159,10 @@ class Reading(StoreBase):
             return {}
         ids = id_array(chunk_ids)
         statement = RECHECK_SQL if isinstance(ids, str) else RECHECK_LIST_SQL
-        owners = scope.readable_owners()
-        system: tuple[str | None, list[str]] = (
-            (owners[1][0], list(owners[1][1])) if len(owners) > 1 else (None, [])
-        )
         with translated_errors("reading chunks"), self.pool.connection() as conn:
             rows = conn.execute(
                 statement,
-                (
-                    ids,
-                    model_key,
-                    scope.tenant_id,
-                    RETIRE_GRACE_SECONDS,
-                    scope.tenant_id,
-                    list(scope.subjects),
-                    *system,
-                ),
+                (ids, model_key, scope.tenant_id, RETIRE_GRACE_SECONDS, *_owner_params(scope)),
             ).fetchall()
         # one version per source: the published one when any of its chunks is asked for
         current_sources = {r[1] for r in rows if r[11]}
@@ -179,6 +187,7 @@ class Reading(StoreBase):
                 artifact_id=r[14].removeprefix("artifact:") if r[13] == "artifact" else None,
                 source_location=source_location_from_json(r[15]),
                 corpus=scope.corpus_of(r[16]),
+                parent_id=r[17] or "",
             )
         return views
 
@@ -195,10 +204,11 @@ class Reading(StoreBase):
                     "v.processing_state, v.failure_reason, v.low_confidence, v.warnings, "
                     "(m.published_at IS NOT NULL) AS published "
                     "FROM sources s JOIN source_versions v ON v.version_id = s.current_version_id "
-                    "JOIN tenants t ON t.tenant_id = s.tenant_id "
+                    # the caller's model: a system corpus source is served at it
+                    "JOIN tenants t ON t.tenant_id = %s "
                     "LEFT JOIN version_models m ON m.version_id = v.version_id AND m.model_key = t.active_model "
-                    "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
-                    (source_id, scope.tenant_id, list(scope.subjects)),
+                    f"WHERE s.source_id = %s AND s.state = 'active' AND {_SOURCE_OWNERS}",
+                    (scope.tenant_id, source_id, *_owner_params(scope)),
                 )
                 .fetchone()
             )
@@ -226,7 +236,7 @@ class Reading(StoreBase):
             if version_no is None
             else "v.source_id = s.source_id AND v.version_no = %s AND v.state = 'stored'"
         )
-        params: tuple[object, ...] = (source_id, scope.tenant_id, list(scope.subjects))
+        params: tuple[object, ...] = (source_id, *_owner_params(scope))
         if version_no is not None:
             params = (version_no, *params)
         with translated_errors("reading an extraction"), self.pool.connection() as conn:
@@ -234,7 +244,7 @@ class Reading(StoreBase):
                 "SELECT v.version_id, v.processing_state, v.failure_reason, v.failure_detail, d.document "
                 f"FROM sources s JOIN source_versions v ON {which} "
                 "LEFT JOIN extracted_documents d ON d.version_id = v.version_id "
-                "WHERE s.source_id = %s AND s.tenant_id = %s AND s.state = 'active' AND groundwork_readable(s.subjects, %s)",
+                f"WHERE s.source_id = %s AND s.state = 'active' AND {_SOURCE_OWNERS}",
                 params,
             ).fetchone()
         if row is None:
