@@ -309,6 +309,7 @@ class ChunkOut(BaseModel):
     location_label: str
     low_confidence: bool
     untrusted_content: str  # fenced as untrusted document data
+    parent_id: str = Field(default="", description="its section; empty for a summary page's")
 
 
 class CitationCheckOut(BaseModel):

@@ -33,6 +33,8 @@ class ChunkView:
     source_location: tuple[tuple[str, str], ...] = ()
     #: "system": a passage of the shared system corpus, not the caller's tenant's
     corpus: str = "tenant"
+    #: its section (chunk_sections, migration 0038); "" for a summary page's chunk
+    parent_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -479,6 +479,7 @@ def get_chunks(ledger: turns.TurnLedger) -> Handler:
                 "location_label": view.location.label(),
                 "low_confidence": view.low_confidence,
                 "untrusted_content": fence_untrusted(view.body, view.source_id),
+                "parent_id": view.parent_id,  # its section ("" for a summary page's)
             }
             for view in read.chunks
         ]

@@ -48,6 +48,7 @@ def chunk_out(view: ChunkView) -> ChunkOut:
         location_label=view.location.label(),
         low_confidence=view.low_confidence,
         untrusted_content=fence_untrusted(view.body, view.source_id),
+        parent_id=view.parent_id,
     )
 
 

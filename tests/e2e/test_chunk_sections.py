@@ -9,11 +9,14 @@ import uuid
 
 import dagster as dg
 import pytest
+from fastapi.testclient import TestClient
 
 from groundwork.lifecycle import purge_deleted
 from groundwork.ports import AccessScope
+from groundwork.tools.dispatch import ToolDispatcher
 from resources.composition.platform import Platform
 from resources.postgres.catalog_parts.common import select_versions
+from retrieval_api.app import create_app
 from tests.conformance.pipeline_steps import chunks_of
 from tests.e2e.helpers import resource, run_pipeline, write_inbox
 
@@ -152,3 +155,29 @@ def test_the_backfill_links_rows_written_before_sections_existed(
         conn.execute("SELECT groundwork_link_sections(%s)", (guide["version"],))
     assert _sections(platform, guide["version"]) == before
     assert _children(platform, guide["version"]) == linked
+
+
+def test_a_read_chunk_names_its_parent_over_http_and_mcp(
+    platform: Platform, guide: dict[str, str]
+) -> None:
+    _, key = platform.catalog.create_api_key(guide["tenant"], [f"tenant:{guide['tenant']}"], "r")
+    client = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
+    headers = {"Authorization": f"Bearer {key}"}
+    found = client.post(
+        "/v1/search", json={"query": "refund requests ticket number"}, headers=headers
+    ).json()
+    top = found["hits"][0]
+    parents = {c[0]: c[3] for c in _children(platform, guide["version"])}
+    read = client.get(
+        f"/v1/chunks/{top['chunk_id']}", params={"turn": found["turn_id"]}, headers=headers
+    )
+    assert read.status_code == 200, read.text
+    assert read.json()["parent_id"] == parents[top["chunk_id"]]
+    dispatcher = ToolDispatcher(lambda: platform)
+    who = dispatcher.principal(key)
+    assert who is not None
+    tool = dispatcher.call(
+        who, "get_chunks", {"chunk_ids": [top["chunk_id"]], "turn_id": found["turn_id"]}
+    )
+    assert tool.ok, tool.payload
+    assert tool.payload["chunks"][0]["parent_id"] == parents[top["chunk_id"]]
