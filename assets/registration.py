@@ -7,6 +7,7 @@ import dagster as dg
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
 from groundwork.connectors.folder_sync import sync_inbox
+from groundwork.ports import SYSTEM_TENANT
 from groundwork.services.limits import inbox_quota
 from resources.dagster_glue.platform_resource import GroundworkResource
 from resources.inspection.sniffing import sniff_media_type
@@ -33,6 +34,11 @@ def source_registrations(
         # An erased tenant (or a stale partition) is never brought back by a
         # rescan: only an inbox folder or the API creates a tenant.
         return dg.MaterializeResult(metadata={"skipped": "no such tenant and no inbox folder"})
+    if tenant_id == SYSTEM_TENANT and platform.catalog.get_tenant(tenant_id) is None:
+        # every tenant reads its documents: a folder never creates the system
+        # corpus (groundwork tenant create-system does); once made, its inbox
+        # folder feeds it like any tenant's
+        return dg.MaterializeResult(metadata={"skipped": "the system corpus is not created yet"})
     platform.catalog.ensure_tenant(tenant_id, tenant_id, platform.settings.default_model_key)
     started = time.monotonic()
     report = sync_inbox(
