@@ -62,6 +62,12 @@ def main() -> int:
             ),
             "no expansion": lambda hits: select_context(hits, args.budget, count, 3),
         }
+
+        def capped(cap: int) -> Selector:
+            return lambda hits: select_context(hits, args.budget, count, cap, section)
+
+        variants["per-source cap 1"] = capped(1)
+        variants["per-source cap 2"] = capped(2)
         terms: frozenset[str] = frozenset()
         variants["sentence fill"] = lambda hits: select_context(
             hits, args.budget, count, 3, section, query_terms=terms

@@ -40,20 +40,20 @@ MODES = ("hybrid", "hybrid+rerank", "summary_first", "routed")
 
 def suite_part(suite: EvalSuite, part: str) -> tuple[list[GoldenQuery], str]:
     """The suite's queries of one part (see the module's docstring)."""
-    golden, dataset = suite_golden(suite)
+    beir = bool(suite.beir_folder) and not suite.squad_file and not suite.golden_file
+    golden, dataset = suite_golden(replace(suite, split="train") if beir else suite)
     if part == "all":
         return golden, f"{dataset} (whole)"
     wanted = 0 if part == "tune" else 1
     if suite.squad_file:
         golden = [q for q in golden if int(next(iter(q.sources)).split("-")[0]) % 2 == wanted]
         return golden, f"{dataset} {part} (articles by parity)"
-    if not suite.beir_folder:
+    if not beir:
         return golden, f"{dataset} (whole: a hand-written set is never tuned on)"
     if part == "held-out" and (Path(suite.beir_folder) / "qrels" / "test.tsv").is_file():
         golden, dataset = suite_golden(replace(suite, split="test"))
         return golden, f"{dataset} test split"
     # no test split on this machine: the train split's queries by id parity
-    golden, dataset = suite_golden(replace(suite, split="train"))
     golden = [q for q in golden if int(q.query_id) % 2 == wanted]
     return golden, f"{dataset} train split, {'even' if wanted == 0 else 'odd'} query ids"
 
