@@ -35,7 +35,12 @@ from typing import Any
 
 import sqlalchemy
 from dagster._serdes import ConfigurableClassData
-from dagster_postgres import DagsterPostgresStorage
+from dagster_postgres import (
+    DagsterPostgresStorage,
+    PostgresEventLogStorage,
+    PostgresRunStorage,
+    PostgresScheduleStorage,
+)
 from dagster_postgres.utils import (
     create_pg_engine,
     get_token_provider_from_config,
@@ -50,6 +55,7 @@ POOL_RECYCLE_SECONDS = 3600
 
 _engines: dict[str, sqlalchemy.engine.Engine] = {}
 _checked: set[str] = set()  # databases whose tables this process has checked
+_present: set[tuple[str, str]] = set()  # (database, table or column) found present
 _lock = threading.Lock()
 
 
@@ -82,8 +88,93 @@ def _shared_engine(url: str, token_provider: Any, like: sqlalchemy.engine.Engine
     return engine
 
 
+def _remembered(url: str, name: str, probe: Any) -> bool:
+    """Whether a table or column exists, asked of the database until it does.
+    Dagster asks again on nearly every call (a catalog reflection query per
+    sensor tick's instigator state, per event written): the idle daemon's
+    largest remaining cost once connections were pooled. Tables and columns
+    are added by `dagster instance migrate`, never dropped under a running
+    process, so a present one stays present; an absent one is asked again."""
+    if (url, name) in _present:
+        return True
+    found = bool(probe())
+    if found:
+        _present.add((url, name))
+    return found
+
+
+class _RunStorage(PostgresRunStorage):
+    def has_run_stats_index_cols(self) -> bool:
+        probe = super().has_run_stats_index_cols
+        return _remembered(self.postgres_url, "runs.run_stats_index_cols", probe)
+
+    def has_bulk_actions_selector_cols(self) -> bool:
+        probe = super().has_bulk_actions_selector_cols
+        return _remembered(self.postgres_url, "bulk_actions.selector_cols", probe)
+
+    def has_backfill_id_column(self) -> bool:
+        probe = super().has_backfill_id_column
+        return _remembered(self.postgres_url, "runs.backfill_id", probe)
+
+    def has_bulk_action_job_name_column(self) -> bool:
+        probe = super().has_bulk_action_job_name_column
+        return _remembered(self.postgres_url, "bulk_actions.job_name", probe)
+
+    def has_backfill_tags_table(self) -> bool:
+        probe = super().has_backfill_tags_table
+        return _remembered(self.postgres_url, "backfill_tags", probe)
+
+
+class _EventLogStorage(PostgresEventLogStorage):
+    def has_table(self, table_name: str) -> bool:
+        probe = super().has_table
+        return _remembered(self.postgres_url, table_name, lambda: probe(table_name))
+
+    def _has_asset_key_col_on_connection(self, conn: Any, column_name: str) -> bool:
+        probe = super()._has_asset_key_col_on_connection
+        return _remembered(
+            self.postgres_url, f"asset_keys.{column_name}", lambda: probe(conn, column_name)
+        )
+
+
+class _ScheduleStorage(PostgresScheduleStorage):
+    def _has_instigators_table(self, conn: Any) -> bool:
+        probe = super()._has_instigators_table
+        return _remembered(self.postgres_url, "instigators", lambda: probe(conn))
+
+    def _has_asset_daemon_asset_evaluations_table(self, conn: Any) -> bool:
+        probe = super()._has_asset_daemon_asset_evaluations_table
+        return _remembered(self.postgres_url, "asset_daemon_asset_evaluations", lambda: probe(conn))
+
+    def has_secondary_index_table(self) -> bool:
+        probe = super().has_secondary_index_table
+        return _remembered(self.postgres_url, "secondary_indexes", probe)
+
+
 class PooledPostgresStorage(DagsterPostgresStorage):
     """`storage: custom:` in dagster.yaml, with DagsterPostgresStorage's own config."""
+
+    def __init__(
+        self,
+        postgres_url: str,
+        should_autocreate_tables: bool = True,
+        inst_data: ConfigurableClassData | None = None,
+        token_provider: Any = None,
+    ) -> None:
+        """DagsterPostgresStorage's, with parts that remember the schema."""
+        self.postgres_url = postgres_url
+        self.should_autocreate_tables = should_autocreate_tables
+        self._inst_data = inst_data
+        self._run_storage = _RunStorage(
+            postgres_url, should_autocreate_tables, token_provider=token_provider
+        )
+        self._event_log_storage = _EventLogStorage(
+            postgres_url, should_autocreate_tables, token_provider=token_provider
+        )
+        self._schedule_storage = _ScheduleStorage(
+            postgres_url, should_autocreate_tables, token_provider=token_provider
+        )
+        super(DagsterPostgresStorage, self).__init__()
 
     @classmethod
     def from_config_value(  # type: ignore[override]

@@ -74,6 +74,29 @@ elif mode == "per-request":  # a code server: an instance per sensor evaluation
             calls(instance)
             calls(instance)
     print(json.dumps({"opened": sessions() - before, "held": held()}))
+elif mode == "reflection":  # what a sensor tick asks of the schema, warm
+    import sqlalchemy
+    from resources.dagster_glue import pooled_storage
+
+    catalog_queries = []
+    with dg.DagsterInstance.from_config(home) as instance:
+        calls(instance)
+        instance.all_instigator_state()
+        instance.get_dynamic_partitions("tenant")
+        for engine in pooled_storage._engines.values():
+            sqlalchemy.event.listen(
+                engine,
+                "before_cursor_execute",
+                lambda conn, cursor, statement, *rest: catalog_queries.append(statement)
+                if "pg_catalog" in statement or "information_schema" in statement
+                else None,
+            )
+        for _ in range(10):
+            with dg.DagsterInstance.from_config(home) as tick:
+                calls(tick)
+                tick.all_instigator_state()
+                tick.get_dynamic_partitions("tenant")
+    print(json.dumps({"opened": len(catalog_queries), "held": 0}))
 else:  # fork: a child's instance never touches the parent's connections
     with dg.DagsterInstance.from_config(home) as instance:
         calls(instance)
@@ -146,3 +169,13 @@ def test_a_forked_child_builds_its_own_storage(own_database: tuple[Path, str], e
     them (SQLAlchemy's rule for pools across fork): the parent's next call works."""
     figures = _probe(own_database[0], engines.server_url, "fork", own_database[1])
     assert figures["opened"] <= 3, figures
+
+
+def test_the_schema_is_asked_once_not_on_every_call(
+    own_database: tuple[Path, str], engines
+) -> None:
+    """Dagster asks the catalog whether a table exists on nearly every call (a
+    reflection query per instigator-state read: the idle daemon's largest cost
+    once connections were pooled); a table found present stays present."""
+    figures = _probe(own_database[0], engines.server_url, "reflection", own_database[1])
+    assert figures["opened"] == 0, f"{figures['opened']} catalog queries in 10 warm ticks"
