@@ -13,7 +13,9 @@ train split's odd query ids (tune: the even ones). A SQuAD suite: articles by
 parity (even tune, odd held-out: questions about one article never straddle
 the halves). A hand-written golden set is scored whole; it was never tuned on.
 `--features` prints, per query shape the router reads, how summary-first did
-against hybrid + reranker. Figures on a busy machine: the timings are noisy,
+against hybrid + reranker. `--overview` (a SQuAD suite) asks one broad
+question per article instead ("Give me an overview of <title>", every
+paragraph of the article relevant). Figures on a busy machine: the timings are noisy,
 the scores are not.
 """
 
@@ -56,6 +58,22 @@ def suite_part(suite: EvalSuite, part: str) -> tuple[list[GoldenQuery], str]:
     # no test split on this machine: the train split's queries by id parity
     golden = [q for q in golden if int(q.query_id) % 2 == wanted]
     return golden, f"{dataset} train split, {'even' if wanted == 0 else 'odd'} query ids"
+
+
+def overview_queries(golden: Sequence[GoldenQuery]) -> list[GoldenQuery]:
+    """A SQuAD suite's broad questions, one per article: an overview of it,
+    every paragraph of the article relevant (what summary-first is for)."""
+    by_article: dict[str, dict[str, int]] = defaultdict(dict)
+    titles: dict[str, str] = {}
+    for q in golden:
+        source = next(iter(q.sources))
+        article = source.split("-")[0]
+        by_article[article][source] = 1
+        titles[article] = next((t.split("\n\n")[0] for _, t in q.passages), article)
+    return [
+        GoldenQuery(f"overview-{a}", f"Give me an overview of {titles[a]}", sources)
+        for a, sources in sorted(by_article.items(), key=lambda item: int(item[0]))
+    ]
 
 
 def query_shape(query: str) -> str:
@@ -107,6 +125,9 @@ def main() -> int:
     parser.add_argument("--tenant", action="append", required=True, help="an eval tenant")
     parser.add_argument("--part", default="held-out", choices=("tune", "held-out", "all"))
     parser.add_argument("--features", action="store_true")
+    parser.add_argument(
+        "--overview", action="store_true", help="a SQuAD suite: one overview query per article"
+    )
     parser.add_argument("--max-queries", type=int)
     args = parser.parse_args()
     with eval_home_platform() as platform:
@@ -115,6 +136,8 @@ def main() -> int:
             if suite is None:
                 return 2
             golden, dataset = suite_part(suite, args.part)
+            if args.overview:
+                golden, dataset = overview_queries(golden), f"{dataset}, one overview per article"
             golden = golden[: args.max_queries]
             engines = platform.search_engines(platform.serving_model(tenant_id))
             _, outcomes = evaluate_golden(engines, tenant_id, golden, MODES)
