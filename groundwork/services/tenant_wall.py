@@ -18,6 +18,7 @@ one and reads the same switch from the tenants row.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Protocol
 
 from groundwork.catalog import Tenant, TenantDirectory
 from groundwork.errors import Refused
@@ -47,15 +48,22 @@ def caller_scope(directory: TenantDirectory, who: Principal) -> AccessScope:
     return reading_scope(who, directory.get_tenant(who.tenant_id))
 
 
-def system_corpus_enabled(directory: TenantDirectory, tenant_id: str) -> bool:
-    return _ordinary(directory, tenant_id).system_corpus
+class SwitchPorts(Protocol):
+    """What the switch needs of the platform (transports pass theirs whole)."""
+
+    @property
+    def catalog(self) -> TenantDirectory: ...
 
 
-def set_system_corpus(directory: TenantDirectory, tenant_id: str, enabled: bool) -> bool:
+def system_corpus_enabled(ports: SwitchPorts, tenant_id: str) -> bool:
+    return _ordinary(ports.catalog, tenant_id).system_corpus
+
+
+def set_system_corpus(ports: SwitchPorts, tenant_id: str, enabled: bool) -> bool:
     """Turn the tenant's reading of the system corpus on or off; it holds from
     the next request (each request reads its tenant's switch)."""
-    _ordinary(directory, tenant_id)
-    directory.set_system_corpus(tenant_id, enabled)
+    _ordinary(ports.catalog, tenant_id)
+    ports.catalog.set_system_corpus(tenant_id, enabled)
     return enabled
 
 

@@ -85,9 +85,9 @@ def _system_corpus(platform: Platform, args: argparse.Namespace) -> int:
 
     try:
         enabled = (
-            system_corpus_enabled(platform.catalog, args.tenant_id)
+            system_corpus_enabled(platform, args.tenant_id)
             if args.system_corpus is None
-            else set_system_corpus(platform.catalog, args.tenant_id, args.system_corpus)
+            else set_system_corpus(platform, args.tenant_id, args.system_corpus)
         )
     except Refused as refused:
         console.print(f"[red]{refused.message}[/]; {refused.alternative}")

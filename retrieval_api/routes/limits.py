@@ -32,7 +32,7 @@ def set_tenant_limits(tenant_id: str, body: LimitsBody, platform: WholePlatformD
 
 @router.get("/v1/admin/tenants/{tenant_id}/system-corpus", response_model=SystemCorpusOut)
 def system_corpus(tenant_id: str, platform: WholePlatformDep) -> SystemCorpusOut:
-    enabled = tenant_wall.system_corpus_enabled(platform.catalog, tenant_id)
+    enabled = tenant_wall.system_corpus_enabled(platform, tenant_id)
     return SystemCorpusOut(tenant_id=tenant_id, enabled=enabled)
 
 
@@ -41,5 +41,5 @@ def set_system_corpus(
     tenant_id: str, body: SystemCorpusBody, platform: WholePlatformDep
 ) -> SystemCorpusOut:
     """Holds from the tenant's next request: each request reads the switch."""
-    enabled = tenant_wall.set_system_corpus(platform.catalog, tenant_id, body.enabled)
+    enabled = tenant_wall.set_system_corpus(platform, tenant_id, body.enabled)
     return SystemCorpusOut(tenant_id=tenant_id, enabled=enabled)

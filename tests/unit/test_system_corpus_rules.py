@@ -5,6 +5,8 @@ tests/e2e/test_system_corpus.py and the index and reader conformance suites."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from groundwork.catalog import Tenant
@@ -97,18 +99,24 @@ def test_the_system_id_is_reserved_and_system_admin_is_its_keys_alone() -> None:
     assert issued.subjects == ("tenant:system",)  # what its documents are read under
 
 
+@dataclass
+class _Ports:
+    catalog: InMemoryTenantDirectory
+
+
 def test_the_switch_is_a_tenants_own_and_the_owner_has_none() -> None:
     directory = InMemoryTenantDirectory()
+    ports = _Ports(directory)
     tenants.create_system_tenant(directory, MODEL)
     tenants.create_tenant(directory, "acme", "Acme", MODEL)
-    assert tenant_wall.system_corpus_enabled(directory, "acme") is True
-    assert tenant_wall.set_system_corpus(directory, "acme", False) is False
+    assert tenant_wall.system_corpus_enabled(ports, "acme") is True
+    assert tenant_wall.set_system_corpus(ports, "acme", False) is False
     assert tenant_wall.caller_scope(directory, _reader()).system is None
-    tenant_wall.set_system_corpus(directory, "acme", True)
+    tenant_wall.set_system_corpus(ports, "acme", True)
     assert tenant_wall.caller_scope(directory, _reader()).system is not None
     with pytest.raises(Refused) as owner:
-        tenant_wall.set_system_corpus(directory, SYSTEM_TENANT, False)
+        tenant_wall.set_system_corpus(ports, SYSTEM_TENANT, False)
     assert owner.value.code == "invalid"
     with pytest.raises(Refused) as unknown:
-        tenant_wall.system_corpus_enabled(directory, "nobody")
+        tenant_wall.system_corpus_enabled(ports, "nobody")
     assert unknown.value.code == "not_found"
