@@ -169,15 +169,23 @@ def test_a_golden_set_scores_the_published_corpus_in_place(
     path = Path(str(metadata["per_query"]))
     assert pq.read_schema(path).equals(SCHEMA)
     frame = pl.read_parquet(path)
-    assert frame.height == 3 * 5 and set(frame["mode"]) == {
+    assert frame.height == 3 * 6 and set(frame["mode"]) == {
         "keyword",
         "vector",
         "hybrid",
         "hybrid+rerank",
         "summary_first",
+        "routed",
     }
-    # groundedness for a raw and a summary-first search, side by side
+    # groundedness for a raw, a summary-first and a routed search, side by side
     assert "groundedness_golden_summary_first" in metadata
+    assert "groundedness_golden_auto" in metadata
+
+    # these are specific questions: the router answers them from the raw layer
+    def by_query(mode: str) -> list[float]:
+        return frame.filter(pl.col("mode") == mode).sort("query_id")["ndcg_at_10"].to_list()
+
+    assert by_query("routed") == by_query("hybrid+rerank")
     quota = frame.filter((pl.col("query_id") == "quota") & (pl.col("mode") == "hybrid")).row(
         0, named=True
     )
