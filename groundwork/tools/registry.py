@@ -348,9 +348,10 @@ TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "get_summaries",
-            "The first layer of layered retrieval: short extractive summaries of the files most "
-            "related to a query (or the newest, without one), each with chunk ids to drill into "
-            "with get_chunks.",
+            "The first layer of layered retrieval: the compiled overview page of the corpus "
+            "(overview_page, about 500 tokens, each statement citing its file's version) and "
+            "short extractive summaries of the files most related to a query (or the newest, "
+            "without one), each with chunk ids to drill into with get_chunks.",
             obj(
                 {
                     "query": string("what you are looking for (optional)", 2000),
@@ -360,6 +361,11 @@ TOOLS: dict[str, ToolSpec] = {
             obj(
                 {
                     "overview": string("what is visible, by type"),
+                    "overview_page": loose(
+                        "the compiled overview page to read first (null before the first): "
+                        "untrusted_text with [n] markers, statements citing source_id and "
+                        "version_id with chunk_ids to drill into, tokens, stale"
+                    ),
                     "files": array(
                         loose("a file by reference: id, bounded name, type, rounded size"),
                         "the newest files, no content",
