@@ -244,15 +244,10 @@ def test_a_candidate_model_is_evaluated_after_its_publication_run_only_when_it_c
         assert ticks.at(t0 + 5 * DEBOUNCE, tenant) == []
 
 
-def test_an_evaluation_does_not_itself_request_another(
-    platform: Platform, index_prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What an evaluation writes (its run, its report, the tenant's fusion
-    setting) is not what the tenant serves: a real evaluation, requested by
-    the sensor, is not followed by another one."""
-    from assets.evals import retrieval_quality
+@pytest.fixture
+def beir_tenant(platform: Platform, tmp_path: Path) -> tuple[str, str]:
+    """A tenant holding a tiny BEIR corpus with its suite; (tenant, serving model)."""
     from evals.retrieval import write_corpus
-    from tests.e2e.helpers import run_pipeline
     from tests.e2e.test_eval_retrieval import _beir
 
     folder = _beir(tmp_path / "tiny")
@@ -263,20 +258,42 @@ def test_an_evaluation_does_not_itself_request_another(
     PostgresEvalRuns(platform.pool).set_suite(
         tenant, EvalSuite(beir_folder=str(folder), split="test")
     )
+    return tenant, model
+
+
+def _evaluate(instance: dg.DagsterInstance, index_prefix: str, tenant: str, model: str) -> None:
+    """A real evaluation run of the tenant x model, as the sensor's or the CLI's would be."""
+    from assets.evals import retrieval_quality
+
+    evaluation = dg.materialize(
+        ALL_ASSETS,
+        selection=[retrieval_quality],
+        partition_key=tenant_model_key(tenant, model),
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    assert evaluation.success
+
+
+def test_an_evaluation_does_not_itself_request_another(
+    platform: Platform,
+    index_prefix: str,
+    beir_tenant: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What an evaluation writes (its run, its report, the tenant's fusion
+    setting) is not what the tenant serves: a real evaluation, requested by
+    the sensor, is not followed by another one."""
+    from tests.e2e.helpers import run_pipeline
+
+    tenant, model = beir_tenant
     with dg.instance_for_test() as instance:
         run_pipeline(instance, tenant, model, resource(index_prefix))
         ticks = Ticks(instance, index_prefix, monkeypatch)
         t0 = 6_000_000.0
         assert ticks.at(t0, tenant) == []
         [partition] = ticks.at(t0 + DEBOUNCE, tenant)
-        evaluation = dg.materialize(
-            ALL_ASSETS,
-            selection=[retrieval_quality],
-            partition_key=tenant_model_key(tenant, model),
-            instance=instance,
-            resources={"groundwork": resource(index_prefix)},
-        )
-        assert evaluation.success
+        _evaluate(instance, index_prefix, tenant, model)
         assert PostgresEvalRuns(platform.pool).latest(tenant, model) is not None
         for later in (DEBOUNCE, 2 * DEBOUNCE, 10 * DEBOUNCE):
             assert ticks.at(t0 + DEBOUNCE + later, tenant) == []
@@ -285,7 +302,7 @@ def test_an_evaluation_does_not_itself_request_another(
 def test_an_evaluation_someone_else_ran_counts_for_the_state_it_saw(
     platform: Platform,
     index_prefix: str,
-    tmp_path: Path,
+    beir_tenant: tuple[str, str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The demo evaluates its tenants itself (the CLI's run, visible in Dagster)
@@ -293,32 +310,15 @@ def test_an_evaluation_someone_else_ran_counts_for_the_state_it_saw(
     sensor then evaluated the same served state a second time (three more runs
     and most of a core for minutes). An evaluation counts for the state it
     saw, whoever started it; a later change is still evaluated."""
-    from assets.evals import retrieval_quality
-    from evals.retrieval import write_corpus
     from tests.e2e.helpers import run_pipeline
-    from tests.e2e.test_eval_retrieval import _beir
 
-    folder = _beir(tmp_path / "tiny")
-    tenant = f"ev-{uuid.uuid4().hex[:8]}"
-    model = platform.settings.default_model_key
-    platform.catalog.ensure_tenant(tenant, tenant, model)
-    write_corpus(folder, platform.settings.inbox_dir, tenant)
-    PostgresEvalRuns(platform.pool).set_suite(
-        tenant, EvalSuite(beir_folder=str(folder), split="test")
-    )
+    tenant, model = beir_tenant
     with dg.instance_for_test() as instance:
         run_pipeline(instance, tenant, model, resource(index_prefix))
         ticks = Ticks(instance, index_prefix, monkeypatch)
         t0 = 7_000_000.0
         assert ticks.at(t0, tenant) == []  # met, never evaluated: waits for quiet
-        evaluation = dg.materialize(  # not requested by the sensor
-            ALL_ASSETS,
-            selection=[retrieval_quality],
-            partition_key=tenant_model_key(tenant, model),
-            instance=instance,
-            resources={"groundwork": resource(index_prefix)},
-        )
-        assert evaluation.success
+        _evaluate(instance, index_prefix, tenant, model)  # not requested by the sensor
         for later in (DEBOUNCE, 2 * DEBOUNCE, 10 * DEBOUNCE):
             assert ticks.at(t0 + later, tenant) == []
         _add_note(platform, tenant, "later.md")
