@@ -340,15 +340,10 @@ def evaluate_after_publish(
         for key in new:
             debouncing.adopt(debounce, key, current[key], key in evaluated_before)
     due = debouncing.due_evaluations(debounce, current, examine, now)
-    marks = served_states.evaluated_marks(due)
-    for key in list(due):
-        mark = marks.get(key)
-        if mark and (mark.search_generation, mark.suite_updated_at) == (
-            current[key].generation,
-            current[key].suite_updated_at,
-        ):  # evaluated in this state already, by a run someone else started
-            debouncing.requested(debounce, key, current[key])
-            due.remove(key)
+    evaluated = served_states.evaluated_as_served(due)  # by a run someone else started
+    for key in evaluated:
+        debouncing.requested(debounce, key, current[key])
+    due = [key for key in due if key not in evaluated]
     partitions = {key: str(tenant_model_key(*key)) for key in due}
     busy = busy_partitions(context.instance, eval_job.name, partitions.values())
     requests = []

@@ -19,14 +19,6 @@ from resources.postgres.tenant_wall import ConnectionSource
 
 
 @dataclass(frozen=True, slots=True)
-class EvaluatedState:
-    """What a stored eval run was scored on, as the sensor compares it."""
-
-    search_generation: int
-    suite_updated_at: float  # epoch seconds, as `ServedState` has it
-
-
-@dataclass(frozen=True, slots=True)
 class ServedState:
     tenant_id: str
     serving_model: str
@@ -62,19 +54,23 @@ class PostgresServedStates:
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def evaluated_marks(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], EvaluatedState]:
-        """The served state the newest run of each (tenant, model) was scored on
-        (`EvaluatedState`), for runs that kept one: whoever started that run, the
-        state it saw needs no second evaluation. The suite version reads back
-        as `with_suites` reads it, so the two compare equal."""
+    def evaluated_as_served(self, keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
+        """The (tenant, model) pairs whose newest eval run was scored on what
+        the tenant serves now (the search generation and suite version it kept,
+        `ServedMark`): whoever started that run, the state needs no second
+        evaluation. A run recorded without a mark never matches."""
         if not keys:
-            return {}
+            return set()
         with translated_errors("reading eval history"), self.pool.connection() as conn:
             rows = conn.execute(
+                "SELECT r.tenant_id, r.model_key FROM ("
                 "SELECT DISTINCT ON (tenant_id, model_key) tenant_id, model_key, "
-                "search_generation, extract(epoch FROM suite_updated_at)::float8 "
-                "FROM eval_runs WHERE tenant_id = ANY(%s) AND search_generation IS NOT NULL "
-                "ORDER BY tenant_id, model_key, created_at DESC",
+                "search_generation, suite_updated_at FROM eval_runs "
+                "WHERE tenant_id = ANY(%s) ORDER BY tenant_id, model_key, created_at DESC"
+                ") r JOIN eval_suites e USING (tenant_id) "
+                "LEFT JOIN search_generations g USING (tenant_id) "
+                "WHERE r.search_generation = coalesce(g.generation, 0) "
+                "AND r.suite_updated_at = e.updated_at",
                 (sorted({tenant for tenant, _ in keys}),),
             ).fetchall()
-        return {(r[0], r[1]): EvaluatedState(int(r[2]), float(r[3])) for r in rows}
+        return {(r[0], r[1]) for r in rows} & set(keys)
