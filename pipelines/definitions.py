@@ -44,13 +44,16 @@ ALL_ASSETS = [a for module in STAGE_MODULES for a in module.defs.assets or ()]
 
 
 def build_definitions(
-    groundwork: GroundworkResource | None = None, *, tracing: bool = True
+    groundwork: GroundworkResource | None = None,
+    *,
+    tracing: bool = True,
+    inbox_watcher: bool = False,
 ) -> dg.Definitions:
     return dg.Definitions.merge(
         *(module.defs for module in STAGE_MODULES),
         freshness.defs,  # a check on serving_index, no asset of its own: not a stage
         jobs.defs,
-        sensors.defs,
+        sensors.definitions(inbox_watcher),
         run_traces.definitions(tracing),  # the run-trace sensor
         connector_sensors.defs,
         dg.Definitions(
@@ -67,5 +70,9 @@ def build_definitions(
 def defs() -> dg.Definitions:
     """The code location, built when Dagster loads it (code server, run
     worker), never at import: the run-trace sensor only where tracing is
-    configured, so an install without it has no sensor ticking for nothing."""
-    return build_definitions(tracing=GroundworkSettings.from_env().otlp_endpoint is not None)
+    configured, so an install without it has no sensor ticking for nothing; the
+    inbox sensor as a slow fallback where the supervisor's watcher runs."""
+    settings = GroundworkSettings.from_env()
+    return build_definitions(
+        tracing=settings.otlp_endpoint is not None, inbox_watcher=settings.inbox_watcher
+    )

@@ -128,21 +128,46 @@ def _already_requested(instance: dg.DagsterInstance, tenant_id: str, fingerprint
     )
 
 
-@dg.sensor(
-    job=tenant_ingest_job,
-    # Evaluated on every pass of the sensor daemon (which loops every 5 s): with
-    # 5 s here a pass that came a moment early skipped it, and a new file
-    # waited up to 10 s for its run.
-    minimum_interval_seconds=1,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Turns new or changed inbox files into ingest runs for their tenant.",
-)
-@on_running_platform
-def inbox_sensor(
+#: the inbox sensor's interval without a watcher: every pass of the sensor
+#: daemon (which loops every 5 s; with 5 s here a pass that came a moment early
+#: skipped it, and a new file waited up to 10 s for its run)
+INBOX_TICK_SECONDS = 1
+#: a fallback walk is due this much before INBOX_FALLBACK_SECONDS is up: the
+#: daemon's ticks drift by up to a pass, and a walk a pass late would wait a
+#: whole interval more
+_WALK_SLACK_SECONDS = 5.0
+
+
+def inbox_sensor_every(seconds: int) -> dg.SensorDefinition:
+    """The inbox sensor ticking every `seconds`: INBOX_TICK_SECONDS alone, or
+    INBOX_FALLBACK_SECONDS where the supervisor's watcher requests the runs
+    (each tick then was a daemon evaluation, a gRPC call and a tick row that
+    found nothing to do, 12 a minute)."""
+
+    @dg.sensor(
+        name="inbox_sensor",
+        job=tenant_ingest_job,
+        minimum_interval_seconds=seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Turns new or changed inbox files into ingest runs for their tenant.",
+    )
+    @on_running_platform
+    def inbox_sensor(
+        context: dg.SensorEvaluationContext, platform: Platform
+    ) -> dg.SensorResult | dg.SkipReason:
+        """Walks every tenant's folder, so while the supervisor's watcher requests
+        runs as files arrive the walk is a slow fallback (INBOX_FALLBACK_SECONDS)."""
+        return _inbox_tick(context, platform)
+
+    return inbox_sensor
+
+
+inbox_sensor = inbox_sensor_every(INBOX_TICK_SECONDS)
+
+
+def _inbox_tick(
     context: dg.SensorEvaluationContext, platform: Platform
 ) -> dg.SensorResult | dg.SkipReason:
-    """Walks every tenant's folder, so while the supervisor's watcher requests
-    runs as files arrive the walk is a slow fallback (INBOX_FALLBACK_SECONDS)."""
     settings = platform.settings
     raw = json.loads(context.cursor) if context.cursor else {}
     # the cursor was the fingerprints alone before it kept the walk's time
@@ -150,10 +175,11 @@ def inbox_sensor(
     previous: dict[str, str] = raw["tenants"] if fresh else raw
     scanned_at = float(raw["scanned_at"]) if fresh else 0.0
     now = _now()
-    if now - scanned_at < INBOX_FALLBACK_SECONDS and watched(settings.home, settings.inbox_dir):
+    due = INBOX_FALLBACK_SECONDS - _WALK_SLACK_SECONDS
+    if now - scanned_at < due and watched(settings.home, settings.inbox_dir):
         return dg.SkipReason(
             "the inbox watcher requests runs as files arrive; the folders are walked "
-            f"again in {INBOX_FALLBACK_SECONDS - (now - scanned_at):.0f} s"
+            f"again in {due - (now - scanned_at):.0f} s"
         )
     known = set(context.instance.get_dynamic_partitions("tenant"))
     current: dict[str, str] = {}
@@ -399,13 +425,19 @@ def tenant_partitions_sensor(
     return dg.SensorResult(dynamic_partitions_requests=requests)
 
 
-defs = dg.Definitions(
-    sensors=[
-        inbox_sensor,
-        pending_work_sensor,
-        deletion_sensor,
-        evaluate_after_publish,
-        tenant_partitions_sensor,
-    ],
-    schedules=[inbox_rescan_schedule, reconciliation_schedule],
-)
+def definitions(inbox_watcher: bool = False) -> dg.Definitions:
+    """The sensors and schedules; `inbox_watcher`: the supervisor's watcher
+    requests inbox runs, so the inbox sensor is the slow fallback walk."""
+    return dg.Definitions(
+        sensors=[
+            inbox_sensor_every(int(INBOX_FALLBACK_SECONDS)) if inbox_watcher else inbox_sensor,
+            pending_work_sensor,
+            deletion_sensor,
+            evaluate_after_publish,
+            tenant_partitions_sensor,
+        ],
+        schedules=[inbox_rescan_schedule, reconciliation_schedule],
+    )
+
+
+defs = definitions()

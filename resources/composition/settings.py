@@ -115,6 +115,10 @@ class GroundworkSettings:
     #: the CA certificate that signed the fronts' certificates (the embedded
     #: ones: <home>/engine-tls/ca.crt); copy it to every host
     opensearch_ca: Path | None = None
+    #: the supervisor runs an inbox watcher that requests runs as files arrive
+    #: (GROUNDWORK_INBOX_WATCHER=1, set for its children): the inbox sensor
+    #: then ticks once per fallback interval instead of on every daemon pass
+    inbox_watcher: bool = False
     #: an OTLP/HTTP receiver's base URL (http://host:4318): spans are exported to
     #: its /v1/traces (resources/composition/tracing.py); unset, tracing is off
     otlp_endpoint: str | None = None
@@ -213,6 +217,7 @@ class GroundworkSettings:
             opensearch_ca=Path(env["GROUNDWORK_OPENSEARCH_CA"])
             if env.get("GROUNDWORK_OPENSEARCH_CA")
             else None,
+            inbox_watcher=env.get("GROUNDWORK_INBOX_WATCHER") == "1",
             otlp_endpoint=env.get("GROUNDWORK_OTLP_ENDPOINT") or None,
             trace_sample_ratio=_ratio(env, "GROUNDWORK_TRACE_SAMPLE_RATIO", 0.1),
             freshness_target_seconds=float(env.get("GROUNDWORK_FRESHNESS_TARGET_SECONDS") or "900"),

@@ -40,3 +40,25 @@ def test_with_tracing_on_the_trace_sensor_runs_by_default(
     sensor = _sensors()[SENSOR]
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     assert sensor.minimum_interval_seconds == 60
+
+
+def test_under_the_supervisors_watcher_the_inbox_sensor_ticks_once_a_fallback_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The inbox sensor was evaluated on every pass of the sensor daemon (~5 s)
+    to find, 11 times in 12, that the supervisor's watcher had already asked
+    for the runs: 12 of the idle stack's ~31 ticks a minute, each a daemon
+    evaluation, a gRPC call and a tick row. Where the supervisor runs the
+    watcher (it tells its children so) the sensor is the fallback walk only
+    and ticks once per INBOX_FALLBACK_SECONDS; without one it stays as quick
+    as the daemon."""
+    from groundwork.connectors.inbox import INBOX_FALLBACK_SECONDS
+    from groundwork_cli.supervisor import Supervisor
+    from resources.composition.settings import GroundworkSettings
+
+    monkeypatch.delenv("GROUNDWORK_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("GROUNDWORK_INBOX_WATCHER", raising=False)
+    assert _sensors()["inbox_sensor"].minimum_interval_seconds == 1
+    supervised = Supervisor(GroundworkSettings.from_env()).environment()
+    monkeypatch.setenv("GROUNDWORK_INBOX_WATCHER", supervised["GROUNDWORK_INBOX_WATCHER"])
+    assert _sensors()["inbox_sensor"].minimum_interval_seconds == INBOX_FALLBACK_SECONDS

@@ -171,3 +171,35 @@ def test_a_third_ctrl_c_forces_the_stop_and_still_stops_every_child(tmp_path: Pa
         assert supervisor.alive_children() == []
     finally:
         supervisor.end()
+
+
+def test_the_webserver_and_the_daemon_share_one_code_server_without_a_proxy(
+    tmp_path: Path,
+) -> None:
+    """`dagster dev` given a `python_module` workspace runs a proxy code server
+    (`dagster code-server start`) in front of the real one: a process whose
+    gRPC threads cost ~2% of a core at idle and that relays every sensor
+    evaluation. The supervisor starts the one code server itself and hands
+    `dagster dev` a workspace naming its socket."""
+    import yaml
+    from dagster._grpc.client import DagsterGrpcClient
+
+    settings = dataclasses.replace(GroundworkSettings.from_env(), home=tmp_path)
+    supervisor = Supervisor(settings)
+    try:
+        workspace = supervisor._start_code_server(Path(sys.executable).parent)
+        code = supervisor.processes["code"]
+        assert code.poll() is None
+        command = supervisor.commands["code"][0]
+        assert command[1:3] == ["api", "grpc"] and "code-server" not in command
+        entry = yaml.safe_load(workspace.read_text())["load_from"][0]["grpc_server"]
+        assert entry == {"socket": str(supervisor.code_socket), "location_name": "groundwork"}
+        client = DagsterGrpcClient(socket=entry["socket"])
+        assert client.ping("x")["echo"] == "x"
+        names = client.list_repositories()
+        assert names is not None
+    finally:
+        for process in supervisor.processes.values():
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=20)
