@@ -174,7 +174,13 @@ class StageProgress(Protocol):
     """What each stage still has to do, and the record that it did it:
     extraction, chunking, indexing, embedding, publication and its pointer."""
 
-    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]: ...
+    def versions_to_extract(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[VersionRecord]:
+        """Stored current versions of live sources not yet extracted (only
+        `shard`'s, when given: a distributed run extracts each slice on its own
+        worker)."""
+        ...
 
     def claim_extraction(self, version_id: str) -> bool:
         """Compare-and-set to `extracting` from `pending` or `extracting` (a
@@ -186,8 +192,10 @@ class StageProgress(Protocol):
     ) -> None: ...
 
     def versions_to_chunk(
-        self, tenant_id: str, limit: int
-    ) -> list[tuple[VersionRecord, ExtractedDocument]]: ...
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[tuple[VersionRecord, ExtractedDocument]]:
+        """Extracted versions without chunks (only `shard`'s, when given)."""
+        ...
 
     def replace_chunks(self, version: VersionRecord, chunks: Sequence[Chunk]) -> None:
         """Write a version's chunks beside any other version's (never over the
@@ -286,10 +294,11 @@ class SummaryLedger(Protocol):
     re-scoping and the publication pointer treat them as the raw chunks."""
 
     def versions_to_summarize(
-        self, tenant_id: str, limit: int
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[tuple[VersionRecord, list[RawChunk]]]:
         """Current, chunked versions of live sources without a summary, or whose
-        summary was marked for recompilation, with their raw chunks in order."""
+        summary was marked for recompilation, with their raw chunks in order
+        (only `shard`'s, when given)."""
         ...
 
     def save_summary(

@@ -227,14 +227,17 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             return begun
 
     # StageProgress: extraction ------------------------------------------------------------
-    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
+    def versions_to_extract(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[VersionRecord]:
         with self._lock:
             return [
                 self._record(v)
                 for v in self._listed(
                     tenant_id,
                     lambda v, row: (
-                        self._state(v) == "stored"
+                        (shard is None or shard.contains(v))
+                        and self._state(v) == "stored"
                         and self._is_live_current(v)
                         and (
                             row.processing_state == "pending"
@@ -279,13 +282,14 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
 
     # chunking --------------------------------------------------------------------------------
     def versions_to_chunk(
-        self, tenant_id: str, limit: int
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[tuple[VersionRecord, ExtractedDocument]]:
         with self._lock:
             ready = self._listed(
                 tenant_id,
                 lambda v, row: (
-                    row.processing_state == "extracted"
+                    (shard is None or shard.contains(v))
+                    and row.processing_state == "extracted"
                     and row.chunked_at is None
                     and row.document is not None
                     and self._is_live_current(v)
@@ -457,13 +461,14 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         )
 
     def versions_to_summarize(
-        self, tenant_id: str, limit: int
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[tuple[VersionRecord, list[RawChunk]]]:
         with self._lock:
             ready = self._listed(
                 tenant_id,
                 lambda v, row: (
-                    row.processing_state == "extracted"
+                    (shard is None or shard.contains(v))
+                    and row.processing_state == "extracted"
                     and row.chunked_at is not None
                     and row.summarized_at is None
                     and self._is_live_current(v)

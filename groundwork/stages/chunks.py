@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from groundwork.catalog import (
     StageProgress,
+    VersionShard,
 )
 from groundwork.chunking import ChunkingPolicy, ChunkingStrategy, StructureAwareChunking
 from groundwork.stages.report import StageReport
@@ -19,13 +20,15 @@ def chunk_pending(
     policy: ChunkingPolicy | None = None,
     batch: int = 500,
     strategy: ChunkingStrategy | None = None,
+    shard: VersionShard | None = None,
 ) -> StageReport:
     """Chunk the tenant's extracted versions with `strategy` (the structure-aware
-    one sized by `count_tokens` and `policy` unless another is given)."""
+    one sized by `count_tokens` and `policy` unless another is given); only
+    `shard`'s slice when given."""
     strategy = strategy or StructureAwareChunking(count_tokens, policy or ChunkingPolicy())
     report = StageReport()
     started = time.monotonic()
-    while pending := catalog.versions_to_chunk(tenant_id, batch):
+    while pending := catalog.versions_to_chunk(tenant_id, batch, shard):
         for version, document in pending:
             chunks = strategy.chunk(
                 document.blocks,

@@ -14,6 +14,7 @@ from pathlib import Path
 from groundwork.catalog import (
     StageProgress,
     VersionRecord,
+    VersionShard,
 )
 from groundwork.documents import (
     ExtractionFailure,
@@ -78,13 +79,15 @@ def extract_pending(
     limits: ExtractionLimits | None = None,
     batch: int = 500,
     extractors: Sequence[Extractor] = (_in_process,),
+    shard: VersionShard | None = None,
 ) -> StageReport:
     """`extractors` default to one in-process; the pipeline passes killable
     worker processes (so the timeout is enforced from outside the parser), one
     per core it is given: documents fan out over them, one thread each waiting
     on its worker, so a large tenant's first ingest uses every core. The
     catalog's claim keeps two workers off one version; a document's failure is
-    its own and the other workers go on."""
+    its own and the other workers go on. With `shard`, only that slice of the
+    waiting versions: a distributed run extracts each slice on its own host."""
     if not extractors:
         raise ValueError("extract_pending needs at least one extractor")
     report = StageReport()
@@ -92,7 +95,7 @@ def extract_pending(
     started = time.monotonic()
     seen: set[str] = set()
     while versions := [
-        v for v in catalog.versions_to_extract(tenant_id, batch) if v.version_id not in seen
+        v for v in catalog.versions_to_extract(tenant_id, batch, shard) if v.version_id not in seen
     ]:
         seen.update(v.version_id for v in versions)
         _fan_out(

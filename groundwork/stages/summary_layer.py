@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from groundwork.catalog import (
     SummaryDrift,
     SummaryLedger,
+    VersionShard,
 )
 from groundwork.overview import (
     OVERVIEW_TOKENS,
@@ -28,11 +29,13 @@ def summarize_pending(
     summarizer: Summarizer | None = None,
     max_tokens: int = 256,
     batch: int = 200,
+    shard: VersionShard | None = None,
 ) -> StageReport:
     """Compile the summary page of each chunked version that has none (or whose
-    summary the drift check marked stale). The page's chunks are rows of the
-    same version in the `summary` layer; the indexes take a version only once
-    it is summarized, so both layers are published by the same pointer flip.
+    summary the drift check marked stale); only `shard`'s slice when given. The
+    page's chunks are rows of the same version in the `summary` layer; the
+    indexes take a version only once it is summarized, so both layers are
+    published by the same pointer flip.
     `items` counts summary chunks, `skipped` generative summaries that fell
     back to extractive."""
     report = StageReport()
@@ -40,7 +43,7 @@ def summarize_pending(
     seen: set[str] = set()
     while pending := [
         item
-        for item in catalog.versions_to_summarize(tenant_id, batch)
+        for item in catalog.versions_to_summarize(tenant_id, batch, shard)
         if item[0].version_id not in seen
     ]:
         for version, raw in pending:

@@ -265,6 +265,30 @@ class StageProgressContract:
         assert ledger.batches_to_embed(tenant, MODEL_A, 100, shards[0]) == []
         assert len(ledger.batches_to_embed(tenant, MODEL_A, 100)) == 12 - len(first)
 
+    def test_shards_split_extraction_chunking_and_summaries_by_the_same_buckets(
+        self, ledger: PipelineLedger, tenant: str
+    ) -> None:
+        shards = [VersionShard(i, 3) for i in range(3)]
+        waiting = [stored(ledger, tenant, f"inbox:x{i}.md", f"x{i}").version_id for i in range(9)]
+
+        def split(listing: object) -> list[list[str]]:
+            taken = [listing(shard) for shard in shards]  # type: ignore[operator]
+            assert sorted(v for part in taken for v in part) == sorted(waiting)  # each once
+            for shard, part in zip(shards, taken, strict=True):
+                assert all(version_bucket(v, 3) == shard.index for v in part)
+            return taken
+
+        split(lambda s: [v.version_id for v in ledger.versions_to_extract(tenant, 100, s)])
+        for version_id in waiting:
+            assert ledger.claim_extraction(version_id)
+            ledger.save_extraction(version_id, document(f"# {version_id}\n\ntext"))
+        split(lambda s: [v.version_id for v, _ in ledger.versions_to_chunk(tenant, 100, s)])
+        for version, _ in ledger.versions_to_chunk(tenant, 100):
+            ledger.replace_chunks(version, chunks_of(version, 2))
+        split(lambda s: [v.version_id for v, _ in ledger.versions_to_summarize(tenant, 100, s)])
+        # unsharded listings are unchanged: every waiting version
+        assert len(ledger.versions_to_summarize(tenant, 100)) == 9
+
     def test_keyword_indexing_and_each_models_embedding_are_tracked_apart(
         self, ledger: PipelineLedger, tenant: str, other: str
     ) -> None:

@@ -47,7 +47,7 @@ _STAGE_COUNTS = (
 _BUCKET = "((('x' || substr(md5(v.version_id::text), 1, 8))::bit(32)::int & 2147483647) %% %s)"
 
 
-def _in_shard(shard: VersionShard | None) -> tuple[str, tuple[int, ...]]:
+def in_shard(shard: VersionShard | None) -> tuple[str, tuple[int, ...]]:
     if shard is None:
         return "", ()
     return f" AND {_BUCKET} = %s", (shard.count, shard.index)
@@ -96,16 +96,19 @@ def write_chunk_rows(cur: Cursor[Any], chunks: Sequence[Chunk]) -> None:
 
 class Processing(StoreBase):
     # extraction ----------------------------------------------------------------------
-    def versions_to_extract(self, tenant_id: str, limit: int) -> list[VersionRecord]:
+    def versions_to_extract(
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
+    ) -> list[VersionRecord]:
+        where, params = in_shard(shard)
         with translated_errors("listing versions to extract"), self.pool.connection() as conn:
             return select_versions(
                 conn,
                 "WHERE v.tenant_id = %s AND v.state = 'stored' AND s.state = 'active' "
                 "AND s.current_version_id = v.version_id "
                 "AND (v.processing_state = 'pending' OR (v.processing_state = 'extracting' "
-                "     AND v.extracted_at IS NULL)) "
+                "     AND v.extracted_at IS NULL))" + where + " "
                 "ORDER BY v.created_at, v.version_id LIMIT %s",
-                (tenant_id, limit),
+                (tenant_id, *params, limit),
             )
 
     def claim_extraction(self, version_id: str) -> bool:
@@ -156,8 +159,9 @@ class Processing(StoreBase):
 
     # chunking ------------------------------------------------------------------------
     def versions_to_chunk(
-        self, tenant_id: str, limit: int
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[tuple[VersionRecord, ExtractedDocument]]:
+        where, params = in_shard(shard)
         with translated_errors("listing versions to chunk"), self.pool.connection() as conn:
             rows = (
                 conn.cursor(row_factory=dict_row)
@@ -165,9 +169,10 @@ class Processing(StoreBase):
                     f"SELECT {VERSION_COLUMNS}, d.document FROM source_versions v "
                     "JOIN sources s USING (source_id) JOIN extracted_documents d USING (version_id) "
                     "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' AND v.chunked_at IS NULL "
-                    "AND s.state = 'active' AND s.current_version_id = v.version_id "
-                    "ORDER BY v.created_at, v.version_id LIMIT %s",
-                    (tenant_id, limit),
+                    "AND s.state = 'active' AND s.current_version_id = v.version_id"
+                    + where
+                    + " ORDER BY v.created_at, v.version_id LIMIT %s",
+                    (tenant_id, *params, limit),
                 )
                 .fetchall()
             )
@@ -239,7 +244,7 @@ class Processing(StoreBase):
     def batches_to_keyword_index(
         self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[ChunkBatch]:
-        where, params = _in_shard(shard)
+        where, params = in_shard(shard)
         with translated_errors("listing versions to index"):
             return self._batches(
                 # summarized: both layers of a version go into the indexes together
@@ -270,7 +275,7 @@ class Processing(StoreBase):
     def batches_to_embed(
         self, tenant_id: str, model_key: str, limit: int, shard: VersionShard | None = None
     ) -> list[ChunkBatch]:
-        where, params = _in_shard(shard)
+        where, params = in_shard(shard)
         with translated_errors("listing versions to embed"):
             return self._batches(
                 "v.tenant_id = %s AND v.summarized_at IS NOT NULL AND s.state = 'active' "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from groundwork.catalog import SummaryDrift, VersionRecord
+from groundwork.catalog import SummaryDrift, VersionRecord, VersionShard
 from groundwork.chunking import Chunk
 from groundwork.documents import Location
 from groundwork.ports import AccessScope
@@ -14,7 +14,7 @@ from resources.postgres.catalog_parts.common import (
     StoreBase,
     select_versions,
 )
-from resources.postgres.catalog_parts.processing import write_chunk_rows
+from resources.postgres.catalog_parts.processing import in_shard, write_chunk_rows
 from resources.postgres.database import translated_errors
 
 #: groundwork.summaries.raw_digest in SQL: sha256 over `id:hash` lines in
@@ -27,16 +27,18 @@ _RAW_DIGEST = (
 
 class Summaries(StoreBase):
     def versions_to_summarize(
-        self, tenant_id: str, limit: int
+        self, tenant_id: str, limit: int, shard: VersionShard | None = None
     ) -> list[tuple[VersionRecord, list[RawChunk]]]:
+        where, params = in_shard(shard)
         with translated_errors("listing versions to summarize"), self.pool.connection() as conn:
             versions = select_versions(
                 conn,
                 "WHERE v.tenant_id = %s AND v.processing_state = 'extracted' "
                 "AND v.chunked_at IS NOT NULL AND v.summarized_at IS NULL "
-                "AND s.state = 'active' AND s.current_version_id = v.version_id "
-                "ORDER BY v.created_at, v.version_id LIMIT %s",
-                (tenant_id, limit),
+                "AND s.state = 'active' AND s.current_version_id = v.version_id"
+                + where
+                + " ORDER BY v.created_at, v.version_id LIMIT %s",
+                (tenant_id, *params, limit),
             )
             if not versions:
                 return []
