@@ -1,6 +1,5 @@
 """embeddings: chunks into pgvector, one partition per tenant x embedding model."""
 
-import math
 import os
 import warnings
 from collections.abc import Iterator
@@ -8,6 +7,8 @@ from typing import Any
 
 import dagster as dg
 
+from assets.chunks import chunk_versions
+from assets.extraction import EXTRACTION_WORKERS, extract_versions
 from assets.partitions import (
     by_tenant,
     tenant_and_model,
@@ -15,12 +16,14 @@ from assets.partitions import (
     tenant_partitions,
 )
 from assets.policies import INFRA_RETRY
-from assets.summary_layer import summary_layer
+from assets.registration import source_registrations
+from assets.summary_layer import summarize_versions, summary_layer
 from groundwork.catalog import VersionShard
+from groundwork.services.ingest_routing import shard_count, waiting_versions
 from groundwork.stages.embeddings import embed_pending
 from groundwork.stages.keyword_index import keyword_index_pending
 from resources.composition.platform import Platform
-from resources.dagster_glue.platform_resource import GroundworkResource
+from resources.dagster_glue.platform_resource import ExtractionWorkerResource, GroundworkResource
 from resources.dagster_glue.shard_io import ShardIOManager
 
 #: versions per shard of a large tenant's indexing: about 2,000 chunks at this
@@ -29,8 +32,6 @@ from resources.dagster_glue.shard_io import ShardIOManager
 #: and a lost shard costs a minute of work
 SHARD_VERSIONS_ENV = "GROUNDWORK_SHARD_VERSIONS"
 DEFAULT_SHARD_VERSIONS = 500
-#: at most this many shards per run (steps cost the executor ~1 s each to dispatch)
-MAX_SHARDS = 256
 
 
 @dg.asset(
@@ -83,12 +84,6 @@ def shard_versions() -> int:
     return max(1, int(os.environ.get(SHARD_VERSIONS_ENV, str(DEFAULT_SHARD_VERSIONS))))
 
 
-def shard_count(waiting: int, per_shard: int) -> int:
-    """One shard below `per_shard` waiting versions (a small tenant: no fan-out)."""
-    return max(1, min(MAX_SHARDS, math.ceil(waiting / per_shard)))
-
-
-@dg.op(ins={"summarized": dg.In(dg.Nothing)}, out=dg.DynamicOut(dict, io_manager_key="shard_io"))
 def plan_shards(
     context: dg.OpExecutionContext, groundwork: GroundworkResource
 ) -> Iterator[dg.DynamicOutput[dict[str, Any]]]:
@@ -97,8 +92,7 @@ def plan_shards(
     platform = groundwork.platform()
     tenant_id = context.partition_key
     model_key = platform.serving_model(tenant_id)
-    work = platform.catalog.pending_work(tenant_id, model_key)
-    waiting = max(work["embed"], work["keyword_index"])
+    waiting = waiting_versions(platform.catalog.pending_work(tenant_id, model_key))
     count = shard_count(waiting, shard_versions())
     context.log.info(f"{waiting} versions waiting: {count} shard(s)")
     for index in range(count):
@@ -110,16 +104,24 @@ def plan_shards(
 
 
 @dg.op(out=dg.Out(dict, io_manager_key="shard_io"), retry_policy=INFRA_RETRY, tags={"kind": "onnx"})
-def index_shard(
-    context: dg.OpExecutionContext, groundwork: GroundworkResource, shard: dict[str, Any]
+def ingest_shard(
+    context: dg.OpExecutionContext,
+    groundwork: GroundworkResource,
+    extraction: ExtractionWorkerResource,
+    shard: dict[str, Any],
 ) -> dict[str, Any]:
-    """One slice: written hidden into the keyword index and embedded into the
-    serving model's vector index; each version marked as it is done, so a
-    retry (Dagster's policy, or the broker handing a dead worker's shard to
-    another) does only what is left of the slice."""
+    """One slice's whole ingest short of publication, on one worker: extracted,
+    chunked, summarized, written hidden into the keyword index and embedded
+    into the serving model's vector index, by the same functions the
+    single-host assets run. Every stage marks each version as it is done, so
+    a retry (Dagster's policy, or the broker handing a dead worker's shard to
+    another) does only what is left of the slice, and no other shard's."""
     platform = groundwork.platform()
     tenant_id, model_key = shard["tenant"], shard["model"]
     slice_ = VersionShard(shard["index"], shard["count"])
+    extracted = extract_versions(context.log, platform, tenant_id, extraction, shard=slice_)
+    chunked = chunk_versions(platform, tenant_id, shard=slice_)
+    _, summarized = summarize_versions(platform, tenant_id, shard=slice_)
     keywords = keyword_index_pending(platform.catalog, platform.keywords, tenant_id, shard=slice_)
     embedded = embed_pending(
         platform.catalog,
@@ -128,14 +130,27 @@ def index_shard(
         tenant_id,
         shard=slice_,
     )
+    stages = {
+        "extract": extracted,
+        "chunk": chunked,
+        "summarize": summarized,
+        "keyword_index": keywords,
+        "embed": embedded,
+    }
     report = {
         "shard": f"{slice_.index + 1}/{slice_.count}",
+        "extracted": extracted.processed,
+        "extraction_failed": extracted.failed,
+        "chunked": chunked.processed,
+        "summarized": summarized.processed,
         "keyword_versions": keywords.processed,
         "embedded_versions": embedded.processed,
         "chunks_embedded": embedded.items - embedded.reused,
         "chunks_reused": embedded.reused,
-        "failed": keywords.failed + embedded.failed,
-        "seconds": round(keywords.seconds + embedded.seconds, 2),
+        "failed": extracted.failed + keywords.failed + embedded.failed,
+        # per stage, so a run's table says where a shard's time went
+        **{f"{name}_seconds": round(r.seconds, 2) for name, r in stages.items()},
+        "seconds": round(sum(r.seconds for r in stages.values()), 2),
         "pid": os.getpid(),
         **provider_metadata(platform, model_key),
     }
@@ -143,16 +158,22 @@ def index_shard(
     return report
 
 
+#: what shards_done adds up over the shards' reports
+_TOTALS = (
+    "extracted",
+    "chunked",
+    "summarized",
+    "embedded_versions",
+    "keyword_versions",
+    "chunks_embedded",
+    "failed",
+)
+
+
 @dg.op(out=dg.Out(dict, io_manager_key="shard_io"))
 def shards_done(context: dg.OpExecutionContext, reports: list[dict[str, Any]]) -> dict[str, Any]:
     """Every shard succeeded (Dagster runs this only then); publication follows."""
-    summary = {
-        "shards": len(reports),
-        "embedded_versions": sum(r["embedded_versions"] for r in reports),
-        "keyword_versions": sum(r["keyword_versions"] for r in reports),
-        "chunks_embedded": sum(r["chunks_embedded"] for r in reports),
-        "failed": sum(r["failed"] for r in reports),
-    }
+    summary = {"shards": len(reports), **{k: sum(r[k] for r in reports) for k in _TOTALS}}
     context.add_output_metadata(summary)
     return summary
 
@@ -164,18 +185,22 @@ with warnings.catch_warnings():
 
     @dg.graph_asset(
         partitions_def=tenant_partitions,
-        ins={"summarized": dg.AssetIn(key=summary_layer.key, dagster_type=dg.Nothing)},
+        ins={"registered": dg.AssetIn(key=source_registrations.key, dagster_type=dg.Nothing)},
         group_name="embeddings",
         kinds={"postgres", "pgvector", "opensearch", "onnx"},
         # the shard plan and reports pass through the blob store: any host reads them
-        resource_defs={"shard_io": ShardIOManager().get_resource_definition()},
-        description="A tenant's keyword indexing and serving-model embedding as shards (slices of "
-        "its waiting versions) that run on any worker host (the tenant_ingest_distributed job); "
-        "one shard for a small tenant. Publication (serving_index) follows once every shard "
-        "succeeded.",
+        resource_defs={
+            "shard_io": ShardIOManager().get_resource_definition(),
+            "extraction": EXTRACTION_WORKERS,
+        },
+        description="A tenant's ingest short of publication as shards (slices of its waiting "
+        "versions), each extracted, chunked, summarized, keyword-indexed and embedded for the "
+        "serving model on any worker host (the tenant_ingest_distributed job, in place of "
+        "extracted_documents, chunks and summary_layer); one shard for a small tenant. "
+        "Publication (serving_index) follows once every shard succeeded.",
     )
-    def index_shards(summarized: None) -> Any:
-        return shards_done(plan_shards(summarized).map(index_shard).collect())
+    def index_shards(registered: None) -> Any:
+        return shards_done(plan_shards(registered).map(ingest_shard).collect())
 
 
 #: what this stage's module defines; `pipelines.definitions` merges every module's

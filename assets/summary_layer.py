@@ -13,6 +13,8 @@ import dagster as dg
 from assets.chunks import chunks
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
+from groundwork.catalog import VersionShard
+from groundwork.stages.report import StageReport
 from groundwork.stages.summary_layer import (
     DEFAULT_DRIFT_THRESHOLD,
     DriftRate,
@@ -82,8 +84,21 @@ def checked_drift(
 def summary_layer(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
 ) -> dg.MaterializeResult:
-    platform = groundwork.platform()
-    tenant_id = context.partition_key
+    summarizer, report = summarize_versions(groundwork.platform(), context.partition_key)
+    metadata = {
+        **report.as_metadata(),
+        "summarizer": summarizer,
+        "generative_fell_back": report.skipped,
+    }
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def summarize_versions(
+    platform: Platform, tenant_id: str, shard: VersionShard | None = None
+) -> tuple[str, StageReport]:
+    """Compile the summary pages that wait (only `shard`'s slice when given),
+    sized in the serving model's tokens, and say which summarizer compiled
+    them: the step this asset and a distributed run's shards run."""
     embedder = platform.embedder(platform.serving_model(tenant_id))
     summarizer = platform.summarizer()
     report = summarize_pending(
@@ -92,13 +107,9 @@ def summary_layer(
         embedder.count_tokens,
         summarizer,
         max_tokens=min(256, embedder.model.max_tokens),
+        shard=shard,
     )
-    metadata = {
-        **report.as_metadata(),
-        "summarizer": "extractive" if summarizer is None else summarizer.kind,
-        "generative_fell_back": report.skipped,
-    }
-    return dg.MaterializeResult(metadata=metadata)
+    return ("extractive" if summarizer is None else summarizer.kind), report
 
 
 with warnings.catch_warnings():

@@ -62,25 +62,20 @@ eval_job = dg.define_asset_job(
 
 
 #: the same run from stored bytes to searchable, with its steps on the worker
-#: hosts (`groundwork worker`) through Dagster's Celery executor; a large
-#: tenant's indexing fans out as shards (assets/embeddings.py: index_shards).
-#: Registration stays with tenant_ingest on the host that owns the inbox (a
-#: worker host has no inbox); the API's uploads register into object storage.
+#: hosts (`groundwork worker`) through Dagster's Celery executor: a tenant's
+#: extraction, chunks, summaries and both indexes fan out as shards of its
+#: versions (assets/embeddings.py: index_shards, in place of the tenant-wide
+#: extracted_documents, chunks, summary_layer and keyword_index steps, so each
+#: heavy stage runs on every worker), then one publication. Registration stays
+#: with tenant_ingest on the host that owns the inbox (a worker host has no
+#: inbox); the API's uploads register into object storage.
 tenant_ingest_distributed_job = dg.define_asset_job(
     "tenant_ingest_distributed",
-    selection=[
-        extracted_documents,
-        chunks,
-        summary_layer,
-        index_shards,
-        keyword_index,
-        serving_index,
-        overview_page,
-    ],
+    selection=[index_shards, serving_index, overview_page],
     executor_def=distributed_executor(),
-    description="Extract, chunk, summarize, index (in shards on any worker host), embed and "
-    "publish one tenant's registered sources on the worker hosts: Dagster's Celery executor, "
-    "broker GROUNDWORK_BROKER_URL. One publication after every shard succeeded.",
+    description="Extract, chunk, summarize, index and embed one tenant's registered sources "
+    "in shards on any worker host, then publish: Dagster's Celery executor, broker "
+    "GROUNDWORK_BROKER_URL. One publication after every shard succeeded.",
 )
 
 defs = dg.Definitions(

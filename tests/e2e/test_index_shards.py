@@ -53,13 +53,13 @@ def test_shards_index_every_version_once_and_publication_follows(
     shard_steps = sorted(
         str(e.step_key)
         for e in result.all_events
-        if e.event_type_value == "STEP_SUCCESS" and "index_shard[" in (e.step_key or "")
+        if e.event_type_value == "STEP_SUCCESS" and "ingest_shard[" in (e.step_key or "")
     )
     assert len(shard_steps) == 3, shard_steps  # ceil(10 / 4)
     reports = [
         e.event_specific_data.metadata  # type: ignore[union-attr]
         for e in result.all_events
-        if e.event_type_value == "STEP_OUTPUT" and "index_shard[" in (e.step_key or "")
+        if e.event_type_value == "STEP_OUTPUT" and "ingest_shard[" in (e.step_key or "")
     ]
     # which onnxruntime provider embedded each shard (this machine: the CPU build)
     assert {r["execution_provider"].value for r in reports} == {"CPUExecutionProvider"}

@@ -195,7 +195,7 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
                 for entry in instance.all_logs(runs[0].run_id) if runs else []:
                     step = entry.step_key or ""
                     name = _celery_worker_of(entry)
-                    if name and "index_shard[" in step:
+                    if name and "ingest_shard[" in step:
                         time.sleep(1.0)  # inside the shard: models are loaded, writing began
                         os.killpg(workers[name].pid, signal.SIGKILL)
                         killed.update(step=step, worker=name)
@@ -245,7 +245,7 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
         if e.dagster_event and e.dagster_event.event_type_value in ("STEP_SUCCESS", "STEP_START")
     ]
     shard_successes = [
-        i for i, (k, t) in enumerate(order) if "index_shard[" in (k or "") and t == "STEP_SUCCESS"
+        i for i, (k, t) in enumerate(order) if "ingest_shard[" in (k or "") and t == "STEP_SUCCESS"
     ]
     publication_start = next(
         i for i, (k, t) in enumerate(order) if k == "serving_index" and t == "STEP_START"
@@ -259,7 +259,7 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
         for e in logs
         if e.dagster_event
         and e.dagster_event.event_type_value == "STEP_OUTPUT"
-        and "index_shard[" in (e.step_key or "")
+        and "ingest_shard[" in (e.step_key or "")
     }
     assert shard_pids and shard_pids <= {proc.pid for proc in workers.values()}, shard_pids
     for name, home in homes.items():
