@@ -13,7 +13,14 @@ extraction to publication. Shards: GROUNDWORK_SHARD_VERSIONS = docs / 8, so
 two workers have several shards each. Engines: the test engines under
 GROUNDWORK_HOME (default .groundwork-test), database groundwork_scale, index
 prefix gwscale; Redis started here. The machine is shared: figures are
-single runs unless --repeat, and only large differences mean anything.
+single runs, and only large differences mean anything.
+
+The small tenant is measured three ways: tenant_ingest, the distributed job
+itself on two workers, and the path the routing rule
+(groundwork/services/ingest_routing.py) picks for it with workers
+configured (tenant_ingest below one shard's versions). Each run's per-stage
+table follows: Dagster's step durations (mapped steps summed) and, inside the
+shards, each stage's seconds from the shards' reports.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.pipeline_tier import DEFAULT_CORPUS, tier_corpus
+from groundwork.services.ingest_routing import DISTRIBUTED_JOB, ingest_job
 from resources.composition.platform import Platform, connect, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.redis import EmbeddedRedis
@@ -75,7 +83,8 @@ def _run_here(kind: str, tenant: str) -> None:
             job = build_definitions(
                 GroundworkResource(database=DATABASE, index_prefix=PREFIX)
             ).resolve_job_def("tenant_ingest")
-            success = job.execute_in_process(partition_key=tenant, instance=instance).success
+            done = job.execute_in_process(partition_key=tenant, instance=instance)
+            success, events = done.success, list(done.all_events)
         else:
             recon = dg.build_reconstructable_job(
                 "bench.scale_out",
@@ -86,8 +95,27 @@ def _run_here(kind: str, tenant: str) -> None:
             with dg.execute_job(
                 recon, instance, tags={"dagster/partition": tenant}, raise_on_error=False
             ) as result:
-                success = result.success
-        print(json.dumps({"success": success, "wall": time.monotonic() - started}))
+                success, events = result.success, list(result.all_events)
+        wall = time.monotonic() - started
+        print(json.dumps({"success": success, "wall": wall, "stages": stage_seconds(events)}))
+
+
+def stage_seconds(events: list[Any]) -> dict[str, float]:
+    """Where a run's time went: each step's own duration (Dagster's
+    STEP_SUCCESS), mapped steps summed under their op's name, and inside the
+    shards each stage's seconds from their reports (`shard: extract` ...)."""
+    seconds: dict[str, float] = {}
+    for event in events:
+        key = str(event.step_key or "").split("[")[0]
+        if event.event_type_value == "STEP_SUCCESS":
+            duration = event.event_specific_data.duration_ms / 1000
+            seconds[f"step {key}"] = seconds.get(f"step {key}", 0.0) + duration
+        elif event.event_type_value == "STEP_OUTPUT" and key.endswith("ingest_shard"):
+            for name, value in event.event_specific_data.metadata.items():
+                if name.endswith("_seconds"):
+                    stage = f"  shards: {name.removesuffix('_seconds')}"
+                    seconds[stage] = seconds.get(stage, 0.0) + float(value.value)
+    return seconds
 
 
 class Bench:
@@ -208,6 +236,11 @@ class Bench:
         self.workers = []
 
     def run(self, kind: str, tenant: str, pin: int | None = None) -> float:
+        return self.run_with_stages(kind, tenant, pin)[0]
+
+    def run_with_stages(
+        self, kind: str, tenant: str, pin: int | None = None
+    ) -> tuple[float, dict[str, float]]:
         command = [sys.executable, "-m", "bench.scale_out", "run", kind, tenant]
         if pin is not None:
             command = ["taskset", "-c", str(pin), *command]
@@ -219,7 +252,8 @@ class Bench:
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if not lines or not json.loads(lines[-1])["success"]:
             raise SystemExit(f"{kind} run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-        return float(json.loads(lines[-1])["wall"])
+        last = json.loads(lines[-1])
+        return float(last["wall"]), dict(last["stages"])
 
     def close(self) -> None:
         self.stop_workers()
@@ -246,22 +280,35 @@ def main() -> int:
     small = dict(list(tier_corpus(abstracts, args.small).items()))
     shard_versions = max(1, args.docs // 8)
     work = Path(tempfile.mkdtemp(prefix="gw-scale-"))
+    started_load = os.getloadavg()
     bench = Bench(settings_for_bench(), work)
     figures: dict[str, float] = {}
+    stages: dict[str, dict[str, float]] = {}
+
+    def measure(name: str, kind: str, tenant: str, pin: int | None = None) -> None:
+        figures[name], stages[name] = bench.run_with_stages(kind, tenant, pin)
+
     try:
-        figures["single host, 1 core"] = bench.run("single", bench.tenant(corpus), pin=0)
-        figures["small: single host"] = bench.run("single", bench.tenant(small), pin=0)
+        measure("single host, 1 core", "single", bench.tenant(corpus), pin=0)
+        measure("small: single host", "single", bench.tenant(small), pin=0)
         bench.start_workers([0], shard_versions)
-        figures["distributed, 1 worker (core 0)"] = bench.run("distributed", bench.tenant(corpus))
+        measure("distributed, 1 worker (core 0)", "distributed", bench.tenant(corpus))
         bench.stop_workers()
         bench.start_workers([0, 1], shard_versions)
-        figures["distributed, 2 workers (cores 0, 1)"] = bench.run(
-            "distributed", bench.tenant(corpus)
+        measure("distributed, 2 workers (cores 0, 1)", "distributed", bench.tenant(corpus))
+        measure("small: distributed job, 2 workers", "distributed", bench.tenant(small))
+        # the path the routing rule sends a small tenant down with workers configured
+        tenant = bench.tenant(small)
+        work = bench.platform.catalog.pending_work(
+            tenant, bench.platform.settings.default_model_key
         )
-        figures["small: distributed, 2 workers"] = bench.run("distributed", bench.tenant(small))
+        routed = ingest_job(work, shard_versions, distributed=True)
+        kind = "distributed" if routed == DISTRIBUTED_JOB else "single"
+        measure(f"small: routed ({routed})", kind, tenant, pin=0 if kind == "single" else None)
     finally:
         bench.close()
     print(
+        f"load average at the start: {' '.join(f'{x:.2f}' for x in started_load)}\n"
         f"scale-out: {args.docs} documents, shards of {shard_versions} versions; "
         f"small tenant {args.small} files; shared 2-core machine, single runs"
     )
@@ -271,8 +318,24 @@ def main() -> int:
     one = figures["distributed, 1 worker (core 0)"]
     two = figures["distributed, 2 workers (cores 0, 1)"]
     print(f"  two workers / one worker: {one / two:.2f}x the documents/s (goal >= 1.8x)")
-    ratio = figures["small: distributed, 2 workers"] / figures["small: single host"]
-    print(f"  small tenant, distributed / single host wall: {ratio:.2f}x (goal <= 1.5x)")
+    small_single = figures["small: single host"]
+    ratio = figures["small: distributed job, 2 workers"] / small_single
+    print(f"  small tenant, distributed job / single host wall: {ratio:.2f}x")
+    [routed_name] = [name for name in figures if name.startswith("small: routed")]
+    ratio = figures[routed_name] / small_single
+    print(f"  small tenant, routed / single host wall: {ratio:.2f}x (goal <= 1.5x)")
+    print(
+        "per stage (s; step durations summed over mapped steps, shard stages from their reports):"
+    )
+    names = list(figures)
+    rows = sorted({row for table in stages.values() for row in table})
+    print("  " + f"{'':34s}" + "".join(f"{i + 1:>9d}" for i in range(len(names))))
+    for row in rows:
+        cells = "".join(f"{stages[n].get(row, 0.0):9.1f}" for n in names)
+        print(f"  {row:34s}{cells}")
+    for i, name in enumerate(names):
+        print(f"  {i + 1}: {name}")
+    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
