@@ -84,6 +84,7 @@ def shard_versions() -> int:
     return max(1, int(os.environ.get(SHARD_VERSIONS_ENV, str(DEFAULT_SHARD_VERSIONS))))
 
 
+@dg.op(ins={"registered": dg.In(dg.Nothing)}, out=dg.DynamicOut(dict, io_manager_key="shard_io"))
 def plan_shards(
     context: dg.OpExecutionContext, groundwork: GroundworkResource
 ) -> Iterator[dg.DynamicOutput[dict[str, Any]]]:
