@@ -3,7 +3,9 @@ service's unit tests, and a subject of the connector conformance suite.
 
 Items are kept in id order; a listing is complete (ids not listed are gone),
 pages resume after the cursor (the last id of the previous page), and the
-version is a content hash. Faults are injected per item or for the listing,
+version is a content hash. With `sorted_listing` (the default) each page names
+the id range it covers; without, it is a complete listing that only the end
+of the pass can read deletions from. Faults are injected per item or for the listing,
 as the ConnectorError a real source would raise."""
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage,
 class FakeConnector:
     kind: str = "fake"
     complete_listing: bool = True
+    sorted_listing: bool = True
     page_size: int = 100
     items: dict[str, tuple[bytes, tuple[str, ...] | None]] = field(default_factory=dict)
     #: item id -> errors raised by its next fetches, one per call (then it works)
@@ -49,9 +52,15 @@ class FakeConnector:
         if self.listing_faults:
             raise self.listing_faults.pop(0)
         ids = sorted(i for i in self.items if cursor is None or i > cursor)
-        for start in range(0, len(ids), self.page_size):
+        after = cursor
+        for start in range(0, len(ids) or 1, self.page_size):
             page = ids[start : start + self.page_size]
-            yield ListingPage([self._item(i) for i in page], (), page[-1])
+            through = None if start + self.page_size >= len(ids) else page[-1]
+            span = (after, through) if self.sorted_listing else None
+            yield ListingPage(
+                [self._item(i) for i in page], (), page[-1] if page else cursor, span=span
+            )
+            after = through
 
     def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
         faults = self.fetch_faults.get(item.item_id)

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-ItemState = Literal["ok", "refused", "failed", "alias"]
-DeltaKind = Literal["new", "changed", "rescope", "retry"]
+#: gone: removed at its page of a sorted listing, its source not searchable,
+#: kept until the pass ends for a move to a later id to take over
+ItemState = Literal["ok", "refused", "failed", "alias", "gone"]
+#: returned: an item made gone earlier in this pass is listed again
+DeltaKind = Literal["new", "changed", "rescope", "retry", "returned"]
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,26 @@ class ConnectorCatalog(Protocol):
         listed: Sequence[tuple[str, str, tuple[str, ...]]],
     ) -> list[ItemDelta]:
         """`listed` is (item id, version, effective subjects) per item."""
+        ...
+
+    def compare_span(
+        self,
+        tenant_id: str,
+        instance_id: str,
+        pass_no: int,
+        listed: Sequence[tuple[str, str, tuple[str, ...]]],
+        span: tuple[str | None, str | None],
+    ) -> tuple[list[ItemDelta], list[KnownItem]]:
+        """`compare_page` for a page of a sorted listing, and in the same
+        statement the known items (not already gone) whose ids fall in the
+        page's range (after, through] — in byte order, None unbounded — and
+        that the page does not list: gone at the source."""
+        ...
+
+    def live_versions(self, tenant_id: str, source_id: str) -> dict[str, str]:
+        """The version each embedding model publishes for a source (model key
+        -> version id): the index rows to show again when an item made gone
+        at its page turns out moved."""
         ...
 
     def record_items(

@@ -76,6 +76,12 @@ class ListingPage:
     #: what the pass records about itself in the connector's state, e.g. that
     #: a rewritten history was listed in full
     notes: Sequence[str] = ()
+    #: of a `sorted_listing` connector: the id range (after, through] this page
+    #: covers (None: unbounded), so every known id in it that the page does not
+    #: list is gone now, not at the end of the listing. Ranges of successive
+    #: pages meet (one's `through` is the next one's `after`); the first page
+    #: of a listing from the start has `after` None, the last `through` None.
+    span: tuple[str | None, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,12 +132,24 @@ class Connector(Protocol):
     - `fetch(item, known_version)` streams the item's bytes; when
       `known_version` is the version the source still serves it may answer
       `FetchResult(stream=None, ...)` (not modified).
+    - When `sorted_listing` is True (with `complete_listing`), pages list
+      items in ascending id order — Unicode code point order, which is UTF-8
+      byte order: S3's ListObjectsV2 order, a sorted path listing — and each
+      page's `span` names the id range it covers, also the first page of a
+      listing resumed at `cursor` (its `after` is where the cursor left it).
+      An id in a page's range that the page does not list is not at the
+      source (or not selected by the instance's globs: as with a complete
+      listing, an item the selection no longer takes is removed), so the
+      service removes it at that page rather than after the whole listing.
+      A listing whose order is not the byte order (a crawl, a Git diff)
+      says False.
     - Every failure is a `ConnectorError` (retryable with `retry_after` when
       the source asked to slow down); nothing is swallowed into empty success.
     """
 
     kind: str  # "s3", "fsspec", "web", "git"
     complete_listing: bool
+    sorted_listing: bool
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]: ...
 

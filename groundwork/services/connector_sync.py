@@ -20,6 +20,17 @@ pass (a rename or a move) the source simply changes hands, so nothing is
 extracted or embedded again; when it is still there (a copy), the alias is
 registered as a source of its own.
 
+A sorted listing (`Connector.sorted_listing`: S3's key order) says which id
+range each page covers, so its absentees are known at their page, in the
+statement that compares the page (`compare_span`): a 100,000-key bucket's
+deletion is unsearchable a page after the pass reaches it rather than after
+the hundredth page. Such an item is made *gone*: its index rows stop being
+live at once, and its catalog row waits for the end of the pass, because the
+same bytes may still turn up under a later key (a move forward): that new id
+then takes the source over and its rows are shown again, nothing extracted
+or embedded again. What is still gone when the pass ends goes through
+`request_deletion`, also after a crash (the resumed pass finishes it).
+
 Errors are values per item: a retryable ConnectorError is retried with
 backoff (the source's Retry-After when it gave one); what still fails is
 recorded on the item (retried next pass) and the pass goes on. A listing that
@@ -35,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from groundwork.connectors.calls import TRIES, one_ahead, pause_for, spool, with_retries
@@ -171,6 +182,8 @@ class _Pass:
         self.report = PassReport(0)
         self.listed: list[str] = []
         self.tally = threading.Lock()  # items are fetched and registered in parallel
+        #: absentees read from each page's id range rather than from the whole listing
+        self.by_span = connector.complete_listing and connector.sorted_listing
         self.work = Path(tempfile.mkdtemp(prefix="gw-connector-"))
 
     # the pass ---------------------------------------------------------------------------
@@ -185,7 +198,10 @@ class _Pass:
             if not self._list_all(start.cursor):
                 self._close(finished=False)
                 return self.report
-            if complete and not start.resumed:
+            if self.by_span:
+                # every page, before the crash too, removed its own absentees
+                self._finish_gone()
+            elif complete and not start.resumed:
                 # a resumed pass did not see the pages before its crash: its
                 # absences wait for the next whole pass
                 self._delete(
@@ -238,9 +254,15 @@ class _Pass:
         listed = [(i.item_id, i.version, self._subjects(i)) for i in page.items]
         self.report.seen += len(listed)
         self.listed.extend(i.item_id for i in page.items)
-        deltas = self.catalog.compare_page(
-            self.tenant, self.instance.instance_id, self.report.pass_no, listed
-        )
+        absent: list[KnownItem] = []
+        if self.by_span and page.span is not None:
+            deltas, absent = self.catalog.compare_span(
+                self.tenant, self.instance.instance_id, self.report.pass_no, listed, page.span
+            )
+        else:
+            deltas = self.catalog.compare_page(
+                self.tenant, self.instance.instance_id, self.report.pass_no, listed
+            )
         self.report.unchanged += len(listed) - len(deltas)
         items = {i.item_id: i for i in page.items}
         before = self.report.changed
@@ -252,6 +274,9 @@ class _Pass:
             # as registration does: the ingest run is asked for now, not when the
             # pass ends (a 100,000-key listing takes ~27 s); one queued run per tenant
             self.ports.ingest_trigger().request_ingest(self.tenant)
+        # after the page's items: a rename within the page is then an alias that
+        # takes the source over here, with no moment unsearchable
+        self._gone(absent)
         if page.deleted:
             gone = self.catalog.known_items(
                 self.tenant, self.instance.instance_id, item_ids=list(page.deleted)
@@ -277,7 +302,11 @@ class _Pass:
         trips to the source and the catalog: latency, not CPU); re-scoping,
         and recognising a known item's bytes, happen once per page."""
         records = [self._rescope(d, i) for d, i in work if d.kind == "rescope" and d.source_id]
-        reading = [(d, i) for d, i in work if not (d.kind == "rescope" and d.source_id)]
+        reading = [
+            (self._returned(d) if d.kind == "returned" else d, i)
+            for d, i in work
+            if not (d.kind == "rescope" and d.source_id)
+        ]
         with ThreadPoolExecutor(self.settings.workers) as pool:
             outcomes = list(pool.map(lambda w: self._fetch(*w), reading))
             records += [o for o in outcomes if isinstance(o, ItemRecord)]
@@ -286,6 +315,20 @@ class _Pass:
             aliases = [f for f in fetched if f.delta.kind == "new" and f.sha256 in twins]
             for f in aliases:
                 twin = twins[f.sha256]
+                if twin.state == "gone":  # made gone earlier in this pass: a move forward
+                    record = self._moved_forward(f, twin)
+                    # a second new id with these bytes is a copy of this one
+                    twins[f.sha256] = KnownItem(
+                        record.item_id,
+                        record.version,
+                        record.source_id,
+                        record.origin,
+                        record.sha256,
+                        "ok",
+                        record.subjects,
+                    )
+                    records.append(record)
+                    continue
                 records.append(self._record(f.item, f.version, "alias", twin, f.sha256))
             registering = [f for f in fetched if f not in aliases]
             records += list(pool.map(self._register, registering))
@@ -296,9 +339,11 @@ class _Pass:
         twins: dict[str | None, KnownItem] = {}
         if shas:
             for known in self.catalog.known_items(
-                self.tenant, self.instance.instance_id, sha256s=shas, states=["ok"]
+                self.tenant, self.instance.instance_id, sha256s=shas, states=["ok", "gone"]
             ):
-                twins.setdefault(known.sha256, known)
+                # a live twin first: a copy of an item that is there is a copy
+                if twins.get(known.sha256) is None or twins[known.sha256].state == "gone":
+                    twins[known.sha256] = known
         return twins
 
     def _record(
@@ -480,18 +525,110 @@ class _Pass:
                 pass  # already deleted through another path
         self.catalog.forget_items(self.tenant, self.instance.instance_id, forget)
 
-    def _take_over(self, heir: KnownItem) -> None:
-        record = ItemRecord(
-            heir.item_id,
-            heir.version,
-            "ok",
-            heir.subjects,
-            heir.source_id,
-            heir.origin,
-            heir.sha256,
-            location=heir.location,
-            links=heir.links,
+    def _gone(self, absent: Sequence[KnownItem]) -> None:
+        """A page's absentees (sorted listing): an alias of the same bytes
+        takes the source over (a move back to an earlier id); otherwise the
+        source stops being searchable now and the item is kept gone until the
+        pass ends (`_finish_gone`), for a move forward to claim."""
+        if not absent:
+            return
+        aliases = {
+            a.source_id: a
+            for a in self.catalog.known_items(
+                self.tenant, self.instance.instance_id, states=["alias"]
+            )
+        }
+        forget, gone = [], []
+        for known in absent:
+            heir = aliases.pop(known.source_id, None) if known.state == "ok" else None
+            if heir is not None:
+                self._take_over(heir)
+                forget.append(known.item_id)
+            elif known.state == "alias" or known.source_id is None:
+                forget.append(known.item_id)
+            else:
+                self._show(known.source_id, False)
+                gone.append(replace(_as_record(known), state="gone"))
+        self.catalog.record_items(self.tenant, self.instance.instance_id, self.report.pass_no, gone)
+        self.catalog.forget_items(self.tenant, self.instance.instance_id, forget)
+
+    def _show(self, source_id: str, live: bool) -> None:
+        """A gone item's index rows hidden (as request_deletion hides them,
+        without marking the source, which a move may still claim), or shown
+        again: the versions its models publish, as publication left them."""
+        indexes = self.ports.indexes()
+        if not live:
+            indexes.keywords.set_live(self.tenant, source_id, None, False)
+            for vectors in indexes.vectors:
+                vectors.set_live(self.tenant, source_id, None, False)
+            return
+        published = self.catalog.live_versions(self.tenant, source_id)
+        for version_id in sorted(set(published.values())):
+            indexes.keywords.set_live(self.tenant, source_id, version_id, True)
+        for vectors in indexes.vectors:
+            if vectors.model.key in published:
+                vectors.set_live(self.tenant, source_id, published[vectors.model.key], True)
+
+    def _moved_forward(self, fetched: _Fetched, twin: KnownItem) -> ItemRecord:
+        """A new id holding the bytes of an item made gone earlier in this
+        pass: it takes that source over (recorded before the gone row is
+        forgotten, so a crash between never deletes what it now holds)."""
+        record = self._record(fetched.item, fetched.version, "ok", twin, fetched.sha256)
+        self.catalog.record_items(
+            self.tenant, self.instance.instance_id, self.report.pass_no, [record]
         )
+        self.catalog.forget_items(self.tenant, self.instance.instance_id, [twin.item_id])
+        assert twin.source_id is not None  # only items with a source are made gone
+        if twin.subjects != record.subjects and record.subjects:
+            with contextlib.suppress(NotFound):
+                change_subjects(
+                    self.ports.catalog,
+                    self.ports.indexes(),
+                    self.tenant,
+                    twin.source_id,
+                    record.subjects,
+                )
+        self._show(twin.source_id, True)
+        with self.tally:
+            self.report.moved += 1
+        return record
+
+    def _returned(self, delta: ItemDelta) -> ItemDelta:
+        """An item made gone earlier in the pass listed again (its page listed
+        twice after a crash, or put back meanwhile): shown again, then read
+        conditionally like any changed item (unchanged bytes answer 304)."""
+        if delta.source_id is not None:
+            self._show(delta.source_id, True)
+        return replace(delta, kind="retry")
+
+    def _finish_gone(self) -> None:
+        """The end of a sorted pass: what is still gone was not moved."""
+        gone = self.catalog.known_items(self.tenant, self.instance.instance_id, states=["gone"])
+        if not gone:
+            return
+        holders = {
+            k.source_id
+            for k in self.catalog.known_items(
+                self.tenant,
+                self.instance.instance_id,
+                sha256s=[g.sha256 for g in gone if g.sha256],
+                states=["ok"],
+            )
+        }
+        for known in gone:
+            if known.source_id is None or known.source_id in holders:
+                continue  # taken over by a move, the crash came before the row was forgotten
+            try:
+                request_deletion(
+                    self.ports.catalog, self.ports.indexes(), self.tenant, known.source_id
+                )
+                self.report.deleted += 1
+            except NotFound:
+                pass  # already deleted through another path
+        self.catalog.forget_items(self.tenant, self.instance.instance_id, [g.item_id for g in gone])
+
+    def _take_over(self, heir: KnownItem) -> None:
+        record = replace(_as_record(heir), state="ok")
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
         )
@@ -553,3 +690,18 @@ class _Pass:
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, records
         )
+
+
+def _as_record(known: KnownItem) -> ItemRecord:
+    """A known item written back as it is (its state to be replaced)."""
+    return ItemRecord(
+        known.item_id,
+        known.version,
+        known.state,
+        known.subjects,
+        known.source_id,
+        known.origin,
+        known.sha256,
+        location=known.location,
+        links=known.links,
+    )

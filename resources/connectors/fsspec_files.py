@@ -5,7 +5,9 @@ options.
 Versions come from the listing alone — the entry's ETag when the filesystem
 has one, else size and modification time — so an unchanged folder is listed,
 never read. Listing is complete (a file not listed is gone) and paged in path
-order; the cursor is the last path of a page, so a pass resumes after it.
+order (code point order, which is UTF-8 byte order: a sorted listing, each
+page naming the path range it covers); the cursor is the last path of a page,
+so a pass resumes after it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def entry_version(info: Mapping[str, Any]) -> str:
 class FsspecConnector:
     kind = "fsspec"
     complete_listing = True
+    sorted_listing = True  # paths sorted here, in code point order
 
     def __init__(
         self,
@@ -80,8 +83,10 @@ class FsspecConnector:
             and self.selection.selects(rel := self._relative(name))
             and (cursor is None or rel > cursor)
         )
+        after = cursor
         for start in range(0, len(entries), self.page_size):
             page = entries[start : start + self.page_size]
+            last = start + self.page_size >= len(entries)
             yield ListingPage(
                 [
                     SourceItem(
@@ -96,7 +101,11 @@ class FsspecConnector:
                 ],
                 (),
                 page[-1][0],
+                span=(after, None if last else page[-1][0]),
             )
+            after = page[-1][0]
+        if not entries:  # an empty folder: the one page covers everything
+            yield ListingPage([], (), cursor, span=(cursor, None))
 
     def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
         path = f"{self.root}/{item.item_id}"

@@ -56,6 +56,7 @@ GIT_ENV = {
 class GitRepositoryConnector:
     kind = KIND
     complete_listing = False  # deletions come from the diff, not from absence
+    sorted_listing = False
 
     def __init__(
         self,

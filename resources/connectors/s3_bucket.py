@@ -4,7 +4,9 @@ only lists, reads and translates botocore's errors into ConnectorError.
 
 Listing is ListObjectsV2 pages (1,000 keys each), resumed with StartAfter the
 cursor (the last key of a finished page), so a crashed pass goes on where it
-stopped. A read sends If-None-Match with the known ETag: an object that did
+stopped. S3 returns keys in UTF-8 binary order, so each page names the key
+range it covers (from the previous page's last key to its own, the last page
+to the end): a known key in that range that the page lacks is gone at once. A read sends If-None-Match with the known ETag: an object that did
 not change answers 304 and no byte moves.
 """
 
@@ -37,6 +39,7 @@ def _translated(exc: Exception, item_id: str | None) -> ConnectorError:
 class S3BucketConnector:
     kind = KIND
     complete_listing = True
+    sorted_listing = True  # ListObjectsV2: keys in UTF-8 binary order
 
     def __init__(self, client: Any, settings: S3BucketSettings) -> None:
         self.client = client
@@ -59,6 +62,7 @@ class S3BucketConnector:
         }
         if cursor:
             request["StartAfter"] = cursor
+        after = cursor
         while True:
             try:
                 answer = self.client.list_objects_v2(**request)
@@ -67,11 +71,14 @@ class S3BucketConnector:
             entries = {e["Key"]: e for e in answer.get("Contents", [])}
             keys = selected(self.settings, list(entries))
             items = [object_item(self.settings, entries[k], self._tags(k)) for k in keys]
-            last = answer["Contents"][-1]["Key"] if answer.get("Contents") else cursor
-            if items or last != cursor:
-                yield ListingPage(items, (), last)
-            if not answer.get("IsTruncated"):
+            last = answer["Contents"][-1]["Key"] if answer.get("Contents") else after
+            more = bool(answer.get("IsTruncated"))
+            # the last page always comes, empty or not: its range runs to the end
+            if items or last != after or not more:
+                yield ListingPage(items, (), last, span=(after, last if more else None))
+            if not more:
                 return
+            after = last
             request.pop("StartAfter", None)
             request["ContinuationToken"] = answer["NextContinuationToken"]
 

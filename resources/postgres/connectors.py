@@ -1,4 +1,4 @@
-"""The ConnectorCatalog port on PostgreSQL (migrations 0029, 0032, 0036).
+"""The ConnectorCatalog port on PostgreSQL (migrations 0029, 0032, 0036, 0042).
 
 A page of a listing is compared with the catalog in one statement
 (`compare_page`), a read: a pass over an unchanged source writes nothing and
@@ -77,6 +77,47 @@ _KNOWN_ITEMS = (
     "SELECT item_id, version, source_id, origin, sha256, state, subjects, location, links "
     "FROM connector_items WHERE tenant_id = %(t)s AND instance_id = %(i)s "
 )
+
+
+#: a page's listed items the catalog does not hold as listed; `page` is the
+#: listing (item id, version, subjects joined)
+_COMPARE_FROM_PAGE = (
+    "SELECT page.item_id, c.version AS known, c.source_id, c.origin, c.subjects, c.state,"
+    "  page.version AS listed, c.sha256 FROM page"
+    "  LEFT JOIN connector_items c ON c.tenant_id = %(t)s"
+    "  AND c.instance_id = %(i)s AND c.item_id = page.item_id"
+    "  WHERE c.item_id IS NULL OR c.state IN ('failed', 'gone') OR c.version <> page.version"
+    "  OR (c.state = 'ok'"
+    "    AND array_to_string(c.subjects, E'\\x1f') IS DISTINCT FROM page.subj)"
+)
+_COMPARE = (
+    "WITH page AS (SELECT * FROM unnest(%(ids)s::text[], %(versions)s::text[],"
+    "  %(subjects)s::text[]) AS page (item_id, version, subj)) " + _COMPARE_FROM_PAGE
+)
+
+
+def _delta(row: Sequence[Any]) -> ItemDelta:
+    item_id, known, source_id, origin, subjects, state, listed_version, sha = row
+    kind: DeltaKind = (
+        "new"
+        if state is None
+        else "returned"
+        if state == "gone"
+        else "retry"
+        if state == "failed"
+        else "changed"
+        if known != listed_version
+        else "rescope"
+    )
+    return ItemDelta(
+        item_id,
+        kind,
+        known,
+        source_id,
+        origin,
+        tuple(subjects) if subjects is not None else None,
+        sha,
+    )
 
 
 class PostgresConnectorCatalog:
@@ -219,40 +260,59 @@ class PostgresConnectorCatalog:
             "subjects": [_joined(x[2]) for x in listed],
         }
         with translated_errors("comparing a listing page"), self.pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT page.item_id, c.version, c.source_id, c.origin, c.subjects, c.state,"
-                "  page.version, c.sha256 FROM unnest(%(ids)s::text[], %(versions)s::text[],"
-                "  %(subjects)s::text[]) AS page (item_id, version, subj)"
-                "  LEFT JOIN connector_items c ON c.tenant_id = %(t)s"
-                "  AND c.instance_id = %(i)s AND c.item_id = page.item_id"
-                "  WHERE c.item_id IS NULL OR c.state = 'failed' OR c.version <> page.version"
-                "  OR (c.state = 'ok'"
-                "    AND array_to_string(c.subjects, E'\\x1f') IS DISTINCT FROM page.subj)",
-                params,
-            ).fetchall()
-        deltas = []
-        for item_id, known, source_id, origin, subjects, state, listed_version, sha in rows:
-            kind: DeltaKind = (
-                "new"
-                if state is None
-                else "retry"
-                if state == "failed"
-                else "changed"
-                if known != listed_version
-                else "rescope"
-            )
-            deltas.append(
-                ItemDelta(
-                    item_id,
-                    kind,
-                    known,
-                    source_id,
-                    origin,
-                    tuple(subjects) if subjects is not None else None,
-                    sha,
+            rows = conn.execute(_COMPARE, params).fetchall()
+        return [_delta(row) for row in rows]
+
+    def compare_span(
+        self,
+        tenant_id: str,
+        instance_id: str,
+        pass_no: int,
+        listed: Sequence[tuple[str, str, tuple[str, ...]]],
+        span: tuple[str | None, str | None],
+    ) -> tuple[list[ItemDelta], list[KnownItem]]:
+        params = {
+            "t": tenant_id,
+            "i": instance_id,
+            "ids": [x[0] for x in listed],
+            "versions": [x[1] for x in listed],
+            "subjects": [_joined(x[2]) for x in listed],
+            "after": span[0],
+            "through": span[1],
+        }
+        with translated_errors("comparing a listing page"), self.pool.connection() as conn:
+            rows = (
+                conn.cursor(row_factory=dict_row)
+                .execute(
+                    "WITH page AS (SELECT * FROM unnest(%(ids)s::text[], %(versions)s::text[],"
+                    "  %(subjects)s::text[]) AS page (item_id, version, subj)),"
+                    " compared AS (" + _COMPARE_FROM_PAGE + ") "
+                    "SELECT false AS gone, compared.*, NULL::jsonb AS location, NULL::text[] AS links "
+                    "FROM compared UNION ALL "
+                    "SELECT true, c.item_id, c.version, c.source_id, c.origin, c.subjects, c.state,"
+                    "  NULL, c.sha256, c.location, c.links FROM connector_items c"
+                    "  WHERE c.tenant_id = %(t)s AND c.instance_id = %(i)s AND c.state <> 'gone'"
+                    # byte order, as the listing sorts (and its index, 0042, holds)
+                    '  AND (%(after)s::text IS NULL OR c.item_id COLLATE "C" > %(after)s::text)'
+                    '  AND (%(through)s::text IS NULL OR c.item_id COLLATE "C" <= %(through)s::text)'
+                    "  AND NOT EXISTS (SELECT 1 FROM page WHERE page.item_id = c.item_id)",
+                    params,
                 )
+                .fetchall()
             )
-        return deltas
+        deltas = [_delta(tuple(r.values())[1:9]) for r in rows if not r["gone"]]
+        # the union's columns are named by its first arm: "known" is the version
+        gone = [_known({**r, "version": r["known"]}) for r in rows if r["gone"]]
+        return deltas, gone
+
+    def live_versions(self, tenant_id: str, source_id: str) -> dict[str, str]:
+        with translated_errors("reading published versions"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT model_key, version_id FROM published_versions "
+                "WHERE tenant_id = %s AND source_id = %s",
+                (tenant_id, source_id),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     def record_items(
         self, tenant_id: str, instance_id: str, pass_no: int, records: Sequence[ItemRecord]

@@ -102,6 +102,32 @@ class ConnectorContract:
         else:
             assert gone in after.deleted
 
+    def test_a_sorted_listing_names_ranges_that_cover_every_id(
+        self, harness: ConnectorHarness
+    ) -> None:
+        """Byte order (UTF-8, which is code point order): 'B' before 'a', 'é' last."""
+        ids = [harness.put(f"docs/{n}.txt", n.encode()) for n in ("é", "a", "Z", "B", "b")]
+        whole = drain(harness.connector)
+        spans = [p.span for p in whole.pages]
+        if not harness.connector.sorted_listing:
+            assert spans == [None] * len(spans), "a range only from a sorted listing"
+            return
+        listed = [i.item_id for p in whole.pages for i in p.items]
+        assert listed == sorted(listed, key=lambda i: i.encode()) and set(ids) <= set(listed)
+        assert all(span is not None for span in spans)
+        ranges = [s for s in spans if s is not None]
+        assert ranges[0][0] is None and ranges[-1][1] is None, "from the start to the end"
+        for before, after in zip(ranges, ranges[1:], strict=False):
+            assert before[1] is not None and before[1] == after[0], "successive ranges meet"
+        for page, (low, high) in zip(whole.pages, ranges, strict=True):
+            for item in page.items:
+                key = item.item_id.encode()
+                assert low is None or key > low.encode()
+                assert high is None or key <= high.encode()
+        rest = drain(harness.connector, whole.pages[0].cursor)
+        assert rest.pages[0].span is not None
+        assert rest.pages[0].span[0] == ranges[0][1], "a resumed listing starts where it stopped"
+
     def test_fetch_streams_the_bytes(self, harness: ConnectorHarness) -> None:
         body = b"the quarterly report, in full\n" * 100
         item_id = harness.put("reports/q3.txt", body)
@@ -145,6 +171,13 @@ class FakeHarness:
 
     def broken(self) -> Connector:
         return FakeConnector(listing_faults=[ConnectorError("fake", None, "unreachable")])
+
+
+class UnsortedFakeHarness(FakeHarness):
+    """The fake as a complete listing that names no ranges (a crawl's kind)."""
+
+    def __init__(self) -> None:
+        self.connector = FakeConnector(page_size=2, sorted_listing=False)
 
 
 class FsspecHarness:
@@ -239,6 +272,12 @@ class TestFakeConnector(ConnectorContract):
     @pytest.fixture
     def harness(self) -> ConnectorHarness:
         return FakeHarness()
+
+
+class TestUnsortedFakeConnector(ConnectorContract):
+    @pytest.fixture
+    def harness(self) -> ConnectorHarness:
+        return UnsortedFakeHarness()
 
 
 class TestFsspecConnector(ConnectorContract):

@@ -146,6 +146,7 @@ def test_refusals_and_failures_stay_their_items(sync: Sync) -> None:
 class CrashAfterFirstPage:
     kind = "fake"
     complete_listing = True
+    sorted_listing = True  # as the fake it wraps
 
     def __init__(self, inner: FakeConnector) -> None:
         self.inner = inner
