@@ -422,18 +422,30 @@ def reranked_order(
     """The reranker's order over the ranked candidates; a reranker that returns
     nothing (or part) leaves the rest in fusion order."""
     order = [view.chunk_id for _, _, view in scored]
-    # read as the keyword leg indexed it: a code in the title (heading path) counts
-    reranked = reranker.rerank(
-        interpreted,
-        [
-            RerankCandidate(view.chunk_id, " > ".join([*view.heading_path, view.body]))
-            for _, _, view in scored
-        ],
-    )
+    reranked = reranker.rerank(interpreted, rerank_candidates(scored))
     known = set(order)
     head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
     taken = set(head)
     return head + [chunk_id for chunk_id in order if chunk_id not in taken]
+
+
+def rerank_candidates(
+    scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+) -> list[RerankCandidate]:
+    """The candidates as a reranker sees them (the offline training of the
+    learned reranker reads them through this same function). The text is read
+    as the keyword leg indexed it: a code in the title (heading path) counts."""
+    return [
+        RerankCandidate(
+            view.chunk_id,
+            " > ".join([*view.heading_path, view.body]),
+            fused_score=score,
+            leg_ranks=tuple(sorted(fused.ranks.items())),
+            source_id=view.source_id,
+            heading_path=view.heading_path,
+        )
+        for score, fused, view in scored
+    ]
 
 
 def citation_for(view: ChunkView, retrieved_at: datetime) -> Citation:

@@ -26,6 +26,12 @@ from groundwork.retrieval.query import InterpretedQuery, code_pattern
 class RerankCandidate:
     chunk_id: str
     text: str
+    #: what fusion knew of it, for a reranker that learns from the legs
+    #: (groundwork.retrieval.learned_rank); a text-only reranker ignores them
+    fused_score: float = 0.0
+    leg_ranks: tuple[tuple[str, int], ...] = ()  # leg name -> 1-based rank in that leg
+    source_id: str = ""
+    heading_path: tuple[str, ...] = ()
 
 
 @runtime_checkable
