@@ -12,7 +12,10 @@ costs no request on the second pass; `--no-lastmod` leaves it out, so every
 page is revalidated by a conditional GET (answered 304). `--crawl` lists the site by crawling from an index page instead: the first
 crawl reads every page to find its links; the links are kept with the pages,
 so the second asks each page conditionally (304) and follows its recorded
-links, reading nothing. It uses the tests' kept
+links, reading nothing. A crawl's second pass runs twice over the unchanged
+site, in the same run: its conditional GETs one after another (as before
+they were sent ahead; `revalidators=1`), then a few in flight at once (the
+connector's default). It uses the tests' kept
 engines (.groundwork-test) or starts them, in a database of its own.
 """
 
@@ -30,7 +33,7 @@ from groundwork.services.connector_sync import PassReport, run_pass
 from groundwork.stages.extraction import extract_pending
 from resources.composition.platform import Platform
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
-from resources.connectors.web_site import WebSiteConnector
+from resources.connectors.web_site import REVALIDATORS, WebSiteConnector
 from resources.postgres.connectors import PostgresConnectorCatalog
 from testbed.loopback_http import loopback_server
 from testbed.web_site import LoopbackSite, html_page
@@ -111,16 +114,21 @@ def main() -> None:
             f"{mode}, first pass: {first_s:.2f} s, {first_requests} requests, registered "
             f"{first.changed}, reads {first.reads}; extracted after it (setup): {extracted}"
         )
-        site.log.clear()
-        second, second_s, second_requests = timed_pass(platform, catalog, instance, connector)
-        answered = [status for _, status in site.log]
-        extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
-        print(
-            f"{mode}, second pass over the unchanged site: {second_s:.2f} s "
-            f"({100 * second_s / first_s:.1f}% of the first), {second_requests} requests "
-            f"({answered.count(304)} answered 304, {answered.count(200)} 200), registered "
-            f"{second.changed}, reads {second.reads}; re-extractions: {extracted}"
-        )
+        rounds = [("", connector.revalidators)]
+        if args.crawl:
+            rounds = [(" (one conditional GET at a time)", 1), (" (sent ahead)", REVALIDATORS)]
+        for how, revalidators in rounds:
+            connector.revalidators = revalidators
+            site.log.clear()
+            second, second_s, second_requests = timed_pass(platform, catalog, instance, connector)
+            answered = [status for _, status in site.log]
+            extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
+            print(
+                f"{mode}, second pass over the unchanged site{how}: {second_s:.2f} s "
+                f"({100 * second_s / first_s:.1f}% of the first), {second_requests} requests "
+                f"({answered.count(304)} answered 304, {answered.count(200)} 200), registered "
+                f"{second.changed}, reads {second.reads}; re-extractions: {extracted}"
+            )
         connector.close()
 
 

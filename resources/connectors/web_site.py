@@ -12,6 +12,12 @@ which revalidates them with a conditional GET rather than a second download.
 A crawl is told what the catalog holds (`recall`): a page a last crawl
 recorded is asked for conditionally, and answered 304 its recorded links are
 followed; so an unchanged site costs one 304 per page and reads nothing.
+Those conditional GETs are sent a few ahead of the crawl (`revalidators` at
+once, for the next known pages of the frontier, in its order) rather than one
+round trip after another; each still waits its turn at the politeness gate,
+so with a delay they are as far apart as any request — a 304 is a request
+like another for the site's politeness — and only a site crawled with no
+delay sees them overlap.
 
 Fetch: a conditional GET with the validator of the version the catalog holds,
 so an unchanged page answers 304 and is never extracted again.
@@ -33,6 +39,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO
 
 import httpx
@@ -75,6 +82,9 @@ SPOOL_BYTES = 8 * 1024 * 1024
 READ_BUDGET = 64 * 1024 * 1024
 #: sitemap indexes nest; a loop of indexes stops here
 MAX_SITEMAPS = 200
+#: a crawl's conditional GETs of known pages in flight at once: each is a
+#: round trip the crawl would otherwise wait out alone
+REVALIDATORS = 4
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 logging.getLogger("usp").setLevel(logging.ERROR)  # it logs every skipped line as a warning
@@ -122,6 +132,7 @@ class KeptPages:
 class WebSiteConnector:
     kind = KIND
     complete_listing = True  # a finished pass lists every live page: the rest were removed
+    sorted_listing = False  # sitemap or crawl order
 
     def __init__(
         self,
@@ -131,10 +142,12 @@ class WebSiteConnector:
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         page_size: int = PAGE_SIZE,
+        revalidators: int = REVALIDATORS,
     ) -> None:
         self.config = config
         self.scope = config.scope()
         self.page_size = page_size
+        self.revalidators = revalidators
         self._client = client or httpx.Client(
             timeout=config.timeout_seconds,
             follow_redirects=True,
@@ -275,28 +288,64 @@ class WebSiteConnector:
             seeds = [url for url, _ in self._sitemap_pages()] if self.config.sitemaps else []
             state.enqueue([*seeds, *(canonical_url(u) for u in self.config.start_urls)], self.scope)
         batch: list[SourceItem] = []
-        while state.frontier and state.listed < self.config.max_pages:
-            url = state.frontier.pop(0)
-            item = self._crawled(url, state) if self._allowed(url) else None
-            if item is None:
-                continue
-            state.listed += 1
-            batch.append(item)
-            if len(batch) >= self.page_size and state.frontier:
-                yield ListingPage(batch, (), state.encode())
-                batch = []
+        ahead: dict[str, Future[httpx.Response]] = {}
+        pool = ThreadPoolExecutor(self.revalidators) if self.revalidators > 1 else None
+        try:
+            while state.frontier and state.listed < self.config.max_pages:
+                if pool is not None:
+                    self._revalidate_ahead(state, ahead, pool)
+                url = state.frontier.pop(0)
+                sent = ahead.pop(url, None)
+                item = self._crawled(url, state, sent) if self._allowed(url) else None
+                if item is None:
+                    continue
+                state.listed += 1
+                batch.append(item)
+                if len(batch) >= self.page_size and state.frontier:
+                    yield ListingPage(batch, (), state.encode())
+                    batch = []
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         if state.listed == 0:  # never "the site is gone": the start is unreachable
             raise ConnectorError(KIND, None, "no page could be read from the start URLs")
         yield ListingPage(batch, (), None)
 
-    def _crawled(self, url: str, state: CrawlState) -> SourceItem | None:
+    def _revalidate_ahead(
+        self,
+        state: CrawlState,
+        ahead: dict[str, Future[httpx.Response]],
+        pool: ThreadPoolExecutor,
+    ) -> None:
+        """Sends the conditional GETs of the next known pages of the frontier
+        (no more than the cap leaves to list), so their round trips overlap;
+        the crawl takes their answers in its own order."""
+        room = min(self.revalidators, self.config.max_pages - state.listed)
+        for url in state.frontier[:room]:
+            if url in ahead:
+                continue
+            known = self._recalled.get(url)
+            if known is None or known.links is None or not revalidates(known.version):
+                continue
+            if not self._allowed(url):
+                continue
+            headers = conditional_headers(known.version)
+            ahead[url] = pool.submit(self._get, url, url, headers)
+
+    def _crawled(
+        self, url: str, state: CrawlState, sent: Future[httpx.Response] | None = None
+    ) -> SourceItem | None:
         """Reads one page of a crawl: its links join the frontier, its bytes
         wait for this pass's fetch. A page a last crawl recorded is asked for
-        conditionally: unchanged (304), its recorded links are followed and it
-        is listed as it is known. A dead link (404/410) is no page."""
+        conditionally (`sent`: already asked, ahead of the crawl): unchanged
+        (304), its recorded links are followed and it is listed as it is
+        known. A dead link (404/410) is no page."""
         known = self._recalled.get(url)
         if known is not None and known.links is not None and revalidates(known.version):
-            response = self._get(url, url, conditional_headers(known.version))
+            if sent is not None:
+                response = sent.result()
+            else:
+                response = self._get(url, url, conditional_headers(known.version))
             if response.status_code == 304 and canonical_url(str(response.url)) == url:
                 state.seen.add(url)
                 state.enqueue(known.links, self.scope)
