@@ -30,6 +30,9 @@ same bytes may still turn up under a later key (a move forward): that new id
 then takes the source over and its rows are shown again, nothing extracted
 or embedded again. What is still gone when the pass ends goes through
 `request_deletion`, also after a crash (the resumed pass finishes it).
+Known gap: the catalog does not know a gone source as leaving, so a version
+of it that an ingest run publishes during the rest of the pass (registered by
+an earlier pass, not yet published) is live again until the pass ends.
 
 Errors are values per item: a retryable ConnectorError is retried with
 backoff (the source's Retry-After when it gave one); what still fails is
