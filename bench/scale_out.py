@@ -299,10 +299,10 @@ def main() -> int:
         measure("small: distributed job, 2 workers", "distributed", bench.tenant(small))
         # the path the routing rule sends a small tenant down with workers configured
         tenant = bench.tenant(small)
-        work = bench.platform.catalog.pending_work(
+        waiting = bench.platform.catalog.pending_work(
             tenant, bench.platform.settings.default_model_key
         )
-        routed = ingest_job(work, shard_versions, distributed=True)
+        routed = ingest_job(waiting, shard_versions, distributed=True)
         kind = "distributed" if routed == DISTRIBUTED_JOB else "single"
         measure(f"small: routed ({routed})", kind, tenant, pin=0 if kind == "single" else None)
     finally:
