@@ -5,9 +5,10 @@
 
 Samples, before and after the window, the CPU time of every process of the
 stack (the processes whose command line names the home, PostgreSQL's and
-OpenSearch's, and the supervisor with its descendants, Dagster's and the
-API's; children that exited are counted into their parents by the kernel) and PostgreSQL's per-database session counter (every
-new connection). Prints CPU seconds per process, the total as a share of one
+OpenSearch's, and the home's supervisor, named by its supervisor.json, with
+its descendants, Dagster's and the API's; children that exited are counted
+into their parents by the kernel) and PostgreSQL's per-database session
+counter (every new connection). Prints CPU seconds per process, the total as a share of one
 core, new connections per second per database, and the runs created in the
 window (an idle window has none: a run means the window was not idle).
 """
@@ -15,6 +16,7 @@ window (an idle window has none: a run means the window was not idle).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import time
@@ -52,10 +54,12 @@ def _cpu_seconds(home: Path) -> dict[int, tuple[str, float]]:
         # utime, stime, and the exited children's cutime, cstime
         used = sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
         procs[int(entry)] = (command, int(fields[1]), used)
+    supervisor = _supervisor_pid(home)
     roots = {
         pid
         for pid, (command, _, _) in procs.items()
-        if names_home.search(command) or any(name in command for name in SUPERVISORS)
+        if names_home.search(command)
+        or (pid == supervisor and any(name in command for name in SUPERVISORS))
     }
     found: dict[int, tuple[str, float]] = {}
     for pid, (command, _, used) in procs.items():
@@ -65,6 +69,15 @@ def _cpu_seconds(home: Path) -> dict[int, tuple[str, float]]:
         if ancestor in roots:
             found[pid] = (command[:72], used)
     return found
+
+
+def _supervisor_pid(home: Path) -> int | None:
+    """The supervisor of this home (its lock file names it): another home's
+    supervisor on the machine (a second stack, a test's) is not this stack."""
+    try:
+        return int(json.loads((home / "supervisor.json").read_text())["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _sessions(home: Path) -> dict[str, int]:
