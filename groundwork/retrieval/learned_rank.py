@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from groundwork.errors import CapabilityUnavailable
 from groundwork.retrieval.query import STOPWORDS, InterpretedQuery, code_pattern
 from groundwork.retrieval.rerank import IdentifierReranker, RerankCandidate
 
@@ -186,6 +187,13 @@ class LinearRankModel:
 
     @classmethod
     def load(cls, path: Path = SHIPPED_MODEL) -> LinearRankModel:
+        """The model at `path`; a missing file says which command writes it
+        (GROUNDWORK_RERANKER=learned then fails at start, never mid-search)."""
+        if not path.is_file():
+            raise CapabilityUnavailable(
+                f"no learned rank model at {path}: bench/train_reranker.py trains it "
+                "from the train splits (issue #36)"
+            )
         return cls.from_json(path.read_text(encoding="utf-8"))
 
 

@@ -11,6 +11,7 @@ from typing import cast
 from groundwork.embedding_models import OPENAI_COMPATIBLE_MODELS, EmbeddingModelRef
 from groundwork.errors import CapabilityUnavailable
 from groundwork.ports import EmbeddingProvider
+from groundwork.retrieval.learned_rank import LearnedReranker
 from groundwork.retrieval.rerank import IdentifierReranker, Reranker
 from resources.composition.settings import GroundworkSettings
 from resources.models.embeddings import minilm_tokenizer_json
@@ -20,8 +21,10 @@ from resources.models.rerank_http import HttpReranker, WireFormat
 
 def configured_reranker(settings: GroundworkSettings) -> tuple[Reranker, Reranker | None]:
     """(the reranker, its fallback): the remote one over the local identifier
-    reranker when GROUNDWORK_RERANK_URL is set, else the local one alone."""
-    local = IdentifierReranker()
+    reranker when GROUNDWORK_RERANK_URL is set, else the local one alone. The
+    local one is the identifier reranker, or the learned one with
+    GROUNDWORK_RERANKER=learned (its weights read once, here)."""
+    local: Reranker = LearnedReranker() if settings.reranker == "learned" else IdentifierReranker()
     if not settings.rerank_url:
         return local, None
     remote = HttpReranker(

@@ -87,6 +87,10 @@ class GroundworkSettings:
     #: "filesystem" while `groundwork blobs migrate --to s3` finishes: the S3
     #: store's reads fall back to GROUNDWORK_HOME/blobs (no read fails mid-move)
     blob_read_fallback: str = ""
+    #: the local reranker: "identifier" (the default), or "learned", the offline
+    #: learned reranker (groundwork/retrieval/learned_rank.py; opt-in until its
+    #: figures reach issue #36's goal, bench/README.md)
+    reranker: str = "identifier"
     #: a reranker the user runs (`/rerank`, Cohere/Jina/vLLM or TEI format); off when unset
     rerank_url: str | None = None
     rerank_model: str = ""
@@ -202,6 +206,7 @@ class GroundworkSettings:
             s3_secret_access_key=env.get("GROUNDWORK_S3_SECRET_ACCESS_KEY") or None,
             s3_port=int(env.get("GROUNDWORK_S3_PORT", "8333")),
             blob_read_fallback=_choice(env, "GROUNDWORK_BLOB_READ_FALLBACK", ("", "filesystem")),
+            reranker=_choice(env, "GROUNDWORK_RERANKER", ("identifier", "learned")),
             rerank_url=env.get("GROUNDWORK_RERANK_URL") or None,
             rerank_model=env.get("GROUNDWORK_RERANK_MODEL", ""),
             rerank_format=_choice(env, "GROUNDWORK_RERANK_FORMAT", ("cohere", "tei")),
