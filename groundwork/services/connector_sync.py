@@ -519,14 +519,16 @@ class _Pass:
                 continue
             if known.state == "alias" or known.source_id is None:
                 continue
-            try:
-                request_deletion(
-                    self.ports.catalog, self.ports.indexes(), self.tenant, known.source_id
-                )
-                self.report.deleted += 1
-            except NotFound:
-                pass  # already deleted through another path
+            self._delete_source(known.source_id)
         self.catalog.forget_items(self.tenant, self.instance.instance_id, forget)
+
+    def _delete_source(self, source_id: str) -> None:
+        """Gone at the source: deleted through the one deletion path."""
+        try:
+            request_deletion(self.ports.catalog, self.ports.indexes(), self.tenant, source_id)
+            self.report.deleted += 1
+        except NotFound:
+            pass  # already deleted through another path
 
     def _gone(self, absent: Sequence[KnownItem]) -> None:
         """A page's absentees (sorted listing): an alias of the same bytes
@@ -621,13 +623,7 @@ class _Pass:
         for known in gone:
             if known.source_id is None or known.source_id in holders:
                 continue  # taken over by a move, the crash came before the row was forgotten
-            try:
-                request_deletion(
-                    self.ports.catalog, self.ports.indexes(), self.tenant, known.source_id
-                )
-                self.report.deleted += 1
-            except NotFound:
-                pass  # already deleted through another path
+            self._delete_source(known.source_id)
         self.catalog.forget_items(self.tenant, self.instance.instance_id, [g.item_id for g in gone])
 
     def _take_over(self, heir: KnownItem) -> None:

@@ -37,6 +37,19 @@ _INSTANCE_COLUMNS = (
 )
 
 
+def _page_params(
+    tenant_id: str, instance_id: str, listed: Sequence[tuple[str, str, tuple[str, ...]]]
+) -> dict[str, Any]:
+    """A listing page as the arrays the comparing statements unnest."""
+    return {
+        "t": tenant_id,
+        "i": instance_id,
+        "ids": [x[0] for x in listed],
+        "versions": [x[1] for x in listed],
+        "subjects": [_joined(x[2]) for x in listed],
+    }
+
+
 def _joined(subjects: Sequence[str] | None) -> str | None:
     return None if subjects is None else SEP.join(sorted(set(subjects)))
 
@@ -252,13 +265,7 @@ class PostgresConnectorCatalog:
     ) -> list[ItemDelta]:
         if not listed:
             return []
-        params = {
-            "t": tenant_id,
-            "i": instance_id,
-            "ids": [x[0] for x in listed],
-            "versions": [x[1] for x in listed],
-            "subjects": [_joined(x[2]) for x in listed],
-        }
+        params = _page_params(tenant_id, instance_id, listed)
         with translated_errors("comparing a listing page"), self.pool.connection() as conn:
             rows = conn.execute(_COMPARE, params).fetchall()
         return [_delta(row) for row in rows]
@@ -272,11 +279,7 @@ class PostgresConnectorCatalog:
         span: tuple[str | None, str | None],
     ) -> tuple[list[ItemDelta], list[KnownItem]]:
         params = {
-            "t": tenant_id,
-            "i": instance_id,
-            "ids": [x[0] for x in listed],
-            "versions": [x[1] for x in listed],
-            "subjects": [_joined(x[2]) for x in listed],
+            **_page_params(tenant_id, instance_id, listed),
             "after": span[0],
             "through": span[1],
         }
