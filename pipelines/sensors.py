@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import dagster as dg
 
+from assets.embeddings import shard_versions
 from assets.partitions import tenant_model_key
 from groundwork.catalog import TENANT_ID
 from groundwork.connectors.inbox import (
@@ -30,16 +31,19 @@ from groundwork.connectors.inbox import (
     inbox_tenants,
     watched,
 )
+from groundwork.services.ingest_routing import ingest_job
 from pipelines import evaluation_debounce as debouncing
 from pipelines.jobs import (
     deletion_sweep_job,
     eval_job,
     model_publish_job,
     reconciliation_job,
+    tenant_ingest_distributed_job,
     tenant_ingest_job,
 )
 from resources.composition.platform import Platform
 from resources.composition.settings import GroundworkSettings
+from resources.dagster_glue.celery_steps import broker_configured
 from resources.dagster_glue.platform_resource import EnginesNotRunning, GroundworkResource
 from resources.postgres.served_state import PostgresServedStates, ServedState
 
@@ -219,11 +223,12 @@ def _inbox_tick(
 
 
 @dg.sensor(
-    job=tenant_ingest_job,
+    jobs=[tenant_ingest_job, tenant_ingest_distributed_job],
     minimum_interval_seconds=15,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Requests an ingest run for stored work not yet done (uploads through the "
-    "API, versions waiting for the serving model's embeddings or publication).",
+    "API, versions waiting for the serving model's embeddings or publication): on the "
+    "worker hosts for a tenant above one shard where a broker is configured.",
 )
 @on_running_platform
 def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
@@ -238,7 +243,11 @@ def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform)
     waiting = [
         w for w in platform.catalog.pending_work_all() if any(w.stages[s] for s in ALL_STAGES)
     ]
-    busy = busy_partitions(context.instance, tenant_ingest_job.name, [w.tenant_id for w in waiting])
+    distributed = broker_configured()
+    tenants = [w.tenant_id for w in waiting]
+    busy = busy_partitions(context.instance, tenant_ingest_job.name, tenants)
+    if distributed:
+        busy |= busy_partitions(context.instance, tenant_ingest_distributed_job.name, tenants)
     for work in waiting:
         fingerprint = hashlib.sha256(
             json.dumps([work.stages, work.newest_at], sort_keys=True).encode()
@@ -247,7 +256,7 @@ def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform)
             requests.append(
                 dg.RunRequest(
                     run_key=f"work:{work.tenant_id}:{fingerprint}",
-                    job_name=tenant_ingest_job.name,
+                    job_name=ingest_job(work.stages, shard_versions(), distributed),
                     partition_key=work.tenant_id,
                 )
             )

@@ -66,6 +66,12 @@ def celery_settings(visibility_seconds: int | None = None) -> dict[str, Any]:
     }
 
 
+def broker_configured() -> bool:
+    """Worker hosts are configured where a broker is: read at the caller's
+    tick (a sensor's), never at import."""
+    return bool(os.environ.get(BROKER_ENV))
+
+
 def distributed_executor(visibility_seconds: int = DEFAULT_VISIBILITY_TIMEOUT) -> Any:
     """Dagster's Celery executor, its broker and result store named by
     GROUNDWORK_BROKER_URL (read where the run executes, not at import). The

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import dagster as dg
+import pytest
 
 from groundwork.stages.registration import register_file
 from pipelines.definitions import defs
@@ -367,3 +368,47 @@ def test_pending_work_sensor_skips_a_tenant_whose_run_is_in_progress(
         result = pending_work_sensor(context)
         requested = {r.partition_key for r in result.run_requests or []}
         assert idle in requested and busy not in requested
+
+
+def test_pending_work_goes_to_the_distributed_job_only_for_a_tenant_above_one_shard(
+    platform: Platform, index_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where worker hosts are configured (a broker), a tenant whose waiting
+    versions make more than one shard is spread out (tenant_ingest_distributed);
+    a small one keeps tenant_ingest's one process, with no per-step dispatch
+    (groundwork/services/ingest_routing.py). Without a broker every tenant
+    takes tenant_ingest, as before."""
+    from assets.embeddings import SHARD_VERSIONS_ENV
+    from resources.dagster_glue.celery_steps import BROKER_ENV
+
+    small = _tenant_with_an_upload(platform)
+    large = _tenant_with_an_upload(platform)
+    for name in ("y.md", "z.md"):
+        register_file(
+            platform.catalog,
+            platform.blobs,
+            tenant_id=large,
+            origin=f"api:{name}",
+            filename=name,
+            data=f"# {name}\n\nmore\n".encode(),
+            subjects=[f"tenant:{large}"],
+            media_type="text/markdown",
+        )
+    monkeypatch.setenv(SHARD_VERSIONS_ENV, "2")
+
+    def jobs() -> dict[str, str]:
+        with dg.instance_for_test() as instance:
+            context = dg.build_sensor_context(
+                instance=instance, resources={"groundwork": resource(index_prefix)}
+            )
+            result = pending_work_sensor(context)
+        return {
+            str(r.partition_key): str(r.job_name)
+            for r in result.run_requests or []
+            if r.partition_key in (small, large)
+        }
+
+    monkeypatch.delenv(BROKER_ENV, raising=False)
+    assert jobs() == {small: "tenant_ingest", large: "tenant_ingest"}
+    monkeypatch.setenv(BROKER_ENV, "redis://:secret@127.0.0.1:6399/0")
+    assert jobs() == {small: "tenant_ingest", large: "tenant_ingest_distributed"}
