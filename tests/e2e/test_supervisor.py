@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import sys
 import time
@@ -203,3 +204,5 @@ def test_the_webserver_and_the_daemon_share_one_code_server_without_a_proxy(
             if process.poll() is None:
                 process.terminate()
                 process.wait(timeout=20)
+        if supervisor.code_socket is not None:
+            shutil.rmtree(supervisor.code_socket.parent, ignore_errors=True)
