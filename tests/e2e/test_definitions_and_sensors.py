@@ -11,6 +11,7 @@ from groundwork.stages.registration import register_file
 from pipelines.definitions import defs
 from pipelines.sensors import inbox_sensor, pending_work_sensor
 from resources.composition.platform import Platform
+from testbed.tenants import register_markdown
 from tests.e2e.helpers import resource, write_inbox
 
 
@@ -384,16 +385,7 @@ def test_pending_work_goes_to_the_distributed_job_only_for_a_tenant_above_one_sh
     small = _tenant_with_an_upload(platform)
     large = _tenant_with_an_upload(platform)
     for name in ("y.md", "z.md"):
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=large,
-            origin=f"api:{name}",
-            filename=name,
-            data=f"# {name}\n\nmore\n".encode(),
-            subjects=[f"tenant:{large}"],
-            media_type="text/markdown",
-        )
+        register_markdown(platform, large, name, f"# {name}\n\nmore\n")
     monkeypatch.setenv(SHARD_VERSIONS_ENV, "2")
 
     def jobs() -> dict[str, str]:

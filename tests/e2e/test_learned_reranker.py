@@ -6,14 +6,13 @@ synthetic slice: the shipped one is trained from ../shared data)."""
 from __future__ import annotations
 
 import dataclasses
-import uuid
 
 from groundwork.ports import AccessScope
 from groundwork.retrieval.kernel import SearchRequest, hybrid_search
 from groundwork.retrieval.learned_rank import LearnedReranker, train
 from groundwork.retrieval.outcome import Found
-from groundwork.stages.registration import register_file
 from resources.composition.platform import Platform
+from testbed.tenants import seed_tenant
 from tests.e2e.helpers import publish_registered
 from tests.unit.test_learned_rank import slice_of_queries
 
@@ -29,24 +28,12 @@ FILLER = (
 
 
 def _tenant(platform: Platform) -> str:
-    tenant = f"lr-{uuid.uuid4().hex[:8]}"
-    platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)
     docs: dict[str, str] = {}
     for n, (code, filler) in enumerate(zip(CODES, FILLER, strict=True)):
         # one document names the code; a near neighbour shares its topic only
         docs[f"code{n}.md"] = f"# Note {n}\n\n{filler} Reference {code} applies here.\n"
         docs[f"topic{n}.md"] = f"# Topic {n}\n\n{filler} {filler}\n"
-    for name, text in docs.items():
-        register_file(
-            platform.catalog,
-            platform.blobs,
-            tenant_id=tenant,
-            origin=f"inbox://{tenant}/{name}",
-            filename=name,
-            data=text.encode(),
-            subjects=[f"tenant:{tenant}"],
-            media_type="text/markdown",
-        )
+    tenant = seed_tenant(platform, "lr", docs)
     publish_registered(platform, tenant)
     return tenant
 
