@@ -34,6 +34,7 @@ import threading
 from typing import Any
 
 import sqlalchemy
+from dagster._core.storage.event_log.schema import ConcurrencyLimitsTable
 from dagster._serdes import ConfigurableClassData
 from dagster_postgres import (
     DagsterPostgresStorage,
@@ -46,6 +47,7 @@ from dagster_postgres.utils import (
     get_token_provider_from_config,
     pg_url_from_config,
 )
+from sqlalchemy.dialects import postgresql
 
 #: connections a process keeps open: the daemon's loops run on a few threads at once
 POOL_SIZE = 3
@@ -126,6 +128,36 @@ class _RunStorage(PostgresRunStorage):
 
 
 class _EventLogStorage(PostgresEventLogStorage):
+    def initialize_concurrency_limit_to_default(self, concurrency_key: str) -> bool:
+        """One upsert. Dagster's INSERT, then UPDATE on a duplicate key, runs
+        the UPDATE in a transaction PostgreSQL has already aborted (dagster
+        issue 33552, open at 1.13.27): two runs first claiming a pool at once
+        (two `groundwork eval` ingests) crashed one of them."""
+        default_limit = (
+            self._instance.global_op_concurrency_default_limit if self.has_instance else None
+        )
+        if (
+            default_limit is None
+            or not self.has_concurrency_limits_table
+            or not self.has_default_pool_limit_col
+        ):
+            return super().initialize_concurrency_limit_to_default(concurrency_key)
+        self._reconcile_concurrency_limits_from_slots()
+        limits = ConcurrencyLimitsTable
+        upsert = postgresql.insert(limits).values(
+            concurrency_key=concurrency_key, limit=default_limit, using_default_limit=True
+        )
+        with self.index_transaction() as conn:
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[limits.c.concurrency_key],
+                    set_={"limit": default_limit},
+                    where=limits.c.limit != default_limit,
+                )
+            )
+            self._allocate_concurrency_slots(conn, concurrency_key, default_limit)
+        return True
+
     def has_table(self, table_name: str) -> bool:
         probe = super().has_table
         return _remembered(self.postgres_url, table_name, lambda: probe(table_name))

@@ -179,3 +179,27 @@ def test_the_schema_is_asked_once_not_on_every_call(
     once connections were pooled); a table found present stays present."""
     figures = _probe(own_database[0], engines.server_url, "reflection", own_database[1])
     assert figures["opened"] == 0, f"{figures['opened']} catalog queries in 10 warm ticks"
+
+
+def test_two_runs_first_claiming_a_pool_at_once_both_go_on(
+    own_database: tuple[Path, str], engines
+) -> None:
+    """Dagster sets a pool's default limit by INSERT, then UPDATE on a duplicate
+    key, in a transaction PostgreSQL has already aborted (dagster#33552): two
+    `groundwork eval` ingests first claiming the `embedding` pool at once
+    crashed one run. Setting the default where the row exists must not raise,
+    from any number of threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with dg.DagsterInstance.from_config(str(own_database[0])) as instance:
+        storage = instance.event_log_storage
+        assert storage.initialize_concurrency_limit_to_default("embedding")
+        assert storage.initialize_concurrency_limit_to_default("embedding")  # the row exists
+        with ThreadPoolExecutor(8) as pool:
+            done = list(
+                pool.map(storage.initialize_concurrency_limit_to_default, ["extraction"] * 8)
+            )
+        assert done == [True] * 8
+        for key in ("embedding", "extraction"):
+            info = storage.get_concurrency_info(key)
+            assert info.slot_count == 1, (key, info)
