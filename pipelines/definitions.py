@@ -48,12 +48,13 @@ def build_definitions(
     *,
     tracing: bool = True,
     inbox_watcher: bool = False,
+    requested_on_store: bool = False,
 ) -> dg.Definitions:
     return dg.Definitions.merge(
         *(module.defs for module in STAGE_MODULES),
         freshness.defs,  # a check on serving_index, no asset of its own: not a stage
         jobs.defs,
-        sensors.definitions(inbox_watcher),
+        sensors.definitions(inbox_watcher, requested_on_store),
         run_traces.definitions(tracing),  # the run-trace sensor
         connector_sensors.defs,
         dg.Definitions(
@@ -71,8 +72,12 @@ def defs() -> dg.Definitions:
     """The code location, built when Dagster loads it (code server, run
     worker), never at import: the run-trace sensor only where tracing is
     configured, so an install without it has no sensor ticking for nothing; the
-    inbox sensor as a slow fallback where the supervisor's watcher runs."""
+    inbox sensor as a slow fallback where the supervisor's watcher runs, and the
+    pending-work sensor where runs are requested through the orchestrator's URL
+    as work is stored."""
     settings = GroundworkSettings.from_env()
     return build_definitions(
-        tracing=settings.otlp_endpoint is not None, inbox_watcher=settings.inbox_watcher
+        tracing=settings.otlp_endpoint is not None,
+        inbox_watcher=settings.inbox_watcher,
+        requested_on_store=settings.dagster_url is not None,
     )

@@ -222,16 +222,29 @@ def _inbox_tick(
     )
 
 
-@dg.sensor(
-    jobs=[tenant_ingest_job, tenant_ingest_distributed_job],
-    minimum_interval_seconds=15,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests an ingest run for stored work not yet done (uploads through the "
-    "API, versions waiting for the serving model's embeddings or publication): on the "
-    "worker hosts for a tenant above one shard where a broker is configured.",
-)
-@on_running_platform
-def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
+#: pending_work_sensor's interval where nothing else requests the runs
+PENDING_WORK_TICK_SECONDS = 15
+#: ... and where the API, the MCP tools and the connectors request each
+#: tenant's run as they store its work (an orchestrator URL is configured)
+PENDING_WORK_FALLBACK_SECONDS = 60
+
+
+def pending_work_sensor_every(seconds: int) -> dg.SensorDefinition:
+    """pending_work_sensor ticking every `seconds`: PENDING_WORK_TICK_SECONDS, or
+    PENDING_WORK_FALLBACK_SECONDS in the supervised stack, where its ticks were
+    four a minute that found nothing (the stored work's run already requested)."""
+    return dg.sensor(
+        name="pending_work_sensor",
+        jobs=[tenant_ingest_job, tenant_ingest_distributed_job],
+        minimum_interval_seconds=seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Requests an ingest run for stored work not yet done (uploads through the "
+        "API, versions waiting for the serving model's embeddings or publication): on the "
+        "worker hosts for a tenant above one shard where a broker is configured.",
+    )(on_running_platform(_pending_work_tick))
+
+
+def _pending_work_tick(context: dg.SensorEvaluationContext, platform: Platform) -> dg.SensorResult:
     known = set(context.instance.get_dynamic_partitions("tenant"))
     new_partitions = [
         t.tenant_id for t in platform.catalog.list_tenants() if t.tenant_id not in known
@@ -266,6 +279,9 @@ def pending_work_sensor(context: dg.SensorEvaluationContext, platform: Platform)
         if new_partitions
         else [],
     )
+
+
+pending_work_sensor = pending_work_sensor_every(PENDING_WORK_TICK_SECONDS)
 
 
 @dg.schedule(
@@ -434,13 +450,17 @@ def tenant_partitions_sensor(
     return dg.SensorResult(dynamic_partitions_requests=requests)
 
 
-def definitions(inbox_watcher: bool = False) -> dg.Definitions:
+def definitions(inbox_watcher: bool = False, requested_on_store: bool = False) -> dg.Definitions:
     """The sensors and schedules; `inbox_watcher`: the supervisor's watcher
-    requests inbox runs, so the inbox sensor is the slow fallback walk."""
+    requests inbox runs, so the inbox sensor is the slow fallback walk;
+    `requested_on_store`: the API, tools and connectors request a tenant's run
+    as they store its work, so pending_work_sensor is a slow fallback too."""
     return dg.Definitions(
         sensors=[
             inbox_sensor_every(int(INBOX_FALLBACK_SECONDS)) if inbox_watcher else inbox_sensor,
-            pending_work_sensor,
+            pending_work_sensor_every(PENDING_WORK_FALLBACK_SECONDS)
+            if requested_on_store
+            else pending_work_sensor,
             deletion_sensor,
             evaluate_after_publish,
             tenant_partitions_sensor,

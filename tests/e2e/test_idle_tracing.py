@@ -62,3 +62,27 @@ def test_under_the_supervisors_watcher_the_inbox_sensor_ticks_once_a_fallback_in
     supervised = Supervisor(GroundworkSettings.from_env()).environment()
     monkeypatch.setenv("GROUNDWORK_INBOX_WATCHER", supervised["GROUNDWORK_INBOX_WATCHER"])
     assert _sensors()["inbox_sensor"].minimum_interval_seconds == INBOX_FALLBACK_SECONDS
+
+
+def test_where_the_api_requests_ingest_runs_the_pending_work_sensor_is_a_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pending_work_sensor ticked every 15 s to find, nearly always, nothing: in
+    the supervised stack the API, the MCP tools and the connectors request a
+    tenant's run through Dagster as they store work (GROUNDWORK_DAGSTER_URL,
+    which the supervisor gives its children). There it is the fallback for
+    work stored some other way (a model switch's backfill, a run that failed)
+    and ticks once a minute; without an orchestrator URL it stays quick."""
+    from groundwork_cli.supervisor import Supervisor
+    from pipelines.sensors import PENDING_WORK_FALLBACK_SECONDS, PENDING_WORK_TICK_SECONDS
+    from resources.composition.settings import GroundworkSettings
+
+    monkeypatch.delenv("GROUNDWORK_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("GROUNDWORK_DAGSTER_URL", raising=False)
+    assert _sensors()["pending_work_sensor"].minimum_interval_seconds == PENDING_WORK_TICK_SECONDS
+    supervised = Supervisor(GroundworkSettings.from_env()).environment()
+    monkeypatch.setenv("GROUNDWORK_DAGSTER_URL", supervised["GROUNDWORK_DAGSTER_URL"])
+    sensor = _sensors()["pending_work_sensor"]
+    assert sensor.minimum_interval_seconds == PENDING_WORK_FALLBACK_SECONDS == 60
+    assert PENDING_WORK_TICK_SECONDS == 15
+    assert {j.name for j in sensor.jobs} == {"tenant_ingest", "tenant_ingest_distributed"}
