@@ -108,7 +108,9 @@ def candidates_of(
         "vector": vector_leg(recorded.vector[:MAX_DEPTH], floor),
         "keyword": list(recorded.keyword[:MAX_DEPTH]),
     }
-    return rerank_candidates(rank_candidates(legs, recorded.views, policy))
+    return rerank_candidates(
+        rank_candidates(legs, recorded.views, policy), recorded.leg_scores(MAX_DEPTH)
+    )
 
 
 def training_rows(corpus: Corpus, indices: Sequence[int]) -> list[TrainingQuery]:

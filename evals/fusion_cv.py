@@ -33,6 +33,7 @@ from groundwork.retrieval.kernel import (
     FusionConstants,
     RetrievalPolicy,
     SearchEngines,
+    first_scores,
     rank_candidates,
     reranked_order,
     vector_leg,
@@ -57,6 +58,19 @@ class RecordedQuery:
     vector: tuple[ScoredChunk, ...]
     keyword: tuple[str, ...]
     views: Mapping[str, ChunkView]
+    #: the keyword leg's BM25 score of each id in `keyword`, in its order
+    keyword_scores: tuple[float, ...] = ()
+
+    def leg_scores(self, depth: int) -> dict[str, dict[str, float]]:
+        """Each leg's own scores of its first `depth` hits, as the kernel hands
+        them to a reranker."""
+        keyword: dict[str, float] = {}
+        for chunk_id, score in zip(self.keyword[:depth], self.keyword_scores[:depth], strict=False):
+            keyword.setdefault(chunk_id, score)
+        return {
+            "vector": first_scores(self.vector[:depth]),
+            "keyword": keyword,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +130,20 @@ def record_legs(
     for n, item in enumerate(golden, start=1):
         interpreted = interpret(item.query)
         vector = engines.vectors.search(scope, engines.embedder.embed_query(item.query), depth)
-        keyword = [
-            h.chunk_id for h in engines.keywords.search(scope, interpreted.keyword_text, depth)
-        ]
+        hits = engines.keywords.search(scope, interpreted.keyword_text, depth)
+        keyword = [h.chunk_id for h in hits]
         ids = list(dict.fromkeys([*(h.chunk_id for h in vector), *keyword]))
         views = engines.reader.load_chunks(scope, ids)
-        recorded.append(RecordedQuery(item, interpreted, tuple(vector), tuple(keyword), views))
+        recorded.append(
+            RecordedQuery(
+                item,
+                interpreted,
+                tuple(vector),
+                tuple(keyword),
+                views,
+                tuple(h.score for h in hits),
+            )
+        )
         if progress:
             progress(n, len(golden))
     return recorded
@@ -144,7 +166,7 @@ def ranked_names(
         legs["keyword"] = list(recorded.keyword[: setting.depth])
     scored = rank_candidates(legs, recorded.views, setting.policy)
     order = (
-        reranked_order(reranker, recorded.interpreted, scored)
+        reranked_order(reranker, recorded.interpreted, scored, recorded.leg_scores(setting.depth))
         if reranker is not None and scored
         else [view.chunk_id for _, _, view in scored]
     )

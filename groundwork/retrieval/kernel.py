@@ -223,6 +223,7 @@ def _hybrid_search(
 ) -> RetrievalOutcome:
     interpreted = interpret(request.query)
     legs: dict[str, list[str]] = {}
+    leg_scores: dict[str, dict[str, float]] = {}
     vector_count = 0
     keyword_leg: Future[list[ScoredChunk]] | None = None
     if request.mode == SearchMode.HYBRID and overlap:
@@ -244,6 +245,7 @@ def _hybrid_search(
             )
         vector_count = len(vector_hits)
         legs["vector"] = vector_leg(vector_hits, engines.vectors.model.semantic_floor)
+        leg_scores["vector"] = first_scores(vector_hits)
     missing: tuple[str, ...] = ()
     if request.mode != SearchMode.VECTOR:
         try:
@@ -261,6 +263,7 @@ def _hybrid_search(
                 )
             )
             legs["keyword"] = [h.chunk_id for h in keyword_hits]
+            leg_scores["keyword"] = first_scores(keyword_hits)
         except (EngineUnavailable, StoreError):
             if request.mode == SearchMode.KEYWORD:
                 raise
@@ -286,7 +289,7 @@ def _hybrid_search(
     by_source = {item[2].chunk_id: item[2].source_id for item in scored}
     degraded: tuple[str, ...] = ()
     if request.rerank and engines.reranker is not None:
-        order, degraded = _reranked(engines, interpreted, scored, order)
+        order, degraded = _reranked(engines, interpreted, scored, order, leg_scores)
     if request.pinned_source_ids:
         pinned = set(request.pinned_source_ids)
         order = [c for c in order if by_source[c] in pinned] + [
@@ -400,47 +403,68 @@ def _reranked(
     interpreted: InterpretedQuery,
     scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
     fused: list[str],
+    leg_scores: Mapping[str, Mapping[str, float]],
 ) -> tuple[list[str], tuple[str, ...]]:
     """The reranker's order, or, when a remote one cannot answer (down, slow, its
     circuit open), the local one's (fusion order without one), and the sentence
     that says so."""
     assert engines.reranker is not None
     try:
-        return reranked_order(engines.reranker, interpreted, scored), ()
+        return reranked_order(engines.reranker, interpreted, scored, leg_scores), ()
     except EngineUnavailable as exc:
         degraded = (f"reranker: {exc}; ranked locally instead",)
         if engines.fallback_reranker is None:
             return fused, degraded
-        return reranked_order(engines.fallback_reranker, interpreted, scored), degraded
+        return (
+            reranked_order(engines.fallback_reranker, interpreted, scored, leg_scores),
+            degraded,
+        )
 
 
 def reranked_order(
     reranker: Reranker,
     interpreted: InterpretedQuery,
     scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+    leg_scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> list[str]:
     """The reranker's order over the ranked candidates; a reranker that returns
     nothing (or part) leaves the rest in fusion order."""
     order = [view.chunk_id for _, _, view in scored]
-    reranked = reranker.rerank(interpreted, rerank_candidates(scored))
+    reranked = reranker.rerank(interpreted, rerank_candidates(scored, leg_scores))
     known = set(order)
     head = [chunk_id for chunk_id in dict.fromkeys(reranked) if chunk_id in known]
     taken = set(head)
     return head + [chunk_id for chunk_id in order if chunk_id not in taken]
 
 
+def first_scores(hits: Sequence[ScoredChunk]) -> dict[str, float]:
+    """Each chunk's score in a leg, at its first (best) place there."""
+    scores: dict[str, float] = {}
+    for hit in hits:
+        scores.setdefault(hit.chunk_id, hit.score)
+    return scores
+
+
 def rerank_candidates(
     scored: Sequence[tuple[float, FusedCandidate, ChunkView]],
+    leg_scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> list[RerankCandidate]:
     """The candidates as a reranker sees them (the offline training of the
     learned reranker reads them through this same function). The text is read
-    as the keyword leg indexed it: a code in the title (heading path) counts."""
+    as the keyword leg indexed it: a code in the title (heading path) counts.
+    `leg_scores`: each leg's own score of its hits (cosine, BM25)."""
+    scores = leg_scores or {}
     return [
         RerankCandidate(
             view.chunk_id,
             " > ".join([*view.heading_path, view.body]),
             fused_score=score,
             leg_ranks=tuple(sorted(fused.ranks.items())),
+            leg_scores=tuple(
+                sorted(
+                    (leg, of[view.chunk_id]) for leg, of in scores.items() if view.chunk_id in of
+                )
+            ),
             source_id=view.source_id,
             heading_path=view.heading_path,
         )

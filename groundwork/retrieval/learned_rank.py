@@ -3,7 +3,8 @@ over what the legs already returned (issue #36).
 
 No cross-encoder ships inside a registry package that works offline here, so
 the reranker learns from the features fusion already has for free: each leg's
-rank, the fused position and score, how much of the query the chunk's text and
+rank and own score (cosine, BM25 as a share of the query's best), the fused
+position and score, how much of the query the chunk's text and
 title cover, code matches, and how many of the source's chunks were hit. The
 model is a weight per standardized feature, trained with a pairwise logistic
 loss (relevant above non-relevant within one query's candidates) by L-BFGS
@@ -60,6 +61,9 @@ FEATURES = (
     "source_hits",
     "source_first",
     "source_best_reciprocal",
+    "vector_score",
+    "vector_score_gap",
+    "keyword_score_ratio",
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -98,6 +102,13 @@ def features(query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> 
     best_position: dict[str, int] = {}
     for position, c in enumerate(candidates):
         best_position.setdefault(c.source_id, position)
+    # the legs' own scores: a cosine is comparable across queries, a BM25 score
+    # only within one (so as a share of the query's best); a candidate one leg
+    # did not return gets that leg's lowest (cosine) or nothing (BM25)
+    scores = [dict(c.leg_scores) for c in candidates]
+    cosines = [s["vector"] for s in scores if "vector" in s]
+    top_cosine, low_cosine = (max(cosines), min(cosines)) if cosines else (0.0, 0.0)
+    top_bm25 = max((s["keyword"] for s in scores if "keyword" in s), default=0.0)
     rows = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     for position, c in enumerate(candidates):
         words = _words(c.text)
@@ -129,6 +140,9 @@ def features(query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> 
             math.log(per_source[c.source_id]),
             1.0 if best_position[c.source_id] == position else 0.0,
             1.0 / (1 + best_position[c.source_id]),
+            scores[position].get("vector", low_cosine),
+            top_cosine - scores[position].get("vector", low_cosine),
+            scores[position].get("keyword", 0.0) / top_bm25 if top_bm25 > 0 else 0.0,
         )
     return rows
 

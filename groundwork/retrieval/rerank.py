@@ -30,6 +30,8 @@ class RerankCandidate:
     #: (groundwork.retrieval.learned_rank); a text-only reranker ignores them
     fused_score: float = 0.0
     leg_ranks: tuple[tuple[str, int], ...] = ()  # leg name -> 1-based rank in that leg
+    #: leg name -> that leg's own score for it (cosine similarity, BM25)
+    leg_scores: tuple[tuple[str, float], ...] = ()
     source_id: str = ""
     heading_path: tuple[str, ...] = ()
 

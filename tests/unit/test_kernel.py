@@ -198,6 +198,30 @@ def test_a_reranker_that_returns_nothing_falls_back_to_fusion_order() -> None:
     assert [h.chunk.chunk_id for h in a.hits] == [h.chunk.chunk_id for h in b.hits]
 
 
+def test_a_reranker_is_handed_each_legs_own_scores() -> None:
+    """The learned reranker reads the legs' cosine and BM25 scores: the kernel
+    hands a reranker each candidate's score in every leg that returned it, the
+    same numbers the legs ranked by."""
+    seen: list[RerankCandidate] = []
+
+    class Watching:
+        def rerank(
+            self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]
+        ) -> list[str]:
+            seen.extend(candidates)
+            return []
+
+    engines, _ = _engines(CORPUS)
+    request = SearchRequest("replica lag", limit=4)
+    found = hybrid_search(STAFF, request, dataclasses.replace(engines, reranker=Watching()))
+    assert isinstance(found, Found) and seen
+    for c in seen:
+        scores = dict(c.leg_scores)
+        assert set(scores) == {leg for leg, _ in c.leg_ranks}, c
+        assert all(isinstance(v, float) for v in scores.values())
+    assert any(dict(c.leg_scores).get("keyword", 0.0) > 0 for c in seen)
+
+
 def test_a_remote_reranker_that_fails_degrades_to_the_local_one_and_says_so() -> None:
     class Down:
         def rerank(

@@ -70,6 +70,34 @@ def test_features_have_one_named_column_each() -> None:
     assert rows[1, column["source_first"]] == 0.0
 
 
+def test_the_legs_own_scores_are_features() -> None:
+    """A cosine is comparable across queries, a BM25 score only within one: the
+    model sees the cosine itself and its gap to the query's best, and BM25 as a
+    share of the best; a candidate one leg did not return gets that leg's
+    lowest cosine, or no BM25 share."""
+    from dataclasses import replace
+
+    query = interpret("vitamin D deficiency")
+    cands = [
+        replace(
+            candidate("a", "vitamin D", 0, {"vector": 1, "keyword": 2}),
+            leg_scores=(("keyword", 6.0), ("vector", 0.82)),
+        ),
+        replace(
+            candidate("b", "deficiency", 1, {"vector": 2, "keyword": 1}),
+            leg_scores=(("keyword", 12.0), ("vector", 0.74)),
+        ),
+        replace(candidate("c", "other", 2, {"keyword": 3}), leg_scores=(("keyword", 3.0),)),
+    ]
+    rows = features(query, cands)
+    column = {name: i for i, name in enumerate(FEATURES)}
+    assert list(rows[:, column["vector_score"]]) == [0.82, 0.74, 0.74]
+    assert list(np.round(rows[:, column["vector_score_gap"]], 6)) == [0.0, 0.08, 0.08]
+    assert list(rows[:, column["keyword_score_ratio"]]) == [0.5, 1.0, 0.25]
+    bare = features(query, [candidate("d", "vitamin", 0, {"vector": 1})])
+    assert bare[0, column["vector_score"]] == 0.0 == bare[0, column["keyword_score_ratio"]]
+
+
 def test_training_learns_to_lift_what_covers_the_query() -> None:
     model = train(slice_of_queries(20), depth=10)
     reranker = LearnedReranker(model)
