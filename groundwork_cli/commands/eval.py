@@ -104,6 +104,6 @@ def run(args: argparse.Namespace) -> int:
         instance = DagsterInstance.get()
         for model_key in models:
             started = time.monotonic()
-            ingest_tenants(instance, [tenant_id], model_key)
+            ingest_tenants(instance, [tenant_id], model_key, settings.inbox_dir)
             console.print(f"ingest with {model_key}: {time.monotonic() - started:.1f} s")
         return score_and_print(instance, platform.eval_runs, tenant_id, models)
