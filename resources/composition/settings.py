@@ -88,8 +88,9 @@ class GroundworkSettings:
     #: store's reads fall back to GROUNDWORK_HOME/blobs (no read fails mid-move)
     blob_read_fallback: str = ""
     #: the local reranker: "identifier" (the default), or "learned", the offline
-    #: learned reranker (groundwork/retrieval/learned_rank.py; opt-in until its
-    #: figures reach issue #36's goal, bench/README.md)
+    #: learned reranker (groundwork/retrieval/learned_rank.py, its shipped
+    #: weights beside it; opt-in: it changes every tenant's order, measured on
+    #: SciFact and SQuAD only, bench/README.md#learned-reranker)
     reranker: str = "identifier"
     #: a reranker the user runs (`/rerank`, Cohere/Jina/vLLM or TEI format); off when unset
     rerank_url: str | None = None
