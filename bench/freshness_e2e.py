@@ -189,6 +189,23 @@ def _print_summary(via: str, latencies: list[float], parts: dict[str, list[float
         )
 
 
+def _count_evaluations(instance: object, since: float, burst_ended: float) -> None:
+    """The evaluations the burst caused: Dagster's runs of evaluate_retrieval
+    for acme, during the rounds and after the debounce the sensor waits out."""
+    from pipelines.evaluation_debounce import EVALUATION_DEBOUNCE_SECONDS
+    from pipelines.sensors import EVALUATION_TICK_SECONDS
+
+    wait = EVALUATION_DEBOUNCE_SECONDS + 3 * EVALUATION_TICK_SECONDS
+    print(f"waiting {wait:.0f} s for the evaluation debounce ...", flush=True)
+    time.sleep(wait)
+    runs = [r for r in _runs_since(instance, since) if r[0] == "evaluate_retrieval"]
+    during = sum(1 for r in runs if r[1] <= burst_ended)
+    print(
+        f"evaluations: {during} during the {burst_ended - since:.0f} s burst, "
+        f"{len(runs) - during} after it (goal: 0 and 1)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=20)
@@ -196,6 +213,12 @@ def main() -> int:
     parser.add_argument("--api", default="http://127.0.0.1:8088")
     parser.add_argument("--home", type=Path, default=ROOT / ".groundwork")
     parser.add_argument("--blobs", choices=("fs", "s3"), default="fs")
+    parser.add_argument(
+        "--evaluations",
+        action="store_true",
+        help="after the rounds, wait out the evaluation debounce and count the tenant's "
+        "evaluate_retrieval runs (goal: none during the burst, one after it)",
+    )
     args = parser.parse_args()
     home = args.home.resolve()
     keys_file = home / "demo-keys.json"
@@ -213,6 +236,7 @@ def main() -> int:
     uploaded: list[str] = []
     print(f"{'round':>5} {'total':>6} {'wait':>6} {'start':>6} {'work':>6} {'rest':>6}  runs")
     first_sha256 = ""
+    bench_started = time.time()
     for round_ in range(args.rounds):
         marker = f"zq{uuid.uuid4().hex[:10]}"
         data = ten_page_pdf(marker)
@@ -238,6 +262,8 @@ def main() -> int:
         print(f"{round_:>5} {latencies[-1]:6.1f} {breakdown}  {names}", flush=True)
         # a random gap: drops must not phase-lock with the sensor daemon's 5 s loop
         time.sleep(random.uniform(1.0, 6.0))
+    if args.evaluations:
+        _count_evaluations(instance, bench_started, time.time())
     on_disk = (home / "blobs" / "sha256" / first_sha256[:2] / first_sha256).exists()
     _remove_bench_files(args.api, key, dropped, uploaded)
     if on_disk != (args.blobs == "fs"):
