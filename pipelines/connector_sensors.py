@@ -91,11 +91,17 @@ def _unfinished(context: dg.SensorEvaluationContext, instance_ids: Sequence[str]
     return {i for i in instance_ids if i in busy}
 
 
+#: how often each connector kind's sensor looks for due connectors
+CONNECTOR_TICK_SECONDS = 60
+
+
 def connector_sensor(kind: str) -> dg.SensorDefinition:
     @dg.sensor(
         name=f"{kind}_connector_sensor",
         job=connector_pass_job,
-        minimum_interval_seconds=30,
+        # once a minute: a connector's own pass interval is 300 s by default, and
+        # four kinds ticking every 30 s were 8 of the idle daemon's ~20 ticks a minute
+        minimum_interval_seconds=CONNECTOR_TICK_SECONDS,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=f"Requests a connector_pass run for each due, unpaused {kind} connector "
         "(its partition); the run does the pass.",

@@ -303,7 +303,8 @@ def inbox_rescan_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunR
 
 @dg.sensor(
     job=deletion_sweep_job,
-    minimum_interval_seconds=15,
+    # the sources are unsearchable already; their purge waits at most half a minute
+    minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Purges sources marked for deletion (they are already unsearchable).",
 )

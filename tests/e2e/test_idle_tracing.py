@@ -86,3 +86,20 @@ def test_where_the_api_requests_ingest_runs_the_pending_work_sensor_is_a_fallbac
     assert sensor.minimum_interval_seconds == PENDING_WORK_FALLBACK_SECONDS == 60
     assert PENDING_WORK_TICK_SECONDS == 15
     assert {j.name for j in sensor.jobs} == {"tenant_ingest", "tenant_ingest_distributed"}
+
+
+def test_the_connector_and_deletion_sensors_tick_at_the_idle_budgets_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Idle, the demo's daemon made ~20 sensor ticks a minute, each a daemon
+    evaluation, a gRPC call and a tick row: the four connector kinds' sensors
+    were 8 of them (every 30 s, for connectors whose own pass interval is 300 s
+    by default) and the deletion sensor 4 (every 15 s, purging sources that are
+    already unsearchable). Once a minute and twice a minute keep a connector's
+    pass within a minute of due and a purge within half a minute."""
+    monkeypatch.delenv("GROUNDWORK_OTLP_ENDPOINT", raising=False)
+    sensors = _sensors()
+    connector = [s for name, s in sensors.items() if name.endswith("_connector_sensor")]
+    assert len(connector) == 4
+    assert {s.minimum_interval_seconds for s in connector} == {60}
+    assert sensors["deletion_sensor"].minimum_interval_seconds == 30
