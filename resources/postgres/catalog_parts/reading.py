@@ -132,6 +132,24 @@ _ISSUED_FROM_DOCUMENT = _UPSERT_ISSUED_FROM.format(
 )
 
 
+#: The citations' rows with their sources' scope (the sources the scope reads:
+#: its tenant's, the system corpus's when it reads it), each source looked up by
+#: key behind OFFSET 0 (a planner fence): joined plainly, every plan hashed the
+#: tenant's whole `sources` table per search (a seq scan of 6,231 rows, 3 ms of
+#: a SciFact tenant's search, growing with the tenant), the generic plan of the
+#: prepared statement included, because the planner guesses 100 rows for the
+#: JSON document (tests/e2e/test_recheck_plan.py).
+CITED_ROWS_SQL = (
+    "SELECT u.*, s.subjects, encode(sha256(convert_to(%(tenant)s || "
+    "(u.snapshot - 'retrieved_at')::text, 'UTF8')), 'hex') AS snapshot_id "
+    "FROM jsonb_to_recordset(%(doc)s::jsonb -> 'rows') AS u(citation_id text, "
+    "chunk_id text, source_id text, version_id text, content_hash text, "
+    "snapshot jsonb, retrieved_at timestamptz) "
+    "CROSS JOIN LATERAL (SELECT s.subjects FROM sources s WHERE s.source_id = u.source_id "
+    "AND s.tenant_id = ANY(%(owners)s) OFFSET 0) AS s"
+)
+
+
 class Reading(StoreBase):
     # reading (ChunkReader) -------------------------------------------------------------
     def has_accessible_sources(self, scope: AccessScope) -> bool:
@@ -321,14 +339,7 @@ class Reading(StoreBase):
         with translated_errors("recording citations"), self.pool.connection() as conn:
             conn.execute(
                 f"WITH issued AS ({_ISSUED_FROM_DOCUMENT}), "
-                # the sources the scope reads (its tenant's, the system corpus's when
-                # it reads it), joined once: their scope goes on each citation
-                "c AS (SELECT u.*, s.subjects, encode(sha256(convert_to(%(tenant)s || "
-                "(u.snapshot - 'retrieved_at')::text, 'UTF8')), 'hex') AS snapshot_id "
-                "FROM jsonb_to_recordset(%(doc)s::jsonb -> 'rows') AS u(citation_id text, "
-                "chunk_id text, source_id text, version_id text, content_hash text, "
-                "snapshot jsonb, retrieved_at timestamptz) "
-                "JOIN sources s ON s.source_id = u.source_id AND s.tenant_id = ANY(%(owners)s)), "
+                f"c AS ({CITED_ROWS_SQL}), "
                 # one row per distinct snapshot, in id order (one lock order for every writer)
                 "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
                 "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %(tenant)s, c.source_id, "
