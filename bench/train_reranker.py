@@ -67,11 +67,16 @@ def part_of(name: str, golden: GoldenQuery) -> int:
     return int(golden.query_id) % 2
 
 
+#: bumped when RecordedQuery's fields change, so an older cache is recorded again
+#: rather than unpickled into the wrong shape
+RECORDING_FORMAT = 2
+
+
 def record_corpus(name: str, tenant: str, cache: Path | None, most: int) -> Corpus:
     """The corpus's legs, from the cache when it holds them. A set of more than
     `most` queries is thinned to every n-th (SQuAD's half has 5,696 questions:
     recording them all takes longer than training needs), the same each run."""
-    cached = cache / f"{name}-{tenant}-{most}.pickle" if cache else None
+    cached = cache / f"{name}-{tenant}-{most}-v{RECORDING_FORMAT}.pickle" if cache else None
     with eval_home_platform() as platform:
         suite = platform.eval_runs.suite(tenant)
         if suite is None:
@@ -106,7 +111,7 @@ def candidates_of(
     """What the kernel's reranker would be handed for this query (full depth)."""
     legs = {
         "vector": vector_leg(recorded.vector[:MAX_DEPTH], floor),
-        "keyword": list(recorded.keyword[:MAX_DEPTH]),
+        "keyword": recorded.keyword_ids(MAX_DEPTH),
     }
     return rerank_candidates(
         rank_candidates(legs, recorded.views, policy), recorded.leg_scores(MAX_DEPTH)

@@ -56,20 +56,19 @@ class RecordedQuery:
     golden: GoldenQuery
     interpreted: InterpretedQuery
     vector: tuple[ScoredChunk, ...]
-    keyword: tuple[str, ...]
+    keyword: tuple[ScoredChunk, ...]
     views: Mapping[str, ChunkView]
-    #: the keyword leg's BM25 score of each id in `keyword`, in its order
-    keyword_scores: tuple[float, ...] = ()
+
+    def keyword_ids(self, depth: int) -> list[str]:
+        """The keyword leg's first `depth` chunk ids, in its order."""
+        return [hit.chunk_id for hit in self.keyword[:depth]]
 
     def leg_scores(self, depth: int) -> dict[str, dict[str, float]]:
         """Each leg's own scores of its first `depth` hits, as the kernel hands
         them to a reranker."""
-        keyword: dict[str, float] = {}
-        for chunk_id, score in zip(self.keyword[:depth], self.keyword_scores[:depth], strict=False):
-            keyword.setdefault(chunk_id, score)
         return {
             "vector": first_scores(self.vector[:depth]),
-            "keyword": keyword,
+            "keyword": first_scores(self.keyword[:depth]),
         }
 
 
@@ -130,20 +129,10 @@ def record_legs(
     for n, item in enumerate(golden, start=1):
         interpreted = interpret(item.query)
         vector = engines.vectors.search(scope, engines.embedder.embed_query(item.query), depth)
-        hits = engines.keywords.search(scope, interpreted.keyword_text, depth)
-        keyword = [h.chunk_id for h in hits]
-        ids = list(dict.fromkeys([*(h.chunk_id for h in vector), *keyword]))
+        keyword = engines.keywords.search(scope, interpreted.keyword_text, depth)
+        ids = list(dict.fromkeys(h.chunk_id for h in [*vector, *keyword]))
         views = engines.reader.load_chunks(scope, ids)
-        recorded.append(
-            RecordedQuery(
-                item,
-                interpreted,
-                tuple(vector),
-                tuple(keyword),
-                views,
-                tuple(h.score for h in hits),
-            )
-        )
+        recorded.append(RecordedQuery(item, interpreted, tuple(vector), tuple(keyword), views))
         if progress:
             progress(n, len(golden))
     return recorded
@@ -163,7 +152,7 @@ def ranked_names(
     if "vector" in legs_used:
         legs["vector"] = vector_leg(recorded.vector[: setting.depth], semantic_floor)
     if "keyword" in legs_used:
-        legs["keyword"] = list(recorded.keyword[: setting.depth])
+        legs["keyword"] = recorded.keyword_ids(setting.depth)
     scored = rank_candidates(legs, recorded.views, setting.policy)
     order = (
         reranked_order(reranker, recorded.interpreted, scored, recorded.leg_scores(setting.depth))

@@ -140,7 +140,7 @@ def _keyword_knows_best(queries: int = 60) -> list[RecordedQuery]:
                 GoldenQuery(f"q{n}", f"query {n}", {f"gold{n}": 1}),
                 interpret(f"query {n}"),
                 tuple(ScoredChunk(c, c.split(":")[0], "v1", 0.9) for c in vector),
-                tuple(keyword),
+                tuple(ScoredChunk(c, c.split(":")[0], "v1", 1.0) for c in keyword),
                 {c: _view(c) for c in [relevant, *others]},
             )
         )
