@@ -333,10 +333,16 @@ class OpenSearchKeywordIndex:
                     body=body,
                     routing=",".join(owners),
                     ignore_unavailable=len(owners) > 1,
-                    # no `preference`: pinning a tenant to one shard copy kept ties in
-                    # one order but sent every search to a hung node's copy until the
-                    # cluster dropped it (the hung-node test failed); adaptive replica
-                    # selection steers away from it
+                    # the coordinating node's own copy where it holds one: a node
+                    # that hangs (sockets open) then costs only the searches the
+                    # client sent to it, which the client retries elsewhere and
+                    # leaves it out; without it the healthy coordinator still
+                    # routed shard requests to the hung copy for seconds (adaptive
+                    # replica selection learns only from answers), and a search
+                    # could spend all its attempts there. Not a pinned copy: that
+                    # sent every search to a hung node's copy until the cluster
+                    # dropped it.
+                    preference="_local",
                     request_timeout=SEARCH_TIMEOUT_SECONDS,
                 )
             except NotFoundError:

@@ -112,17 +112,25 @@ def test_a_hung_node_costs_searches_a_timeout_not_the_whole_hang(
     outcome = lose_a_node(
         cluster, keywords, tenants, kill_manager=False, hang=True, down_seconds=20.0
     )
-    # after a few timeouts the silent node is left out: searches keep answering
-    # while it hangs, none waits out the hang, none fails
-    # (a search may time out on each node before one answers: a few timeouts)
-    settled = outcome.killed_at + 3 * SEARCH_TIMEOUT_SECONDS
+    slowest = outcome.slowest_between(outcome.killed_at, outcome.restarted_at)
+    print(
+        f"hung node: {len(outcome.failures_after_kill)} searches failed, failover window "
+        f"{outcome.failover_window:.2f} s, {outcome.slower_than(SEARCH_TIMEOUT_SECONDS)} "
+        f"waited past the timeout, slowest {slowest:.2f} s"
+    )
+    # after a timeout the silent node is left out: searches keep answering while
+    # it hangs, none waits out the hang, none fails
+    settled = outcome.killed_at + 2 * SEARCH_TIMEOUT_SECONDS
     assert outcome.answered_between(settled, outcome.restarted_at) > 50
-    assert outcome.slowest_between(outcome.killed_at, outcome.restarted_at) < 15.0
-    # None fails once the clients have left the silent node out. Before that, a
-    # search may spend all its attempts on timeouts (three of 3 s: seen when the
-    # machine was loaded, never on a quiet one), so the window is bounded, not
-    # zero: issue 14's goal is 0 failed searches after the measured window.
+    # A search sent to the hung node times out once and is answered by the other
+    # node, whose own copies serve it (preference _local): one timeout, not two or
+    # three. Routed by adaptive replica selection alone, the healthy coordinator
+    # kept sending shard requests to the hung copy for seconds: 18-19 searches
+    # waited past the timeout, the slowest 6-9 s, and 1-3 spent all three
+    # attempts on timeouts and failed (a clean-clone CI run failed on it).
+    assert slowest < 2 * SEARCH_TIMEOUT_SECONDS, outcome.errors
+    # issue 14's goal: 0 failed searches after the measured window
     assert outcome.failed_after_window == 0, outcome.errors
-    assert outcome.failover_window <= 3 * SEARCH_TIMEOUT_SECONDS + 3.0, outcome.errors
+    assert outcome.failover_window <= 2 * SEARCH_TIMEOUT_SECONDS, outcome.errors
     assert outcome.counts_after == outcome.counts_before == before
     keywords.drop()

@@ -319,13 +319,15 @@ def test_another_tenant_is_unaffected_while_one_floods(
     unloaded_samples: list[float] = []
     loaded_samples: list[float] = []
     time.sleep(1.0)
-    for _ in range(4):
+    # 200 samples a phase: the p95 of 80 (its 4th-slowest sample) moved with one
+    # scheduler hiccup on this two-core machine and failed a clean-clone run once
+    for _ in range(8):
         flood.send_signal(signal.SIGSTOP)
         time.sleep(0.3)  # its held requests answered
-        unloaded_samples += timed(20)
+        unloaded_samples += timed(25)
         flood.send_signal(signal.SIGCONT)
         time.sleep(0.3)
-        loaded_samples += timed(20)
+        loaded_samples += timed(25)
     flood.terminate()
     out, _ = flood.communicate(timeout=20)
     quiet.close()
