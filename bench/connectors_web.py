@@ -17,14 +17,24 @@ site, in the same run: its conditional GETs one after another (as before
 they were sent ahead; `revalidators=1`), then a few in flight at once (the
 connector's default). It uses the tests' kept
 engines (.groundwork-test) or starts them, in a database of its own.
+
+The site is served by a process of its own, as any real site is: served by
+a thread of the bench's process (`--site-thread`, as before 2026-12-03), the
+crawl's client and the site's server shared one GIL, a round trip cost CPU
+rather than latency, and requests in flight only added contention (sent
+ahead was slower than one at a time on a quiet machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
 
 from bench.engines import bench_platform
 from groundwork.connectors.catalog import ConnectorInstance
@@ -50,6 +60,57 @@ def build_site(pages: int) -> LoopbackSite:
     return site
 
 
+def _serve(site: LoopbackSite, pipe: Connection) -> None:
+    """The site process: serves until told to stop; answers "log" with the
+    statuses served since the last "clear"."""
+    with loopback_server(site.handler()) as root:
+        pipe.send(root)
+        while (command := pipe.recv()) != "stop":
+            if command == "clear":
+                site.log.clear()
+                pipe.send(None)
+            else:
+                pipe.send([status for _, status in site.log])
+
+
+@contextmanager
+def served(site: LoopbackSite, apart: bool) -> Iterator[tuple[str, Connection | None]]:
+    """The site's root URL, and the pipe to its process when `apart` (forked
+    before any thread or pool of the bench exists: it takes the site as built)."""
+    if not apart:
+        with loopback_server(site.handler()) as root:
+            yield root, None
+        return
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_serve, args=(site, theirs), daemon=True)
+    process.start()
+    try:
+        yield ours.recv(), ours
+    finally:
+        ours.send("stop")
+        process.join(timeout=10)
+        if process.is_alive():
+            process.terminate()
+
+
+def answered(site: LoopbackSite, pipe: Connection | None) -> list[int]:
+    """The statuses the site served since it was last cleared."""
+    if pipe is None:
+        return [status for _, status in site.log]
+    pipe.send("log")
+    statuses: list[int] = pipe.recv()
+    return statuses
+
+
+def clear(site: LoopbackSite, pipe: Connection | None) -> None:
+    if pipe is None:
+        site.log.clear()
+    else:
+        pipe.send("clear")
+        pipe.recv()
+
+
 def timed_pass(
     platform: Platform,
     catalog: PostgresConnectorCatalog,
@@ -68,6 +129,9 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--crawl", action="store_true")
     parser.add_argument("--no-lastmod", action="store_true")
+    parser.add_argument(
+        "--site-thread", action="store_true", help="serve the site from a thread of this process"
+    )
     args = parser.parse_args()
     env = dict(os.environ)
     env.setdefault("GROUNDWORK_HOME", str(PROJECT_ROOT / ".groundwork-test"))
@@ -77,7 +141,7 @@ def main() -> None:
     site = build_site(args.pages)
     site.sitemap_lastmod = not args.no_lastmod
     with (
-        loopback_server(site.handler()) as root,
+        served(site, apart=not args.site_thread) as (root, pipe),
         bench_platform(settings, DATABASE, f"gwbenchweb-{uuid.uuid4().hex[:6]}") as platform,
     ):
         tenant = f"bench-web-{uuid.uuid4().hex[:6]}"
@@ -106,7 +170,7 @@ def main() -> None:
         connector = WebSiteConnector(config)
         mode = (
             "crawl" if args.crawl else "sitemap" + (" without lastmod" if args.no_lastmod else "")
-        )
+        ) + (", site in a thread" if args.site_thread else "")
 
         first, first_s, first_requests = timed_pass(platform, catalog, instance, connector)
         extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
@@ -119,14 +183,14 @@ def main() -> None:
             rounds = [(" (one conditional GET at a time)", 1), (" (sent ahead)", REVALIDATORS)]
         for how, revalidators in rounds:
             connector.revalidators = revalidators
-            site.log.clear()
+            clear(site, pipe)
             second, second_s, second_requests = timed_pass(platform, catalog, instance, connector)
-            answered = [status for _, status in site.log]
+            statuses = answered(site, pipe)
             extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
             print(
                 f"{mode}, second pass over the unchanged site{how}: {second_s:.2f} s "
                 f"({100 * second_s / first_s:.1f}% of the first), {second_requests} requests "
-                f"({answered.count(304)} answered 304, {answered.count(200)} 200), registered "
+                f"({statuses.count(304)} answered 304, {statuses.count(200)} 200), registered "
                 f"{second.changed}, reads {second.reads}; re-extractions: {extracted}"
             )
         connector.close()
