@@ -5,6 +5,17 @@ pinned to one core; and a small tenant through both paths.
 
     uv run python bench/scale_out.py --docs 400            # a check
     uv run python bench/scale_out.py --docs 20000          # the issue's tier (hours here)
+    uv run python bench/scale_out.py --docs 400 --kill-only [--visibility 60]
+
+`--kill` adds, and `--kill-only` runs alone, one more two-worker run of a
+fresh tenant in which one worker is killed with SIGKILL in the middle of the
+first shard it runs: the broker hands the shard to the other worker once its
+visibility timeout (`--visibility`, the workers' GROUNDWORK_STEP_VISIBILITY_SECONDS)
+has passed since delivery, since Redis cannot see a consumer die. It prints the
+run's wall time, the recovery (kill -> the shard started again, and -> it
+succeeded), and what the stores hold: documents published, vector rows against
+live chunk ids, keyword documents against live chunk ids, the stores_agree
+check (0 lost, 0 twice).
 
 Documents are SciFact abstracts (../shared/data/scifact; recombined beyond
 5,183 as bench/pipeline_tier.py does), registered into object storage (the
@@ -32,6 +43,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import replace
@@ -97,7 +109,21 @@ def _run_here(kind: str, tenant: str) -> None:
             ) as result:
                 success, events = result.success, list(result.all_events)
         wall = time.monotonic() - started
-        print(json.dumps({"success": success, "wall": wall, "stages": stage_seconds(events)}))
+        checks = {
+            e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
+            for e in events
+            if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        }
+        print(
+            json.dumps(
+                {
+                    "success": success,
+                    "wall": wall,
+                    "stages": stage_seconds(events),
+                    "checks": checks,
+                }
+            )
+        )
 
 
 def stage_seconds(events: list[Any]) -> dict[str, float]:
@@ -116,6 +142,16 @@ def stage_seconds(events: list[Any]) -> dict[str, float]:
                     stage = f"  shards: {name.removesuffix('_seconds')}"
                     seconds[stage] = seconds.get(stage, 0.0) + float(value.value)
     return seconds
+
+
+def celery_worker_of(entry: Any) -> str | None:
+    """The worker a step was handed to, from dagster-celery's engine event."""
+    event = entry.dagster_event
+    if event is None or event.event_type_value != "ENGINE_EVENT":
+        return None
+    metadata = event.engine_event_data.metadata if event.engine_event_data else {}
+    value = metadata.get("Celery worker")
+    return None if value is None else str(value.value).split("@")[0]
 
 
 class Bench:
@@ -184,7 +220,10 @@ class Bench:
             )
         return tenant
 
-    def start_workers(self, cores: list[int], shard_versions: int) -> None:
+    def start_workers(
+        self, cores: list[int], shard_versions: int, visibility: int | None = None
+    ) -> None:
+        extra = {"GROUNDWORK_STEP_VISIBILITY_SECONDS": str(visibility)} if visibility else {}
         for core in cores:
             name = f"core{core}"
             home = self.work / f"host-{name}-{uuid.uuid4().hex[:4]}"
@@ -211,6 +250,7 @@ class Bench:
                         **self.env,
                         "GROUNDWORK_HOME": str(home),
                         "GROUNDWORK_SHARD_VERSIONS": str(shard_versions),
+                        **extra,
                     },
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -241,6 +281,12 @@ class Bench:
     def run_with_stages(
         self, kind: str, tenant: str, pin: int | None = None
     ) -> tuple[float, dict[str, float]]:
+        wall, stages, _ = self.run_with_checks(kind, tenant, pin)
+        return wall, stages
+
+    def run_with_checks(
+        self, kind: str, tenant: str, pin: int | None = None
+    ) -> tuple[float, dict[str, float], dict[str, bool]]:
         command = [sys.executable, "-m", "bench.scale_out", "run", kind, tenant]
         if pin is not None:
             command = ["taskset", "-c", str(pin), *command]
@@ -253,7 +299,79 @@ class Bench:
         if not lines or not json.loads(lines[-1])["success"]:
             raise SystemExit(f"{kind} run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         last = json.loads(lines[-1])
-        return float(last["wall"]), dict(last["stages"])
+        return float(last["wall"]), dict(last["stages"]), dict(last.get("checks", {}))
+
+    def run_with_a_kill(self, tenant: str, mid_shard: float) -> dict[str, Any]:
+        """The distributed run of `tenant` on the running workers, one of
+        them SIGKILLed `mid_shard` seconds into the first shard it runs;
+        then what the run and the stores say."""
+        import dagster as dg
+
+        instance = dg.DagsterInstance.from_config(str(self.work / "dagster"))
+        names = {f"core{n}": proc for n, proc in enumerate(self.workers)}
+        killed: dict[str, Any] = {}
+
+        def kill_the_first_shard_worker() -> None:
+            deadline = time.monotonic() + 1800
+            while time.monotonic() < deadline and not killed:
+                runs = instance.get_runs(dg.RunsFilter(tags={"dagster/partition": tenant}), limit=1)
+                for entry in instance.all_logs(runs[0].run_id) if runs else []:
+                    name = celery_worker_of(entry)
+                    if name in names and "ingest_shard[" in (entry.step_key or ""):
+                        time.sleep(mid_shard)
+                        os.killpg(names[name].pid, signal.SIGKILL)
+                        killed.update(
+                            step=entry.step_key, worker=name, at=time.time(), run=runs[0].run_id
+                        )
+                        return
+                time.sleep(0.3)
+
+        watcher = threading.Thread(target=kill_the_first_shard_worker, daemon=True)
+        watcher.start()
+        wall, _, checks = self.run_with_checks("distributed", tenant)
+        watcher.join(5)
+        if not killed:
+            raise SystemExit("no shard started on a worker: nothing was killed")
+        # the killed shard's events after the kill: handed out again, succeeded
+        after = [
+            e
+            for e in instance.all_logs(killed["run"])
+            if e.step_key == killed["step"] and e.timestamp > killed["at"]
+        ]
+        again = next((e for e in after if celery_worker_of(e)), None)
+        done = next(
+            (
+                e
+                for e in after
+                if e.dagster_event and e.dagster_event.event_type_value == "STEP_SUCCESS"
+            ),
+            None,
+        )
+        model = self.platform.settings.default_model_key
+        live = self.platform.catalog.live_chunk_ids(tenant, model)
+        with self.platform.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT count(*), count(DISTINCT source_id) FILTER (WHERE live),"  # noqa: S608
+                f" count(*) FILTER (WHERE live) FROM embeddings_{model} WHERE tenant_id = %s",
+                (tenant,),
+            ).fetchone()
+        assert row is not None
+        keyword_ids = self.platform.keywords.chunk_ids(tenant, live_only=False)
+        return {
+            "wall": wall,
+            "killed": f"{killed['worker']} in {killed['step']}",
+            "handed out again after": (again.timestamp - killed["at"]) if again else None,
+            "again on": celery_worker_of(again) if again else None,
+            "recovered after": (done.timestamp - killed["at"]) if done else None,
+            "waiting to publish": len(self.platform.catalog.versions_to_publish(tenant, model)),
+            "documents published": int(row[1]),
+            "vector rows": int(row[0]),
+            "vector rows live": int(row[2]),
+            "live chunk ids": len(live),
+            "keyword documents": len(keyword_ids),
+            "keyword ids == live ids": keyword_ids == live,
+            "checks": checks,
+        }
 
     def close(self) -> None:
         self.stop_workers()
@@ -269,6 +387,11 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=400)
     parser.add_argument("--small", type=int, default=10)
     parser.add_argument("--beir", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--kill", action="store_true", help="add the kill -9 run")
+    parser.add_argument("--kill-only", action="store_true", help="only the kill -9 run")
+    parser.add_argument(
+        "--visibility", type=int, default=60, help="the workers' visibility timeout, with a kill"
+    )
     args = parser.parse_args()
     if not (args.beir / "corpus.jsonl").is_file():
         print(f"skipped: no SciFact corpus at {args.beir}")
@@ -288,6 +411,13 @@ def main() -> int:
     def measure(name: str, kind: str, tenant: str, pin: int | None = None) -> None:
         figures[name], stages[name] = bench.run_with_stages(kind, tenant, pin)
 
+    if args.kill_only:
+        try:
+            killed = kill_run(bench, corpus, shard_versions, args.visibility, None)
+        finally:
+            bench.close()
+        print_kill(args.docs, shard_versions, args.visibility, killed)
+        return 0
     try:
         measure("single host, 1 core", "single", bench.tenant(corpus), pin=0)
         measure("small: single host", "single", bench.tenant(small), pin=0)
@@ -305,6 +435,9 @@ def main() -> int:
         routed = ingest_job(waiting, shard_versions, distributed=True)
         kind = "distributed" if routed == DISTRIBUTED_JOB else "single"
         measure(f"small: routed ({routed})", kind, tenant, pin=0 if kind == "single" else None)
+        if args.kill:
+            shards = stages["distributed, 2 workers (cores 0, 1)"].get("step ingest_shard", 0.0)
+            killed = kill_run(bench, corpus, shard_versions, args.visibility, shards / 8)
     finally:
         bench.close()
     print(
@@ -336,7 +469,40 @@ def main() -> int:
     for i, name in enumerate(names):
         print(f"  {i + 1}: {name}")
     print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.kill:
+        print_kill(args.docs, shard_versions, args.visibility, killed)
     return 0
+
+
+def kill_run(
+    bench: Bench,
+    corpus: dict[str, str],
+    shard_versions: int,
+    visibility: int,
+    shard_seconds: float | None,
+) -> dict[str, Any]:
+    """Two workers started afresh with the visibility timeout, and one of
+    them killed half a shard into its first (a shard's mean time from the
+    two-worker run, or 5 s when there was none)."""
+    bench.stop_workers()
+    bench.start_workers([0, 1], shard_versions, visibility)
+    return bench.run_with_a_kill(bench.tenant(corpus), (shard_seconds or 10.0) / 2)
+
+
+def print_kill(docs: int, shard_versions: int, visibility: int, killed: dict[str, Any]) -> None:
+    print(
+        f"kill -9 of a worker mid-shard: {docs} documents, shards of {shard_versions} versions, "
+        f"two workers (cores 0, 1), visibility timeout {visibility} s"
+    )
+    for name, value in killed.items():
+        shown = f"{value:.1f} s" if isinstance(value, float) else value
+        print(f"  {name:28s} {shown}")
+    lost = docs - int(killed["documents published"])
+    twice = int(killed["vector rows"]) - int(killed["live chunk ids"])
+    print(
+        f"  lost documents {lost}, vector rows beyond the live chunks {twice}, "
+        f"keyword documents beyond them {int(killed['keyword documents']) - int(killed['live chunk ids'])}"
+    )
 
 
 if __name__ == "__main__":
