@@ -2,6 +2,7 @@
 
     ./run demo                                   # in another terminal
     uv run python bench/idle.py [--seconds 600] [--home .groundwork]
+    uv run python bench/idle.py --seconds 7200 --every 600 --tenant scifact
 
 Samples, before and after the window, the CPU time of every process of the
 stack (the processes whose command line names the home, PostgreSQL's and
@@ -9,8 +10,16 @@ OpenSearch's, and the home's supervisor, named by its supervisor.json, with
 its descendants, Dagster's and the API's; children that exited are counted
 into their parents by the kernel) and PostgreSQL's per-database session
 counter (every new connection). Prints CPU seconds per process, the total as a share of one
-core, new connections per second per database, and the runs created in the
-window (an idle window has none: a run means the window was not idle).
+core and of the machine, new connections per second per database, and the runs
+created in the window by job (a window without a schedule's tick has none; an
+hourly rescan is one `tenant_ingest` per inbox tenant, and an evaluation there
+means idle work was done that nothing asked for).
+
+`--every` prints the same share for each interval of the window, with the
+machine's load average, so a long window shows when something else ran beside
+the stack. `--tenant` prints each `tenant_ingest` run of that tenant in the
+window with its registration step's time (the rescan's cost: issue #33's goal
+is <= 2 s for the SciFact tenant) and the run's.
 """
 
 from __future__ import annotations
@@ -62,6 +71,8 @@ def _cpu_seconds(home: Path) -> dict[int, tuple[str, float]]:
         or (pid == supervisor and any(name in command for name in SUPERVISORS))
     }
     found: dict[int, tuple[str, float]] = {}
+    # this bench names the home too: neither it nor what it runs is the stack
+    procs.pop(os.getpid(), None)
     for pid, (command, _, used) in procs.items():
         ancestor = pid
         while ancestor in procs and ancestor not in roots:
@@ -91,25 +102,88 @@ def _sessions(home: Path) -> dict[str, int]:
     return {str(name): int(count) for name, count in rows}
 
 
-def _runs_created(home: Path, since: float) -> int:
-    with psycopg.connect(
+def _dagster(home: Path) -> psycopg.Connection:
+    return psycopg.connect(
         host=str(home / "pgdata"), port=5432, user="postgres", dbname="dagster", autocommit=True
-    ) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM runs WHERE create_timestamp > to_timestamp(%s)", (since,)
-        ).fetchone()
-    return int(row[0]) if row else 0
+    )
+
+
+def _runs_created(home: Path, since: float) -> dict[str, int]:
+    """Runs created since `since`, by job."""
+    with _dagster(home) as conn:
+        rows = conn.execute(
+            "SELECT pipeline_name, count(*) FROM runs WHERE create_timestamp > to_timestamp(%s)"
+            " GROUP BY pipeline_name",
+            (since,),
+        ).fetchall()
+    return {str(job): int(count) for job, count in rows}
+
+
+def _rescans(home: Path, tenant: str, since: float) -> list[tuple[str, str, float, float]]:
+    """Each `tenant_ingest` run of `tenant` created since `since`: its start
+    (UTC), status, registration step seconds and run seconds (from the run's
+    own step events; a run still going has no end and is left out)."""
+    with _dagster(home) as conn:
+        rows = conn.execute(
+            """
+            SELECT r.run_id, r.status, r.start_time, r.end_time,
+                   (SELECT extract(epoch FROM max(e.timestamp) FILTER (
+                               WHERE e.dagster_event_type IN ('STEP_SUCCESS', 'STEP_FAILURE'))
+                             - min(e.timestamp) FILTER (WHERE e.dagster_event_type = 'STEP_START'))
+                      FROM event_logs e
+                     WHERE e.run_id = r.run_id AND e.step_key = 'source_registrations')
+              FROM runs r JOIN run_tags t ON t.run_id = r.run_id
+             WHERE r.pipeline_name = 'tenant_ingest' AND t.key = 'dagster/partition'
+               AND t.value = %s AND r.create_timestamp > to_timestamp(%s)
+               AND r.end_time IS NOT NULL
+             ORDER BY r.start_time
+            """,
+            (tenant, since),
+        ).fetchall()
+    return [
+        (
+            time.strftime("%H:%M:%S", time.gmtime(start)),
+            str(status),
+            float(registration) if registration is not None else float("nan"),
+            float(end) - float(start),
+        )
+        for _, status, start, end, registration in rows
+    ]
+
+
+def _share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> float:
+    """CPU seconds the stack spent between two samples (a process that
+    started between them counts from zero)."""
+    return sum(seconds - before.get(pid, ("", 0.0))[1] for pid, (_, seconds) in after.items())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--home", type=Path, default=ROOT / ".groundwork")
+    parser.add_argument("--every", type=float, help="seconds per interval line (default: none)")
+    parser.add_argument("--tenant", help="print this tenant's rescans in the window")
     args = parser.parse_args()
     home = args.home.resolve()
+    cores = os.cpu_count() or 1
     cpu_before, sessions_before = _cpu_seconds(home), _sessions(home)
     started = time.time()
-    time.sleep(args.seconds)
+    deadline = started + args.seconds
+    mark, cpu_mark = started, cpu_before
+    while (now := time.time()) < deadline:
+        time.sleep(min(args.every or args.seconds, deadline - now))
+        if args.every:
+            cpu_now, now = _cpu_seconds(home), time.time()
+            used_now = _share(cpu_mark, cpu_now)
+            runs = _runs_created(home, mark)
+            print(
+                f"{time.strftime('%H:%M:%S')} {now - mark:5.0f} s: {used_now:7.2f} CPU-s"
+                f" = {100 * used_now / (now - mark):5.1f}% of one core"
+                f" = {100 * used_now / (now - mark) / cores:5.2f}% of the machine,"
+                f" load {os.getloadavg()[0]:.2f}, runs {runs or 'none'}",
+                flush=True,
+            )
+            mark, cpu_mark = now, cpu_now
     cpu_after, sessions_after = _cpu_seconds(home), _sessions(home)
     elapsed = time.time() - started
     used = sorted(
@@ -120,10 +194,28 @@ def main() -> None:
         reverse=True,
     )
     total = sum(seconds for seconds, _, _ in used)
-    print(f"idle window {elapsed:.0f} s, {_runs_created(home, started)} runs created in it")
+    runs = _runs_created(home, started)
+    print(
+        f"idle window {elapsed:.0f} s, {sum(runs.values())} runs created in it"
+        + (
+            f" ({', '.join(f'{job} {count}' for job, count in sorted(runs.items()))})"
+            if runs
+            else ""
+        )
+    )
     for seconds, pid, command in used[:12]:
         print(f"  {seconds:8.2f} CPU-s  {pid:>7}  {command}")
-    print(f"  total {total:.2f} CPU-s = {100 * total / elapsed:.1f}% of one core")
+    print(
+        f"  total {total:.2f} CPU-s = {100 * total / elapsed:.1f}% of one core"
+        f" = {100 * total / elapsed / cores:.2f}% of the machine ({cores} cores)"
+    )
+    print(f"  evaluations: {runs.get('evaluate_retrieval', 0)}")
+    if args.tenant:
+        for start, status, registration, run in _rescans(home, args.tenant, started):
+            print(
+                f"  {args.tenant} tenant_ingest at {start} UTC {status}:"
+                f" registration {registration:.2f} s, run {run:.1f} s"
+            )
     for name, count in sorted(sessions_after.items()):
         opened = count - sessions_before.get(name, count)
         if opened:
