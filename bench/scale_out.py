@@ -56,6 +56,7 @@ from resources.composition.platform import Platform, connect, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.worker_faults import celery_worker_of, first_shard_on_a_worker
 
 DATABASE = "groundwork_scale"
 PREFIX = "gwscale"
@@ -142,16 +143,6 @@ def stage_seconds(events: list[Any]) -> dict[str, float]:
                     stage = f"  shards: {name.removesuffix('_seconds')}"
                     seconds[stage] = seconds.get(stage, 0.0) + float(value.value)
     return seconds
-
-
-def celery_worker_of(entry: Any) -> str | None:
-    """The worker a step was handed to, from dagster-celery's engine event."""
-    event = entry.dagster_event
-    if event is None or event.event_type_value != "ENGINE_EVENT":
-        return None
-    metadata = event.engine_event_data.metadata if event.engine_event_data else {}
-    value = metadata.get("Celery worker")
-    return None if value is None else str(value.value).split("@")[0]
 
 
 class Bench:
@@ -314,16 +305,13 @@ class Bench:
         def kill_the_first_shard_worker() -> None:
             deadline = time.monotonic() + 1800
             while time.monotonic() < deadline and not killed:
-                runs = instance.get_runs(dg.RunsFilter(tags={"dagster/partition": tenant}), limit=1)
-                for entry in instance.all_logs(runs[0].run_id) if runs else []:
-                    name = celery_worker_of(entry)
-                    if name in names and "ingest_shard[" in (entry.step_key or ""):
-                        time.sleep(mid_shard)
-                        os.killpg(names[name].pid, signal.SIGKILL)
-                        killed.update(
-                            step=entry.step_key, worker=name, at=time.time(), run=runs[0].run_id
-                        )
-                        return
+                found = first_shard_on_a_worker(instance, tenant)
+                if found is not None and found[2] in names:
+                    run_id, step, name = found
+                    time.sleep(mid_shard)
+                    os.killpg(names[name].pid, signal.SIGKILL)
+                    killed.update(step=step, worker=name, at=time.time(), run=run_id)
+                    return
                 time.sleep(0.3)
 
         watcher = threading.Thread(target=kill_the_first_shard_worker, daemon=True)

@@ -33,6 +33,7 @@ from resources.dagster_glue.instance import dagster_storage_url
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from testbed.tenants import seed_tenant
+from testbed.worker_faults import celery_worker_of, first_shard_on_a_worker
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
 
 REDIS_PORT = 6395
@@ -148,15 +149,6 @@ def _wait_ready(workers: dict[str, subprocess.Popen[bytes]], homes: dict[str, Pa
     raise AssertionError("the workers did not connect to the broker")
 
 
-def _celery_worker_of(entry: dg.EventLogEntry) -> str | None:
-    event = entry.dagster_event
-    if event is None or event.event_type_value != "ENGINE_EVENT":
-        return None
-    metadata = event.engine_event_data.metadata if event.engine_event_data else {}
-    value = metadata.get("Celery worker")
-    return None if value is None else str(value.value).split("@")[0]
-
-
 def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
     s3_platform: Platform,
     engines: EngineEndpoints,
@@ -191,15 +183,13 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
         def kill_the_first_shard_worker() -> None:
             deadline = time.monotonic() + 600
             while time.monotonic() < deadline and not killed:
-                runs = instance.get_runs(dg.RunsFilter(tags={"dagster/partition": tenant}), limit=1)
-                for entry in instance.all_logs(runs[0].run_id) if runs else []:
-                    step = entry.step_key or ""
-                    name = _celery_worker_of(entry)
-                    if name and "ingest_shard[" in step:
-                        time.sleep(1.0)  # inside the shard: models are loaded, writing began
-                        os.killpg(workers[name].pid, signal.SIGKILL)
-                        killed.update(step=step, worker=name)
-                        return
+                found = first_shard_on_a_worker(instance, tenant)
+                if found is not None:
+                    _, step, name = found
+                    time.sleep(1.0)  # inside the shard: models are loaded, writing began
+                    os.killpg(workers[name].pid, signal.SIGKILL)
+                    killed.update(step=step, worker=name)
+                    return
                 time.sleep(0.2)
 
         watcher = threading.Thread(target=kill_the_first_shard_worker, daemon=True)
@@ -234,7 +224,7 @@ def test_a_worker_killed_mid_shard_loses_and_duplicates_nothing(
 
     # the killed shard ran again, on the other worker
     logs = instance.all_logs(run_id)
-    ran_on = [_celery_worker_of(e) for e in logs if e.step_key == killed["step"]]
+    ran_on = [celery_worker_of(e) for e in logs if e.step_key == killed["step"]]
     ran_on = [n for n in ran_on if n]
     survivor = "w2" if killed["worker"] == "w1" else "w1"
     assert ran_on[0] == killed["worker"] and survivor in ran_on[1:], ran_on
