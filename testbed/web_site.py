@@ -47,6 +47,7 @@ class LoopbackSite:
         self.sitemap_lastmod = True
         self.index = False  # serve "/" as a page linking every page (what a crawl starts from)
         self.log: list[tuple[str, int]] = []
+        self.agents: list[str] = []  # the User-Agent of every request, in order
         self._lock = threading.Lock()
         self._clock = 0
 
@@ -151,6 +152,7 @@ class LoopbackSite:
         # logged before the answer leaves, so a client that has it sees the entry
         with self._lock:
             self.log.append((request.path, status))
+            self.agents.append(request.headers.get("User-Agent", ""))
         request.send_response(status)
         for name, value in (headers or {}).items():
             request.send_header(name, value)

@@ -1,5 +1,6 @@
 """The web site connector: the policy of groundwork/connectors/web.py spoken
-over HTTP with httpx.
+over HTTP with urllib3 (a pooled, keep-alive client; httpx cost twice its CPU
+per request, which an unchanged site's pass is made of: bench/README.md).
 
 Listing: the sitemaps' pages (ultimate-sitemap-parser reads the XML, text,
 RSS and Atom forms; indexes are followed here, through the same polite
@@ -37,12 +38,22 @@ import io
 import logging
 import tempfile
 import threading
+import urllib.request
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO
+from urllib.parse import urljoin
 
-import httpx
+import urllib3
+from urllib3.exceptions import (
+    HTTPError,
+    MaxRetryError,
+    NewConnectionError,
+    ResponseError,
+    TimeoutError,
+)
+from urllib3.util import parse_url
 from usp.objects.sitemap import AbstractIndexSitemap, InvalidSitemap
 from usp.tree import sitemap_from_str
 
@@ -86,13 +97,99 @@ MAX_SITEMAPS = 200
 #: round trip the crawl would otherwise wait out alone
 REVALIDATORS = 4
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: redirects followed for one request (httpx's default bound)
+MAX_REDIRECTS = 20
 
 logging.getLogger("usp").setLevel(logging.ERROR)  # it logs every skipped line as a warning
 
 
-def _media_type(response: httpx.Response) -> str | None:
+Response = urllib3.BaseHTTPResponse
+
+
+def _media_type(response: Response) -> str | None:
     value = response.headers.get("content-type")
     return value.split(";")[0].strip().lower() if value else None
+
+
+def _text(response: Response) -> str:
+    """The body as text, in the charset the response names (else UTF-8)."""
+    value = response.headers.get("content-type", "")
+    charset = next(
+        (
+            part.split("=", 1)[1].strip().strip('"')
+            for part in value.split(";")[1:]
+            if part.strip().lower().startswith("charset=")
+        ),
+        "utf-8",
+    )
+    try:
+        return response.data.decode(charset, errors="replace")
+    except LookupError:  # a charset Python does not know
+        return response.data.decode("utf-8", errors="replace")
+
+
+def _final_url(response: Response, url: str) -> str:
+    """Where the response came from after its redirects: the request's URL
+    with each redirect's Location resolved in turn (urllib3's response names
+    only the last path)."""
+    current = url
+    for step in response.retries.history if response.retries is not None else ():
+        if step.redirect_location:
+            current = urljoin(current, step.redirect_location)
+    return current
+
+
+class HttpClient:
+    """GETs over keep-alive pools, one per host, as large as the requests a
+    crawl has in flight; no retries of their own (the sync service retries
+    with backoff), redirects followed; the environment's proxy
+    (HTTP(S)_PROXY) used except for the hosts NO_PROXY names, as httpx did."""
+
+    def __init__(self, timeout_seconds: float, user_agent: str, connections: int) -> None:
+        timeout = urllib3.Timeout(total=timeout_seconds)
+        retries = urllib3.Retry(
+            total=None, connect=0, read=0, status=0, other=0, redirect=MAX_REDIRECTS
+        )
+        headers = {"User-Agent": user_agent}
+        self._direct = urllib3.PoolManager(
+            headers=headers, timeout=timeout, retries=retries, maxsize=connections
+        )
+        proxies = urllib.request.getproxies()
+        proxy = proxies.get("https") or proxies.get("http")
+        self._proxied = (
+            urllib3.ProxyManager(
+                proxy, headers=headers, timeout=timeout, retries=retries, maxsize=connections
+            )
+            if proxy
+            else None
+        )
+
+    def get(
+        self, url: str, headers: Mapping[str, str] | None = None, *, preload_content: bool = True
+    ) -> Response:
+        """One GET; raises urllib3's HTTPError when no response came."""
+        pool = self._direct
+        if self._proxied is not None and not urllib.request.proxy_bypass(parse_url(url).host or ""):
+            pool = self._proxied
+        # a request's headers replace the pool's in urllib3: the User-Agent goes with them
+        sent = {**pool.headers, **headers} if headers else None
+        return pool.request("GET", url, headers=sent, preload_content=preload_content)
+
+    def close(self) -> None:
+        self._direct.clear()
+        if self._proxied is not None:
+            self._proxied.clear()
+
+
+def _transport_error(exc: HTTPError, item_id: str | None, url: str) -> ConnectorError:
+    reason = exc.reason if isinstance(exc, MaxRetryError) else exc
+    if isinstance(reason, ResponseError):  # too many redirects
+        return ConnectorError(KIND, item_id, f"{reason}: {url}")
+    if isinstance(reason, NewConnectionError):  # (a ConnectTimeoutError, for urllib3)
+        return ConnectorError(KIND, item_id, f"cannot connect: {url}", retryable=True)
+    if isinstance(reason, TimeoutError):
+        return ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True)
+    return ConnectorError(KIND, item_id, f"{type(reason).__name__}: {url}", retryable=True)
 
 
 Kept = tuple[str, bytes, str | None]  # version, body, media type
@@ -138,7 +235,7 @@ class WebSiteConnector:
         self,
         config: WebSiteConfig,
         *,
-        client: httpx.Client | None = None,
+        client: HttpClient | None = None,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         page_size: int = PAGE_SIZE,
@@ -148,10 +245,8 @@ class WebSiteConnector:
         self.scope = config.scope()
         self.page_size = page_size
         self.revalidators = revalidators
-        self._client = client or httpx.Client(
-            timeout=config.timeout_seconds,
-            follow_redirects=True,
-            headers={"User-Agent": config.user_agent},
+        self._client = client or HttpClient(
+            config.timeout_seconds, config.user_agent, revalidators + 1
         )
         gate_args = {k: v for k, v in (("clock", clock), ("sleep", sleep)) if v is not None}
         self._gate = PolitenessGate(config.delay_seconds, **gate_args)  # type: ignore[arg-type]
@@ -176,21 +271,18 @@ class WebSiteConnector:
 
     def _get(
         self, url: str, item_id: str | None, headers: dict[str, str] | None = None
-    ) -> httpx.Response:
-        """One polite GET; transport failures become retryable ConnectorErrors."""
+    ) -> Response:
+        """One polite GET, its body read; transport failures become retryable
+        ConnectorErrors."""
         self._gate.wait()
         try:
-            return self._client.get(url, headers=headers)
-        except httpx.TimeoutException as exc:
-            raise ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True) from exc
-        except httpx.HTTPError as exc:
-            raise ConnectorError(
-                KIND, item_id, f"{type(exc).__name__}: {url}", retryable=True
-            ) from exc
+            return self._client.get(url, headers)
+        except HTTPError as exc:
+            raise _transport_error(exc, item_id, url) from exc
 
     @staticmethod
-    def _refuse(response: httpx.Response, item_id: str | None) -> ConnectorError:
-        status = response.status_code
+    def _refuse(response: Response, item_id: str | None) -> ConnectorError:
+        status = response.status
         retry_after = retry_after_seconds(response.headers.get("retry-after"))
         retryable = status in (408, 425, 429) or status >= 500
         reason = {403: "forbidden", 404: "not found", 410: "gone", 429: "throttled"}.get(
@@ -201,13 +293,13 @@ class WebSiteConnector:
         )
 
     def _rules(self, url: str) -> RobotsRules:
-        parts = httpx.URL(url)
-        origin = f"{parts.scheme}://{parts.netloc.decode()}"
+        parts = parse_url(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._robots:
             response = self._get(f"{origin}/robots.txt", None)
-            if response.status_code >= 500 or response.status_code == 429:
+            if response.status >= 500 or response.status == 429:
                 raise self._refuse(response, None)  # unreachable robots.txt: crawl nothing
-            text = response.text if response.status_code == 200 else None
+            text = _text(response) if response.status == 200 else None
             rules = RobotsRules(text)
             delay = rules.crawl_delay(self.config.user_agent)
             if delay is not None and delay > self._gate.delay_seconds:
@@ -229,9 +321,9 @@ class WebSiteConnector:
             url = pending.pop(0)
             visited += 1
             response = self._get(url, None)
-            if response.status_code != 200:
+            if response.status != 200:
                 raise self._refuse(response, None)
-            tree = sitemap_from_str(response.text)
+            tree = sitemap_from_str(_text(response))
             if isinstance(tree, AbstractIndexSitemap):
                 pending.extend(sub.url for sub in tree.sub_sitemaps)
                 continue
@@ -288,7 +380,7 @@ class WebSiteConnector:
             seeds = [url for url, _ in self._sitemap_pages()] if self.config.sitemaps else []
             state.enqueue([*seeds, *(canonical_url(u) for u in self.config.start_urls)], self.scope)
         batch: list[SourceItem] = []
-        ahead: dict[str, Future[httpx.Response]] = {}
+        ahead: dict[str, Future[Response]] = {}
         pool = ThreadPoolExecutor(self.revalidators) if self.revalidators > 1 else None
         try:
             while state.frontier and state.listed < self.config.max_pages:
@@ -314,7 +406,7 @@ class WebSiteConnector:
     def _revalidate_ahead(
         self,
         state: CrawlState,
-        ahead: dict[str, Future[httpx.Response]],
+        ahead: dict[str, Future[Response]],
         pool: ThreadPoolExecutor,
     ) -> None:
         """Sends the conditional GETs of the next known pages of the frontier
@@ -333,7 +425,7 @@ class WebSiteConnector:
             ahead[url] = pool.submit(self._get, url, url, headers)
 
     def _crawled(
-        self, url: str, state: CrawlState, sent: Future[httpx.Response] | None = None
+        self, url: str, state: CrawlState, sent: Future[Response] | None = None
     ) -> SourceItem | None:
         """Reads one page of a crawl: its links join the frontier, its bytes
         wait for this pass's fetch. A page a last crawl recorded is asked for
@@ -346,21 +438,21 @@ class WebSiteConnector:
                 response = sent.result()
             else:
                 response = self._get(url, url, conditional_headers(known.version))
-            if response.status_code == 304 and canonical_url(str(response.url)) == url:
+            if response.status == 304 and canonical_url(_final_url(response, url)) == url:
                 state.seen.add(url)
                 state.enqueue(known.links, self.scope)
                 return self._item(url, known.version, None, None, known.links)
-            if response.status_code == 304:  # redirected elsewhere meanwhile: read it whole
+            if response.status == 304:  # redirected elsewhere meanwhile: read it whole
                 response = self._get(url, url)
         else:
             response = self._get(url, url)
-        if response.status_code in (404, 410):
+        if response.status in (404, 410):
             return None
-        if response.status_code != 200:
+        if response.status != 200:
             raise self._refuse(response, url)
-        page_id = canonical_url(str(response.url))
+        page_id = canonical_url(_final_url(response, url))
         media = _media_type(response)
-        body = response.content
+        body = response.data
         links: tuple[str, ...] | None = ()
         if media in HTML_TYPES:
             found = page_links(body, page_id)
@@ -389,14 +481,14 @@ class WebSiteConnector:
         validator = kept[0] if kept is not None else known_version
         url = item.location.get("url", item.item_id)
         response, stream, digest = self._download(url, item.item_id, validator)
-        if response.status_code == 304 and validator is not None:
+        if response.status == 304 and validator is not None:
             if kept is not None:
                 return FetchResult(io.BytesIO(kept[1]), kept[0], kept[2])
             served = item.version if trusted(item.version) else validator
             return FetchResult(None, served, item.media_type)
         if stream is None:
             raise self._refuse(response, item.item_id)
-        if not self.scope.admits(canonical_url(str(response.url))):
+        if not self.scope.admits(canonical_url(_final_url(response, url))):
             stream.close()
             raise ConnectorError(
                 KIND, item.item_id, f"redirected out of the scope to {response.url}"
@@ -412,34 +504,35 @@ class WebSiteConnector:
 
     def _download(
         self, url: str, item_id: str, known_version: str | None
-    ) -> tuple[httpx.Response, BinaryIO | None, str]:
+    ) -> tuple[Response, BinaryIO | None, str]:
         """A conditional GET whose body is spooled (memory, then a temporary
         file) and digested as it arrives, refused past the page cap."""
         self._gate.wait()
         limit = self.config.max_page_bytes
         try:
-            with self._client.stream(
-                "GET", url, headers=conditional_headers(known_version)
-            ) as response:
-                if response.status_code != 200:
-                    response.read()
-                    return response, None, ""
-                spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - the caller closes it
-                digest = hashlib.sha256()
-                for chunk in response.iter_bytes():
-                    digest.update(chunk)
-                    spool.write(chunk)
-                    if spool.tell() > limit:
-                        spool.close()
-                        raise ConnectorError(KIND, item_id, f"over the page cap of {limit} bytes")
-                spool.seek(0)
-                return response, spool, digest.hexdigest()  # type: ignore[return-value]
-        except httpx.TimeoutException as exc:
-            raise ConnectorError(KIND, item_id, f"timed out: {url}", retryable=True) from exc
-        except httpx.HTTPError as exc:
-            raise ConnectorError(
-                KIND, item_id, f"{type(exc).__name__}: {url}", retryable=True
-            ) from exc
+            response = self._client.get(
+                url, conditional_headers(known_version), preload_content=False
+            )
+        except HTTPError as exc:
+            raise _transport_error(exc, item_id, url) from exc
+        try:
+            if response.status != 200:
+                response.drain_conn()
+                return response, None, ""
+            spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - the caller closes it
+            digest = hashlib.sha256()
+            for chunk in response.stream(64 * 1024):
+                digest.update(chunk)
+                spool.write(chunk)
+                if spool.tell() > limit:
+                    spool.close()
+                    raise ConnectorError(KIND, item_id, f"over the page cap of {limit} bytes")
+            spool.seek(0)
+            return response, spool, digest.hexdigest()  # type: ignore[return-value]
+        except HTTPError as exc:
+            raise _transport_error(exc, item_id, url) from exc
+        finally:
+            response.release_conn()
 
 
 def build_web(instance: ConnectorInstance) -> WebSiteConnector:

@@ -69,6 +69,45 @@ def test_conditional_get_answers_not_modified_and_a_change_is_served(site) -> No
     assert changed.version != first.version
 
 
+def test_every_request_names_the_crawler_conditional_ones_too(site) -> None:
+    """robots.txt rules and a site's logs go by the User-Agent: a conditional
+    GET (its own headers) still sends it."""
+    state, root = site
+    state.sitemap_lastmod = False
+    state.put("/a", html_page("A", "first"))
+    conn = connector(root, user_agent="groundwork-test/1")
+    (item,) = ids_items(conn)
+    first = conn.fetch(item, None)
+    assert conn.fetch(item, first.version).stream is None
+    assert state.requests_to("/a") == [200, 304]
+    assert set(state.agents) == {"groundwork-test/1"}, state.agents
+
+
+def test_a_redirect_is_followed_to_the_page_it_names(site) -> None:
+    state, root = site
+    state.put("/b", html_page("B", "moved here"))
+    state.redirects["/a"] = "/b"  # relative, as sites send it
+    conn = connector(root, sitemaps=(), start_urls=(f"{root}/a",), crawl=True)
+    assert ids(listed(conn)) == [f"{root}/b"]
+
+
+def test_a_redirect_loop_and_an_unreachable_site_are_errors(site) -> None:
+    state, root = site
+    state.put("/a", "x")
+    conn = connector(root)
+    (item,) = ids_items(conn)
+    state.redirects["/a"] = "/a"
+    with pytest.raises(ConnectorError) as looped:
+        conn.fetch(item, None)
+    assert "too many redirects" in looped.value.reason and not looped.value.retryable
+    with loopback_server(state.handler()) as gone:
+        pass  # its port is closed now
+    unreachable = connector(gone)
+    with pytest.raises(ConnectorError) as refused:
+        listed(unreachable)
+    assert refused.value.retryable and "cannot connect" in refused.value.reason
+
+
 def test_last_modified_alone_is_a_validator_too(site) -> None:
     state, root = site
     state.sitemap_lastmod = False
