@@ -6,6 +6,13 @@ run goes through the run queue like a sensor's (the queue's per-partition tag
 limit keeps two runs of one tenant from running at once) and shows in the UI.
 A tenant's run that is still queued will see any work stored before it
 starts, so a burst of uploads adds at most one queued run per tenant.
+
+A tenant's first run needs its `tenant` partition: a tenant seen first here
+(a new inbox folder, a tenant made through the API) has none until a
+sensor's next pass adds it, and a run submitted before that failed at its
+first output (99 new folders under `groundwork up`: runs failed with
+"Nonexistent partition keys"). So the partition is added first, through the
+same API (`addDynamicPartition`), once per tenant and process.
 """
 
 from __future__ import annotations
@@ -26,6 +33,19 @@ from groundwork.ports import (
 
 INGEST_JOB = "tenant_ingest"
 NOT_STARTED = {"QUEUED", "NOT_STARTED"}
+#: the dynamic partitions definition of tenants (assets/partitions.py)
+TENANT_PARTITIONS = "tenant"
+ADD_PARTITION = """
+mutation AddTenantPartition($selector: RepositorySelector!, $name: String!, $key: String!) {
+  addDynamicPartition(repositorySelector: $selector, partitionsDefName: $name, partitionKey: $key) {
+    __typename
+    ... on PythonError { message }
+    ... on UnauthorizedError { message }
+  }
+}
+"""
+#: what the mutation answers when the partition is there afterwards
+PARTITION_THERE = {"AddDynamicPartitionSuccess", "DuplicateDynamicPartitionError"}
 
 
 class DagsterIngestTrigger:
@@ -35,11 +55,33 @@ class DagsterIngestTrigger:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._queued: dict[str, str] = {}  # tenant -> the last run requested for it
+        self._partitioned: set[str] = set()  # tenants whose partition is known to exist
 
     def _client(self):  # type: ignore[no-untyped-def]
         from dagster_graphql import DagsterGraphQLClient
 
         return DagsterGraphQLClient(self._host, port_number=self._port, timeout=self._timeout)
+
+    def _ensure_partition(self, client: Any, tenant_id: str) -> None:
+        """Adds the tenant's partition unless this process saw it added. The
+        client's own helpers find the code location (as its
+        submit_job_execution does) and send the query; they are private to
+        dagster-graphql, whose version the lock file pins."""
+        with self._lock:
+            if tenant_id in self._partitioned:
+                return
+        [job] = client._get_repo_locations_and_names_with_pipeline(INGEST_JOB)
+        selector = {
+            "repositoryLocationName": job.repository_location_name,
+            "repositoryName": job.repository_name,
+        }
+        answer = client._execute(
+            ADD_PARTITION, {"selector": selector, "name": TENANT_PARTITIONS, "key": tenant_id}
+        )["addDynamicPartition"]
+        if answer["__typename"] not in PARTITION_THERE:
+            raise RuntimeError(f"{answer['__typename']}: {answer.get('message', '')}")
+        with self._lock:
+            self._partitioned.add(tenant_id)
 
     @staticmethod
     def _not_started(client: Any, run_id: str) -> bool:
@@ -62,6 +104,7 @@ class DagsterIngestTrigger:
         if previous is not None and self._not_started(client, previous):
             return IngestAlreadyQueued(previous)
         try:
+            self._ensure_partition(client, tenant_id)
             run_id = client.submit_job_execution(
                 INGEST_JOB,
                 tags={

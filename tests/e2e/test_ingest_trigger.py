@@ -107,6 +107,27 @@ def test_the_dagster_trigger_queues_one_run_per_tenant_burst(
     assert runs[0].status == dg.DagsterRunStatus.QUEUED
 
 
+def test_a_new_tenants_run_has_its_partition_before_it_starts(
+    dagster_webserver: tuple[str, Path],
+) -> None:
+    """A tenant seen first by the inbox watcher (a new folder) or the API has
+    no `tenant` partition until a sensor's next pass adds it: a run submitted
+    before then failed at its first output ("Nonexistent partition keys"),
+    measured under `groundwork up` with 99 new folders. The trigger adds the
+    partition first (once; adding it again is no error)."""
+    url, home = dagster_webserver
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    trigger = DagsterIngestTrigger(url)
+    first = trigger.request_ingest(tenant)
+    assert isinstance(first, IngestRequested), first
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.has_dynamic_partition("tenant", tenant)
+        instance.delete_run(first.run_id)
+    # another process (a second API worker) asks again: already there is fine
+    again = DagsterIngestTrigger(url).request_ingest(tenant)
+    assert isinstance(again, IngestRequested), again
+
+
 def test_a_remembered_run_that_was_deleted_does_not_block_the_next_request(
     dagster_webserver: tuple[str, Path],
 ) -> None:
