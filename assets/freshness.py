@@ -2,9 +2,10 @@
 target fails a check on its serving index, in the Dagster UI.
 
 The check runs with every tenant_ingest run of the tenant (the hourly rescan
-makes one per inbox tenant), so a tenant whose files wait, because a stage
-keeps failing or the runs are starved, turns red within the hour; one whose
-runs keep up stays green. The rule is groundwork.services.backlog's.
+makes one for each tenant with a backlog), so a tenant whose files wait,
+because a stage keeps failing or the runs are starved, turns red within the
+hour; one whose runs keep up stays green (and has no backlog, so no hourly
+run). The rule is groundwork.services.backlog's.
 """
 
 import warnings

@@ -431,6 +431,26 @@ class LifecycleLedger(Protocol):
         registered, stamped with the time of the read; other tenants' ids are ignored."""
         ...
 
+    def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
+        """What the tenant's last registration walked (the folder's fingerprint,
+        groundwork.connectors.inbox) and whether it left files to try again
+        (refused by a quota that may allow them later): the hourly rescan asks
+        for a run only when the folder differs, or such files wait."""
+        ...
+
+    def inbox_scans(self, tenant_ids: Sequence[str]) -> dict[str, tuple[str, bool]]:
+        """tenant -> (fingerprint, rescan wanted) of the tenants' last recorded scans."""
+        ...
+
+    def inbox_verification_due(
+        self, tenant_ids: Sequence[str], read_within_seconds: float
+    ) -> set[str]:
+        """The tenants (of those given) with a live inbox source whose file's
+        stat signature is not trusted (`inbox_stat_signatures`'s rule): never
+        recorded, read for an older version, or read longer ago than the
+        interval. Their next registration reads those files again."""
+        ...
+
 
 @runtime_checkable
 class Catalog(

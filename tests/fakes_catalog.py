@@ -117,6 +117,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         self._tombstones: set[tuple[str, str, str, str]] = set()  # tenant, source, chunk, store
         self._serving: dict[str, tuple[str | None, float]] = {}  # tenant -> previous, switched at
         self._summaries: dict[str, CompiledSummary] = {}  # version -> compilation record
+        self._inbox_scans: dict[str, tuple[str, bool]] = {}  # tenant -> fingerprint, wanted
 
     # the registration ledger's records -------------------------------------------------
     def _current(self, source_id: str) -> str | None:
@@ -864,6 +865,34 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 if source is not None and source.tenant_id == tenant_id:
                     source.inbox_read = (stat, version_id, now)
 
+    def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
+        with self._lock:
+            if tenant_id in self._tenants:  # the table's foreign key
+                self._inbox_scans[tenant_id] = (fingerprint, rescan_wanted)
+
+    def inbox_scans(self, tenant_ids: Sequence[str]) -> dict[str, tuple[str, bool]]:
+        with self._lock:
+            return {t: self._inbox_scans[t] for t in tenant_ids if t in self._inbox_scans}
+
+    def inbox_verification_due(
+        self, tenant_ids: Sequence[str], read_within_seconds: float
+    ) -> set[str]:
+        wanted = set(tenant_ids)
+        with self._lock:
+            now = self._clock()
+            return {
+                s.tenant_id
+                for source_id, s in self._source_rows.items()
+                if s.tenant_id in wanted
+                and s.state == "active"
+                and s.origin.startswith("inbox:")
+                and (
+                    s.inbox_read is None
+                    or s.inbox_read[1] != self._current(source_id)
+                    or s.inbox_read[2] <= now - read_within_seconds
+                )
+            }
+
     # tenant erasure ------------------------------------------------------------------------
     def tenant_blob_keys(self, tenant_id: str) -> list[str]:
         with self._lock:
@@ -877,6 +906,7 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
         with self._lock:
             self._tenants.pop(tenant_id, None)
             self._serving.pop(tenant_id, None)
+            self._inbox_scans.pop(tenant_id, None)
             self._keys = {k: v for k, v in self._keys.items() if v[0].tenant_id != tenant_id}
             versions = {v for v, row in self._version_rows.items() if row.tenant_id == tenant_id}
             sources = {s for s, row in self._source_rows.items() if row.tenant_id == tenant_id}

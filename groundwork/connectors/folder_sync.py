@@ -16,6 +16,11 @@ file gets once a day finds it. A replacement renamed over a file has a new
 inode and is read at once; a file written moments before its read is read
 again by the next scan (`RACY_WINDOW_NS`).
 
+Each sync records what it walked (the folder's fingerprint, as the inbox
+sensor computes it) and whether it left files to try again (refused by the
+quota), so the hourly rescan asks for a run only when the folder changed
+since, files wait for the quota, or reads are due (groundwork.connectors.rescan).
+
 A tenant's quotas apply here as to uploads: `quota` (the service's check) is
 asked before a new file, or a changed one, is read; a file it refuses is not
 registered, stays in the inbox as it is, and its refusal (naming the limit)
@@ -33,6 +38,7 @@ from groundwork.catalog import Catalog
 from groundwork.connectors.inbox import (
     MAX_FILE_BYTES,
     MAX_FILES_PER_SCAN,
+    Fingerprint,
     InboxFile,
     scan_tenant_inbox,
 )
@@ -68,6 +74,7 @@ class SyncReport:
     refused: list[str] = field(default_factory=list)  # "path: reason"
     quarantined: list[str] = field(default_factory=list)  # "path: signature"
     over_quota: int = 0  # of the refused: by the tenant's quota
+    fingerprint: str = ""  # of the folder as walked (groundwork.connectors.inbox)
 
 
 def sync_inbox(
@@ -90,8 +97,10 @@ def sync_inbox(
     reads: dict[str, tuple[str, str]] = {}
     # a verification read of a file as it was last read adds nothing: never refused
     as_read = catalog.inbox_stat_signatures(tenant_id, _EVER) if quota is not None else {}
+    walk = Fingerprint()
     for item in scan_tenant_inbox(root, tenant_id):
         scanned += 1
+        walk.add(item)
         origin = f"inbox:{item.relative}"
         seen.add(origin)
         if item.size > max_file_bytes:
@@ -141,6 +150,10 @@ def sync_inbox(
             if origin not in seen:
                 request_deletion(catalog, indexes, tenant_id, source_id)
                 report.removed += 1
+    # last, after everything it describes: a crash before this costs the next
+    # hourly rescan one run that finds what this one did
+    report.fingerprint = walk.value
+    catalog.record_inbox_scan(tenant_id, report.fingerprint, report.over_quota > 0)
     return report
 
 

@@ -96,12 +96,28 @@ FINGERPRINT_LABEL = "groundwork/inbox_fingerprint"
 
 def inbox_fingerprint(root: Path, tenant_id: str) -> str:
     """Changes whenever a file is added, removed, touched or re-scoped."""
-    digest = hashlib.sha256()
+    walk = Fingerprint()
     for item in scan_tenant_inbox(root, tenant_id):
-        digest.update(
+        walk.add(item)
+    return walk.value
+
+
+class Fingerprint:
+    """The fingerprint of a folder's walk, file by file: the inbox sensor's
+    (`inbox_fingerprint`), and the one a registration records of the walk it
+    registered, so the two compare equal when nothing changed."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def add(self, item: InboxFile) -> None:
+        self._digest.update(
             f"{item.relative}\0{item.size}\0{item.mtime_ns}\0{','.join(item.subjects)}\n".encode()
         )
-    return digest.hexdigest()[:16]
+
+    @property
+    def value(self) -> str:
+        return self._digest.hexdigest()[:16]
 
 
 #: While a watcher requests runs as files arrive, the inbox sensor walks the

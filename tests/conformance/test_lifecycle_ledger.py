@@ -219,6 +219,27 @@ class LifecycleContract:
         assert catalog.mark_source_deleting(tenant, b.source_id)
         assert catalog.inbox_stat_signatures(tenant, 3600) == {}
 
+    def test_an_inbox_scan_and_the_reads_due_are_the_tenants_own(
+        self, catalog: LifecycleCatalog, tenant: str, other: str
+    ) -> None:
+        """What the hourly rescan asks: the folder as the last registration
+        walked it, and whether any live inbox file is due to be read again
+        (never recorded, read for an older version, or past the interval)."""
+        assert catalog.inbox_scans([tenant, other]) == {}
+        catalog.record_inbox_scan(tenant, "f1", False)
+        catalog.record_inbox_scan(tenant, "f2", True)  # the last walk is the one kept
+        assert catalog.inbox_scans([tenant, other]) == {tenant: ("f2", True)}
+        assert catalog.inbox_scans([other]) == {}
+        a = stored(catalog, tenant, "inbox:a.md", "one")
+        stored(catalog, other, "api:c.md", "three")  # not from a folder: never due
+        assert catalog.inbox_verification_due([tenant, other], 3600) == {tenant}
+        catalog.record_inbox_reads(tenant, {a.source_id: ("3:10:7", a.version_id)})
+        assert catalog.inbox_verification_due([tenant, other], 3600) == set()
+        assert catalog.inbox_verification_due([tenant], 0) == {tenant}  # the interval passed
+        stored(catalog, tenant, "inbox:a.md", "one, edited")  # a newer version: read again
+        assert catalog.inbox_verification_due([tenant, other], 3600) == {tenant}
+        assert catalog.inbox_verification_due([other], 3600) == set()
+
     # tenant erasure ------------------------------------------------------------------------
     def test_erasing_a_tenant_removes_its_rows_and_only_its(
         self, catalog: LifecycleCatalog, tenant: str, other: str

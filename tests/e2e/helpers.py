@@ -22,6 +22,20 @@ TENANT_STAGES = [
 ]
 #: the stages a model being prepared (not the serving one) runs in its own partition
 MODEL_STAGES = ["embeddings", "published_index"]
+#: a tenant_ingest run's assets (the overview page aside)
+INGEST = [*TENANT_STAGES, "serving_index"]
+
+
+def ingest_run(instance: dg.DagsterInstance, index_prefix: str, tenant: str) -> None:
+    """One tenant_ingest run of the tenant, in process, as a sensor's would be."""
+    done = dg.materialize(
+        ALL_ASSETS,
+        selection=INGEST,
+        partition_key=tenant,
+        instance=instance,
+        resources={"groundwork": resource(index_prefix)},
+    )
+    assert done.success
 
 
 def resource(index_prefix: str, keyword_backend: str = "") -> GroundworkResource:

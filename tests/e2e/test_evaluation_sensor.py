@@ -22,17 +22,9 @@ from pipelines.evaluation_debounce import EVALUATION_DEBOUNCE_SECONDS
 from pipelines.sensors import evaluate_after_publish
 from resources.composition.platform import Platform
 from resources.postgres.eval_runs import PostgresEvalRuns
-from tests.e2e.helpers import publish_registered, resource, write_inbox
+from tests.e2e.helpers import ingest_run, publish_registered, resource, write_inbox
 
 DEBOUNCE = EVALUATION_DEBOUNCE_SECONDS
-INGEST = [
-    "source_registrations",
-    "extracted_documents",
-    "chunks",
-    "summary_layer",
-    "keyword_index",
-    "serving_index",
-]
 
 
 class Ticks:
@@ -108,24 +100,10 @@ def test_an_ingest_run_that_publishes_nothing_requests_no_evaluation(
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("tenant", [tenant])
         ticks = Ticks(instance, index_prefix, monkeypatch)
-        first = dg.materialize(
-            ALL_ASSETS,
-            selection=INGEST,
-            partition_key=tenant,
-            instance=instance,
-            resources={"groundwork": resource(index_prefix)},
-        )
-        assert first.success
+        ingest_run(instance, index_prefix, tenant)
         _first_evaluation(ticks, tenant, partition, 1_000_000.0)
         # the hourly rescan: a real tenant_ingest run over an unchanged inbox
-        rescan = dg.materialize(
-            ALL_ASSETS,
-            selection=INGEST,
-            partition_key=tenant,
-            instance=instance,
-            resources={"groundwork": resource(index_prefix)},
-        )
-        assert rescan.success
+        ingest_run(instance, index_prefix, tenant)
         for later in (1, DEBOUNCE, 10 * DEBOUNCE, 100 * DEBOUNCE):
             assert ticks.at(1_000_000.0 + 2 * DEBOUNCE + later, tenant) == []
 

@@ -223,6 +223,41 @@ class Lifecycle(StoreBase):
                 ),
             )
 
+    def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
+        """The folder connector's last walk (migration 0043)."""
+        with translated_errors("recording an inbox scan"), self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO inbox_scans (tenant_id, fingerprint, rescan_wanted) "
+                "VALUES (%s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
+                "fingerprint = EXCLUDED.fingerprint, rescan_wanted = EXCLUDED.rescan_wanted, "
+                "scanned_at = now()",
+                (tenant_id, fingerprint, rescan_wanted),
+            )
+
+    def inbox_scans(self, tenant_ids: Sequence[str]) -> dict[str, tuple[str, bool]]:
+        with translated_errors("reading inbox scans"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT tenant_id, fingerprint, rescan_wanted FROM inbox_scans "
+                "WHERE tenant_id = ANY(%s)",
+                (list(tenant_ids),),
+            ).fetchall()
+        return {r[0]: (r[1], bool(r[2])) for r in rows}
+
+    def inbox_verification_due(
+        self, tenant_ids: Sequence[str], read_within_seconds: float
+    ) -> set[str]:
+        """One statement for every tenant: the negation of inbox_stat_signatures' trust."""
+        with translated_errors("finding inbox reads due"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT tenant_id FROM sources WHERE tenant_id = ANY(%s) "
+                "AND state = 'active' AND origin LIKE 'inbox:%%' AND ("
+                "inbox_stat IS NULL OR inbox_stat_version IS DISTINCT FROM current_version_id "
+                "OR inbox_verified_at IS NULL "
+                "OR inbox_verified_at <= now() - make_interval(secs => %s))",
+                (list(tenant_ids), read_within_seconds),
+            ).fetchall()
+        return {r[0] for r in rows}
+
     def erase_tenant_rows(self, tenant_id: str) -> None:
         with translated_errors("erasing a tenant"), self.pool.connection() as conn:
             conn.execute("DELETE FROM tenants WHERE tenant_id = %s", (tenant_id,))
