@@ -173,10 +173,13 @@ def main() -> None:
         ) + (", site in a thread" if args.site_thread else "")
 
         first, first_s, first_requests = timed_pass(platform, catalog, instance, connector)
+        started = time.perf_counter()
         extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
+        extract_s = time.perf_counter() - started
         print(
             f"{mode}, first pass: {first_s:.2f} s, {first_requests} requests, registered "
-            f"{first.changed}, reads {first.reads}; extracted after it (setup): {extracted}"
+            f"{first.changed}, reads {first.reads}; extracted after it (setup): {extracted} "
+            f"in {extract_s:.2f} s"
         )
         rounds = [("", connector.revalidators)]
         if args.crawl:
@@ -189,7 +192,9 @@ def main() -> None:
             extracted = extract_pending(platform.catalog, platform.blobs, tenant).processed
             print(
                 f"{mode}, second pass over the unchanged site{how}: {second_s:.2f} s "
-                f"({100 * second_s / first_s:.1f}% of the first), {second_requests} requests "
+                f"({100 * second_s / first_s:.1f}% of the first, "
+                f"{100 * second_s / (first_s + extract_s):.1f}% of the first with its "
+                f"extraction), {second_requests} requests "
                 f"({statuses.count(304)} answered 304, {statuses.count(200)} 200), registered "
                 f"{second.changed}, reads {second.reads}; re-extractions: {extracted}"
             )
