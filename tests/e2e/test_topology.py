@@ -48,8 +48,9 @@ from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.postgres.database import ensure_database
 from testbed.tenants import seed_tenant
+from testbed.worker_faults import celery_worker_of
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
-from tests.e2e.test_several_hosts import _celery_worker_of, _document, _start_worker, _wait_ready
+from tests.e2e.test_several_hosts import _document, _start_worker, _wait_ready
 
 PG_PORT = 5493
 OPENSEARCH_FRONT_PORT = 9493
@@ -238,7 +239,7 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
         ) as result:
             assert result.success, [e.message for e in result.all_events if e.is_failure]
             checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-            ran_on = {w for e in instance.all_logs(result.run_id) if (w := _celery_worker_of(e))}
+            ran_on = {w for e in instance.all_logs(result.run_id) if (w := celery_worker_of(e))}
         assert checks["stores_agree"] is True
         assert ran_on <= {"w1", "w2"} and ran_on, ran_on
 
