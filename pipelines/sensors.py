@@ -314,13 +314,14 @@ def _rescan_tick(
     inbox = platform.settings.inbox_dir
     with_inbox = set(inbox_tenants(inbox))
     partitions = context.instance.get_dynamic_partitions("tenant")
+    known = set(partitions)  # asked once per work row below
     tenants = [t for t in partitions if t in with_inbox]
     fingerprints = {t: inbox_fingerprint(inbox, t) for t in tenants}
     catalog = platform.catalog
     waiting = {
         w.tenant_id
         for w in catalog.pending_work_all()
-        if any(w.stages[s] for s in ALL_STAGES) and w.tenant_id in partitions
+        if any(w.stages[s] for s in ALL_STAGES) and w.tenant_id in known
     }
     wanted = rescans_wanted(
         tenants,
