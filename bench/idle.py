@@ -20,6 +20,15 @@ machine's load average, so a long window shows when something else ran beside
 the stack. `--tenant` prints each `tenant_ingest` run of that tenant in the
 window with its registration step's time (the rescan's cost: issue #33's goal
 is <= 2 s for the SciFact tenant) and the run's.
+
+`--prepare` writes issue #33's idle set-up into a home that has not started
+yet, then exits: the SciFact corpus as one Markdown file per abstract in the
+`scifact` tenant's inbox folder, 99 small tenants of one file each, and a
+golden set of the first 300 SciFact train queries. Then, in order:
+
+    GROUNDWORK_HOME=<home> groundwork up               # ingests all 100 tenants
+    GROUNDWORK_HOME=<home> groundwork eval --golden <home>/scifact-golden.jsonl --tenant scifact
+    uv run python bench/idle.py --home <home> --seconds 7200 --every 600 --tenant scifact
 """
 
 from __future__ import annotations
@@ -157,14 +166,53 @@ def _share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, flo
     return sum(seconds - before.get(pid, ("", 0.0))[1] for pid, (_, seconds) in after.items())
 
 
+def _prepare(home: Path, beir: Path, tenants: int, queries: int) -> None:
+    """The issue's tenants as inbox folders and the SciFact golden set, written
+    before the stack starts so its first runs ingest them."""
+    from evals.beir import load_corpus, load_qrels, load_queries
+
+    if not (beir / "corpus.jsonl").is_file():
+        raise SystemExit(f"no BEIR folder at {beir} (SciFact: ../shared/data/scifact)")
+    inbox = Path(os.environ.get("GROUNDWORK_INBOX", str(home / "inbox")))
+    folder = inbox / "scifact"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for document in load_corpus(beir):
+        (folder / f"{document.doc_id}.md").write_text(document.to_markdown(), encoding="utf-8")
+        written += 1
+    for n in range(1, tenants + 1):
+        small = inbox / f"team-{n:02d}"
+        small.mkdir(parents=True, exist_ok=True)
+        (small / "notes.md").write_text(
+            f"# Team {n:02d} notes\n\nThe team {n:02d} runbook: restart the queue worker"
+            f" when its backlog passes {100 * n} messages.\n",
+            encoding="utf-8",
+        )
+    texts, qrels = load_queries(beir), load_qrels(beir, "train")
+    golden = home / "scifact-golden.jsonl"
+    with golden.open("w", encoding="utf-8") as handle:
+        for query_id in sorted(qrels, key=int)[:queries]:
+            row = {"id": query_id, "query": texts[query_id], "sources": qrels[query_id]}
+            handle.write(json.dumps(row) + "\n")
+    print(f"{written} SciFact files in {folder}, {tenants} small tenants in {inbox}")
+    print(f"golden set: {golden} ({min(queries, len(qrels))} queries)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--home", type=Path, default=ROOT / ".groundwork")
     parser.add_argument("--every", type=float, help="seconds per interval line (default: none)")
     parser.add_argument("--tenant", help="print this tenant's rescans in the window")
+    parser.add_argument("--prepare", action="store_true", help="write the idle set-up and exit")
+    parser.add_argument("--beir", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    parser.add_argument("--tenants", type=int, default=99, help="with --prepare: small tenants")
+    parser.add_argument("--queries", type=int, default=300, help="with --prepare: golden queries")
     args = parser.parse_args()
     home = args.home.resolve()
+    if args.prepare:
+        _prepare(home, args.beir, args.tenants, args.queries)
+        return
     cores = os.cpu_count() or 1
     cpu_before, sessions_before = _cpu_seconds(home), _sessions(home)
     started = time.time()
