@@ -69,6 +69,9 @@ def source_registrations(
             "refused_quota": report.over_quota,
             "refusals": dg.MetadataValue.text("\n".join(report.refused[:20])),
             "quarantined": len(report.quarantined),
+            # the folder as this step walked it, computed as the inbox sensor
+            # computes it (its cursor) and recorded for the hourly rescan
+            "folder_fingerprint": report.fingerprint,
             "sources": counts.sources,
             "versions": counts.versions,
             "seconds": round(time.monotonic() - started, 3),

@@ -12,6 +12,7 @@ import dagster as dg
 
 from assets.registration import source_registrations
 from groundwork.connectors.folder_sync import sync_inbox
+from groundwork.connectors.inbox import inbox_fingerprint
 from groundwork.services.limits import inbox_quota
 from groundwork.tenancy import TenantLimits
 from resources.composition.platform import Platform
@@ -83,3 +84,7 @@ def test_the_registration_step_applies_the_quota(
     assert metadata["refused_quota"].value == 1
     assert "max_documents = 0" in str(metadata["refusals"].value)
     assert platform.catalog.counts(tenant_id).sources == 0
+    # what the step walked, as the inbox sensor computes it: an operator compares
+    # it with the sensor's cursor to see which walk a run acted on
+    walked = inbox_fingerprint(platform.settings.inbox_dir, tenant_id)
+    assert walked and metadata["folder_fingerprint"].value == walked
