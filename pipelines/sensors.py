@@ -324,14 +324,12 @@ def _rescan_tick(
         if any(w.stages[s] for s in ALL_STAGES) and w.tenant_id in known
     }
     wanted = rescans_wanted(
-        tenants,
+        partitions,
         fingerprints,
         catalog.inbox_scans(tenants),
         catalog.inbox_verification_due(tenants, VERIFY_AFTER_SECONDS),
         waiting,
     )
-    # a tenant fed only through the API has no folder: a run for its backlog only
-    wanted += sorted(waiting - set(wanted))
     stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
     if not wanted:
         return dg.SkipReason(

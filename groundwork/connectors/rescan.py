@@ -15,7 +15,8 @@ run on a timer still adds is the run that nothing else requests:
   it was written, the racy rule) or is older than the verification interval
   (the daily read that finds an edit keeping size and mtime);
 - the tenant has a backlog: its run retries the stage that keeps it and
-  evaluates the freshness check, which turns red within the hour.
+  evaluates the freshness check, which turns red within the hour. This is
+  the only reason for a tenant without an inbox folder (fed through the API).
 
 Pure: the schedule supplies the folders' fingerprints and the catalog's
 answers.
@@ -33,18 +34,18 @@ def rescans_wanted(
     reads_due: Collection[str],
     backlog: Collection[str],
 ) -> list[str]:
-    """The tenants (in the given order) whose run is worth starting: the
-    folder's fingerprint now against the last scan's (fingerprint, rescan
-    wanted), reads due, backlog."""
+    """The tenants (in the given order) whose run is worth starting. A tenant
+    with an inbox folder is one in `fingerprints` (its walk now), compared with
+    the last scan's (fingerprint, rescan wanted) and its reads due; any tenant
+    with a backlog is wanted."""
     wanted = []
     for tenant in tenants:
+        if tenant in backlog:
+            wanted.append(tenant)
+            continue
+        if tenant not in fingerprints:
+            continue  # no folder: only a backlog asks for its run
         last = scans.get(tenant)
-        if (
-            last is None
-            or last[1]
-            or (tenant in fingerprints and fingerprints[tenant] != last[0])
-            or tenant in reads_due
-            or tenant in backlog
-        ):
+        if last is None or last[1] or fingerprints[tenant] != last[0] or tenant in reads_due:
             wanted.append(tenant)
     return wanted
