@@ -2,6 +2,7 @@
 
     uv run python bench/search_load.py [--beir ../shared/data/scifact] [--seconds 20]
     uv run python bench/search_load.py --replica --levels 1,8   # also through a read replica
+    uv run python bench/search_load.py --stack [--tenant T]     # the running `groundwork up` instead
 
 Serves the API (one uvicorn process) over a BEIR corpus already ingested by
 `bench/ingest_and_search.py --beir ...` (database groundwork_bench) or, if
@@ -357,6 +358,13 @@ def print_tracing_cost(figures: list[tuple[str, dict[int, float]]], jaeger_cpu_s
 
 
 def main() -> int:
+    if "--stack" in sys.argv[1:]:
+        # what an operator gets (issue #33): the API `groundwork up` serves, with
+        # its options (bench/search_stack.py imports this module's helpers)
+        from bench import search_stack
+
+        sys.argv.remove("--stack")
+        return search_stack.main()
     args = parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)")
