@@ -63,6 +63,7 @@ class CountingConnector:
         self.kind = inner.kind
         self.complete_listing = inner.complete_listing
         self.sorted_listing = inner.sorted_listing
+        self.lasting_locations = inner.lasting_locations
         self.reads = 0
         self.pages = 0
 

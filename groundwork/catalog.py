@@ -416,6 +416,16 @@ class LifecycleLedger(Protocol):
         """Tags of a live source of the tenant, deduplicated and sorted."""
         ...
 
+    def relocate_source(
+        self, tenant_id: str, source_id: str, filename: str, location: Mapping[str, str]
+    ) -> bool:
+        """A live source of the tenant found elsewhere with the same bytes (a
+        connector's move or rename): its filename, and the place its current
+        version's citations name, become the new ones. No new version: the
+        bytes did not change, so nothing is extracted or embedded again, but a
+        citation must not keep naming a path the file has left."""
+        ...
+
     def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         """origin -> (source id, subjects) of the tenant's live inbox sources."""
         ...

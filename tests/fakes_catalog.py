@@ -833,6 +833,17 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
             source.tags, source.updated_at = tuple(sorted(set(tags))), self._clock()
             return True
 
+    def relocate_source(
+        self, tenant_id: str, source_id: str, filename: str, location: Mapping[str, str]
+    ) -> bool:
+        """The fake keeps no version locations: the filename is what it shows."""
+        with self._lock:
+            source = self._live_source(tenant_id, source_id)
+            if source is None:
+                return False
+            source.filename, source.updated_at = filename, self._clock()
+            return True
+
     def inbox_sources(self, tenant_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         with self._lock:
             return {

@@ -23,6 +23,7 @@ class FakeConnector:
     kind: str = "fake"
     complete_listing: bool = True
     sorted_listing: bool = True
+    lasting_locations: bool = False
     page_size: int = 100
     items: dict[str, tuple[bytes, tuple[str, ...] | None]] = field(default_factory=dict)
     #: item id -> errors raised by its next fetches, one per call (then it works)

@@ -143,6 +143,10 @@ class Connector(Protocol):
       service removes it at that page rather than after the whole listing.
       A listing whose order is not the byte order (a crawl, a Git diff)
       says False.
+    - `lasting_locations` says whether an item's location keeps naming its
+      bytes after the item moves (a Git commit and path do: history stays);
+      when False (a key in a bucket, a path in a folder, a URL) a moved
+      item's citations name its new place, since the old one is gone.
     - Every failure is a `ConnectorError` (retryable with `retry_after` when
       the source asked to slow down); nothing is swallowed into empty success.
     """
@@ -150,6 +154,7 @@ class Connector(Protocol):
     kind: str  # "s3", "fsspec", "web", "git"
     complete_listing: bool
     sorted_listing: bool
+    lasting_locations: bool
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]: ...
 

@@ -61,7 +61,7 @@ from groundwork.connectors.catalog import (
     KnownItem,
     PassCounts,
 )
-from groundwork.connectors.location import bounded_location
+from groundwork.connectors.location import SourceLocation, bounded_location
 from groundwork.connectors.port import (
     Connector,
     ConnectorError,
@@ -584,6 +584,9 @@ class _Pass:
         )
         self.catalog.forget_items(self.tenant, self.instance.instance_id, [twin.item_id])
         assert twin.source_id is not None  # only items with a source are made gone
+        self._relocate(
+            twin.source_id, fetched.item.item_id, bounded_location(fetched.item.location)
+        )
         if twin.subjects != record.subjects and record.subjects:
             with contextlib.suppress(NotFound):
                 change_subjects(
@@ -632,6 +635,8 @@ class _Pass:
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
         )
         self.report.moved += 1
+        if heir.source_id is not None:
+            self._relocate(heir.source_id, heir.item_id, heir.location)
         if heir.source_id is not None and heir.subjects is not None:
             with contextlib.suppress(NotFound):  # deleted meanwhile through another path
                 change_subjects(
@@ -641,6 +646,15 @@ class _Pass:
                     heir.source_id,
                     heir.subjects,
                 )
+
+    def _relocate(self, source_id: str, item_id: str, location: SourceLocation) -> None:
+        """A move keeps its source and version; the citations of that version
+        name where the bytes are now, not the path they left, unless the old
+        place still names them (a Git commit and path)."""
+        if self.connector.lasting_locations:
+            return
+        filename = dict(location).get("filename") or item_id
+        self.ports.catalog.relocate_source(self.tenant, source_id, filename, dict(location))
 
     def _settle_aliases(self) -> None:
         """Aliases whose original is still there are copies: registered as

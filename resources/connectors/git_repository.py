@@ -57,6 +57,7 @@ class GitRepositoryConnector:
     kind = KIND
     complete_listing = False  # deletions come from the diff, not from absence
     sorted_listing = False
+    lasting_locations = True  # a commit and path name the same bytes for good
 
     def __init__(
         self,

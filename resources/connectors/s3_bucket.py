@@ -40,6 +40,7 @@ class S3BucketConnector:
     kind = KIND
     complete_listing = True
     sorted_listing = True  # ListObjectsV2: keys in UTF-8 binary order
+    lasting_locations = False  # a moved object's old key holds nothing
 
     def __init__(self, client: Any, settings: S3BucketSettings) -> None:
         self.client = client

@@ -230,6 +230,7 @@ class WebSiteConnector:
     kind = KIND
     complete_listing = True  # a finished pass lists every live page: the rest were removed
     sorted_listing = False  # sitemap or crawl order
+    lasting_locations = False  # a page moved to a new URL is not at the old one
 
     def __init__(
         self,

@@ -176,6 +176,20 @@ class LifecycleContract:
         assert catalog.set_source_tags(tenant, source.source_id, [])
         assert catalog.versions_to_extract(tenant, 10)[0].tags == ()
 
+    def test_a_source_is_relocated_only_while_live_and_only_in_its_tenant(
+        self, catalog: LifecycleCatalog, tenant: str, other: str
+    ) -> None:
+        source = stored(catalog, tenant, "connector:c1:old/name.md", "moved bytes")
+        place = {"path": "new/name.md"}
+        assert catalog.relocate_source(tenant, source.source_id, "new/name.md", place)
+        assert catalog.relocate_source(other, source.source_id, "stolen.md", place) is False
+        assert catalog.relocate_source(tenant, f"src_{uuid.uuid4().hex}", "x.md", place) is False
+        [record] = catalog.versions_to_extract(tenant, 10)
+        # the same version (no new bytes, nothing to extract again) under its new name
+        assert (record.source_id, record.filename) == (source.source_id, "new/name.md")
+        assert catalog.mark_source_deleting(tenant, source.source_id)
+        assert catalog.relocate_source(tenant, source.source_id, "later.md", place) is False
+
     def test_the_inbox_mirror_lists_the_tenants_live_inbox_sources(
         self, catalog: LifecycleCatalog, tenant: str, other: str
     ) -> None:

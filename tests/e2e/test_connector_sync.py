@@ -46,6 +46,19 @@ class Sync:
             ).fetchall()
         return {r[0]: (r[1], tuple(sorted(r[2])), int(r[3])) for r in rows}
 
+    def filenames(self) -> set[str]:
+        """The live sources' filenames, with the place their current version
+        names (the fake locates an item by its key, its id)."""
+        with self.platform.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT s.filename, v.source_location ->> 'key' FROM sources s "
+                "JOIN source_versions v ON v.version_id = s.current_version_id "
+                "WHERE s.tenant_id = %s AND s.state = 'active'",
+                (self.tenant,),
+            ).fetchall()
+        assert all(key == name for name, key in rows), rows
+        return {r[0] for r in rows}
+
 
 @pytest.fixture
 def sync(platform: Platform, tenant_id: str) -> Sync:
@@ -111,6 +124,16 @@ def test_a_renamed_item_keeps_its_source(sync: Sync) -> None:
     assert len(sync.sources()) == 2, "no second source for the same bytes"
     items = {k.item_id: k for k in sync.catalog.known_items(sync.tenant, sync.instance.instance_id)}
     assert set(items) == {"new/name.txt", "other.txt"} and items["new/name.txt"].state == "ok"
+    # a move forward in the listing's order (the old id made gone first), and
+    # back: each time the source is named by where its bytes are now
+    sync.connector.remove("new/name.txt")
+    sync.connector.put("zz/name.txt", b"the same bytes, moved")
+    assert sync.run().moved == 1
+    assert sync.filenames() >= {"zz/name.txt"} and "new/name.txt" not in sync.filenames()
+    sync.connector.remove("zz/name.txt")
+    sync.connector.put("aa/name.txt", b"the same bytes, moved")
+    assert sync.run().moved == 1
+    assert sync.filenames() == {"aa/name.txt", "other.txt"}
     # a copy (the original still there) becomes a source of its own
     sync.connector.put("copy.txt", b"something else")
     copied = sync.run()
@@ -147,6 +170,7 @@ class CrashAfterFirstPage:
     kind = "fake"
     complete_listing = True
     sorted_listing = True  # as the fake it wraps
+    lasting_locations = False
 
     def __init__(self, inner: FakeConnector) -> None:
         self.inner = inner

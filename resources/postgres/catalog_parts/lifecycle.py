@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from psycopg.types.json import Jsonb
+
 from resources.postgres.catalog_parts.common import StoreBase
 from resources.postgres.database import translated_errors
 
@@ -328,3 +330,23 @@ class Lifecycle(StoreBase):
                 (sorted(set(tags)), source_id, tenant_id),
             ).fetchone()
         return row is not None
+
+    def relocate_source(
+        self, tenant_id: str, source_id: str, filename: str, location: Mapping[str, str]
+    ) -> bool:
+        with translated_errors("relocating a source"), self.pool.connection() as conn:
+            with conn.transaction():
+                row = conn.execute(
+                    "UPDATE sources SET filename = %s, updated_at = now() "
+                    "WHERE source_id = %s AND tenant_id = %s AND state = 'active' "
+                    "RETURNING current_version_id",
+                    (filename, source_id, tenant_id),
+                ).fetchone()
+                if row is None:
+                    return False
+                conn.execute(
+                    "UPDATE source_versions SET source_location = %s "
+                    "WHERE version_id = %s AND tenant_id = %s",
+                    (Jsonb(dict(location)), row[0], tenant_id),
+                )
+        return True
