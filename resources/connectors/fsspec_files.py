@@ -8,12 +8,24 @@ never read. Listing is complete (a file not listed is gone) and paged in path
 order (code point order, which is UTF-8 byte order: a sorted listing, each
 page naming the path range it covers); the cursor is the last path of a page,
 so a pass resumes after it.
+
+The sync fetches a page's items from several threads at once. A local
+filesystem takes that; a remote one may not: fsspec's SFTP is one paramiko
+session, whose requests from two threads at once wait on each other's
+answers for ever (seen: the first page of two files hung its pass). So a
+filesystem not known to be thread-safe is used by one thread at a time, and
+a fetched file is read whole (into a spooled temporary file: memory up to
+SPOOL_IN_MEMORY, disk beyond) before the next thread's call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
+import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import fsspec
 
@@ -21,6 +33,10 @@ from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage,
 from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 
 PAGE_SIZE = 1000
+#: protocols whose filesystem object several threads may use at once
+THREAD_SAFE_PROTOCOLS = frozenset({"file", "local"})
+#: a fetched file read under the lock stays in memory up to this size
+SPOOL_IN_MEMORY = 8 * 1024 * 1024
 
 
 def entry_version(info: Mapping[str, Any]) -> str:
@@ -42,6 +58,7 @@ class FsspecConnector:
     kind = "fsspec"
     complete_listing = True
     sorted_listing = True  # paths sorted here, in code point order
+    lasting_locations = False  # a moved file's old path holds nothing
 
     def __init__(
         self,
@@ -58,6 +75,10 @@ class FsspecConnector:
         except (ImportError, ValueError, OSError) as exc:
             raise ConnectorError(self.kind, None, f"cannot open {protocol}: {exc}") from exc
         self.root = root.rstrip("/")
+        self._serial = protocol not in THREAD_SAFE_PROTOCOLS
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self._serial else contextlib.nullcontext()
+        )
         self.selection = selection or ItemSelection()
         self.subjects = subjects or SubjectsByPrefix()
         self.page_size = page_size
@@ -69,9 +90,10 @@ class FsspecConnector:
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
         try:
-            if not self.fs.isdir(self.root):
-                raise ConnectorError(self.kind, None, f"{self.root} is not a folder")
-            found = self.fs.find(self.root, detail=True)
+            with self._lock:
+                if not self.fs.isdir(self.root):
+                    raise ConnectorError(self.kind, None, f"{self.root} is not a folder")
+                found = self.fs.find(self.root, detail=True)
         except ConnectorError:
             raise
         except (OSError, ValueError) as exc:
@@ -110,13 +132,29 @@ class FsspecConnector:
     def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
         path = f"{self.root}/{item.item_id}"
         try:
-            version = entry_version(self.fs.info(path))
-            if known_version is not None and version == known_version:
-                return FetchResult(None, version, None)
-            return FetchResult(self.fs.open(path, "rb"), version, None)
+            with self._lock:
+                version = entry_version(self.fs.info(path))
+                if known_version is not None and version == known_version:
+                    return FetchResult(None, version, None)
+                if not self._serial:
+                    return FetchResult(self.fs.open(path, "rb"), version, None)
+                return FetchResult(self._read_whole(path), version, None)
         except FileNotFoundError as exc:
             raise ConnectorError(self.kind, item.item_id, "not found") from exc
         except PermissionError as exc:
             raise ConnectorError(self.kind, item.item_id, f"permission denied: {exc}") from exc
         except OSError as exc:
             raise ConnectorError(self.kind, item.item_id, str(exc), retryable=True) from exc
+
+    def _read_whole(self, path: str) -> BinaryIO:
+        """The file's bytes, read now (under the lock), as a stream the sync spools."""
+        # returned open: the sync reads and closes it
+        copy = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        try:
+            with self.fs.open(path, "rb") as source:
+                shutil.copyfileobj(source, copy, 1024 * 1024)
+        except BaseException:
+            copy.close()
+            raise
+        copy.seek(0)
+        return cast(BinaryIO, copy)
