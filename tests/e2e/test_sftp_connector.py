@@ -61,15 +61,18 @@ def _search(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
 
 
 def _write(path: Path, text: str) -> None:
-    """A write whose modification time (SFTP carries whole seconds) is a
-    second older than the next listing: an edit inside the listing's second
-    is the connector's racy case, tested apart."""
+    """A write whose modification time is seconds older than the next
+    listing. SFTP carries whole seconds, and the version is size and mtime:
+    a same-size edit within the second of the last listing is not seen until
+    the file changes again (a known limit, in docs/connectors.md)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     past = time.time() - 5
     os.utime(path, (past, past))
 
 
+# a pass that hangs (two threads on one SSH session did) fails here, not at the suite's 900 s
+@pytest.mark.timeout(180)
 def test_an_sftp_folder_mirrored_through_its_whole_life(
     cli_env: None,
     platform: Platform,
