@@ -24,6 +24,7 @@ import contextlib
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO, cast
 
@@ -35,15 +36,27 @@ from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 PAGE_SIZE = 1000
 #: protocols whose filesystem object several threads may use at once
 THREAD_SAFE_PROTOCOLS = frozenset({"file", "local"})
+#: an mtime this recent is not trusted to tell an edit (entry_version)
+RACY_WINDOW_SECONDS = 3.0
 #: a fetched file read under the lock stays in memory up to this size
 SPOOL_IN_MEMORY = 8 * 1024 * 1024
 
 
-def entry_version(info: Mapping[str, Any]) -> str:
+def entry_version(info: Mapping[str, Any], now: float | None = None) -> str:
     """What changes when the bytes change, as far as a listing can tell: an
     ETag is the filesystem's own content token; size and mtime (with the inode
     where there is one: a replacement renamed over a file has a new inode)
-    otherwise."""
+    otherwise.
+
+    A coarse mtime (whole seconds: SFTP's, an ext3 or FAT disk's) within
+    RACY_WINDOW_SECONDS of `now` (this host's clock when the entry was
+    listed) is not trusted (git's "racy" rule, as the inbox's): a same-size
+    edit just after a read may keep it. Such an entry's version names the
+    moment it was listed, so every pass reads it until its mtime is old
+    enough, and one more read confirms the bytes under the settled version
+    (unchanged bytes make no new version). A server clock behind this host's
+    makes the window smaller; one ahead makes it larger, never unsafe. A
+    nanosecond mtime (a local disk's) tells two writes apart by itself."""
     etag = info.get("ETag") or info.get("etag")
     if etag:
         return f"etag:{str(etag).strip(chr(34))}"
@@ -51,7 +64,15 @@ def entry_version(info: Mapping[str, Any]) -> str:
     if hasattr(mtime, "timestamp"):
         mtime = mtime.timestamp()
     inode = info.get("ino")
-    return f"{info.get('size')}:{mtime}" + (f":{inode}" if inode else "")
+    version = f"{info.get('size')}:{mtime}" + (f":{inode}" if inode else "")
+    if (
+        isinstance(mtime, int | float)
+        and float(mtime).is_integer()
+        and now is not None
+        and mtime > now - RACY_WINDOW_SECONDS
+    ):
+        version += f":racy@{now:.6f}"
+    return version
 
 
 class FsspecConnector:
@@ -89,6 +110,9 @@ class FsspecConnector:
         return stripped[len(root) :].lstrip("/")
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
+        # before the walk: an entry is racy against the earliest moment it could
+        # have been looked at
+        listed = time.time()
         try:
             with self._lock:
                 if not self.fs.isdir(self.root):
@@ -113,7 +137,7 @@ class FsspecConnector:
                 [
                     SourceItem(
                         item_id=rel,
-                        version=entry_version(info),
+                        version=entry_version(info, listed),
                         size=info.get("size"),
                         media_type=None,
                         subjects=self.subjects.subjects_for(rel),
@@ -133,7 +157,7 @@ class FsspecConnector:
         path = f"{self.root}/{item.item_id}"
         try:
             with self._lock:
-                version = entry_version(self.fs.info(path))
+                version = entry_version(self.fs.info(path), time.time())
                 if known_version is not None and version == known_version:
                     return FetchResult(None, version, None)
                 if not self._serial:

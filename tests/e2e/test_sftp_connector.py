@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from groundwork_cli.main import main
 from resources.composition.platform import Platform
+from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS
 from retrieval_api.app import create_app
 from testbed.sftp_server import SSHD, SftpServer
 from tests.conftest import TEST_DATABASE
@@ -62,9 +63,8 @@ def _search(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
 
 def _write(path: Path, text: str) -> None:
     """A write whose modification time is seconds older than the next
-    listing. SFTP carries whole seconds, and the version is size and mtime:
-    a same-size edit within the second of the last listing is not seen until
-    the file changes again (a known limit, in docs/connectors.md)."""
+    listing, so its version is settled at once (a recent one is read again
+    by every pass until it settles: the racy case, at the end of the test)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     past = time.time() - 5
@@ -134,7 +134,25 @@ def test_an_sftp_folder_mirrored_through_its_whole_life(
     assert "deleted 1" in _sync(tenant_id, capsys)
     assert not [h for h in _search(api, staff, "how many vacation days") if "31" in json.dumps(h)]
 
+    # a same-size edit within the whole second SFTP gives as the mtime: the
+    # entry is listed racy (too recent to trust), so the next pass reads it
+    hours = root / "handbook" / "hours.md"
+    stamp = int(time.time())
+    hours.write_text("# Hours\n\nThe front desk opens at 8.\n")
+    os.utime(hours, (stamp, stamp))
+    assert "changed 1" in _sync(tenant_id, capsys)
+    hours.write_text("# Hours\n\nThe front desk opens at 9.\n")
+    os.utime(hours, (stamp, stamp))
+    assert "changed 1" in _sync(tenant_id, capsys)
+    publish_registered(platform, tenant_id)
+    assert "9" in json.dumps(_search(api, staff, "when does the front desk open")[0])
+    # once the mtime is old enough the version settles: one read confirms the bytes
+    time.sleep(max(0.0, stamp + RACY_WINDOW_SECONDS + 0.5 - time.time()))
+    settled = _sync(tenant_id, capsys)
+    assert "changed 0" in settled and "reads 1" in settled
+    assert "reads 0" in _sync(tenant_id, capsys)
+
     assert main(["source", "list", tenant_id, "--json"]) == 0
     state = json.loads(capsys.readouterr().out)[0]
-    assert state["items"] == 1 and state["behind"] is False
+    assert state["items"] == 2 and state["behind"] is False
     assert main(["source", "remove", tenant_id, "files"]) == 0

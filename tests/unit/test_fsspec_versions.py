@@ -1,0 +1,42 @@
+"""The fsspec connector's version of a listed entry (entry_version): the
+ETag when there is one, else size and mtime (and inode), and never a trusted
+version for an mtime too recent to tell an edit from the last read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS, entry_version
+
+NOW = 1_796_000_000.0
+
+
+def test_an_etag_is_the_version_whatever_the_time() -> None:
+    assert entry_version({"ETag": '"abc"', "mtime": NOW}, NOW) == "etag:abc"
+
+
+def test_size_mtime_and_inode_make_a_settled_version() -> None:
+    old = NOW - 60
+    assert entry_version({"size": 5, "mtime": old, "ino": 7}, NOW) == f"5:{old}:7"
+    # SFTP's whole seconds, as fsspec gives them
+    stamp = datetime.fromtimestamp(old, UTC)
+    assert entry_version({"size": 5, "mtime": stamp}, NOW) == f"5:{old}"
+
+
+def test_a_recent_mtime_is_never_the_same_version_twice() -> None:
+    """A same-size edit in the same (whole) second keeps size and mtime: the
+    version of such an entry names the listing, so each pass reads it again
+    until the mtime is older than the window; then it settles."""
+    recent = {"size": 5, "mtime": datetime.fromtimestamp(NOW - 1, UTC)}
+    first, second = entry_version(recent, NOW), entry_version(recent, NOW + 0.5)
+    assert first != second and first.startswith(f"5:{NOW - 1}:racy@")
+    settled = entry_version(recent, NOW - 1 + RACY_WINDOW_SECONDS + 0.1)
+    assert settled == f"5:{NOW - 1}" != second
+    # an mtime ahead of this host's clock (a server clock ahead) is racy too
+    assert ":racy@" in entry_version({"size": 5, "mtime": NOW + 30}, NOW)
+
+
+def test_a_fine_grained_mtime_is_trusted_at_once() -> None:
+    """A local disk's nanosecond mtime tells two writes apart by itself."""
+    fine = NOW - 0.123456789
+    assert entry_version({"size": 5, "mtime": fine}, NOW) == f"5:{fine}"
