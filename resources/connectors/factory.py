@@ -79,9 +79,21 @@ def build_fsspec(instance: ConnectorInstance) -> Connector:
     config: Mapping[str, Any] = instance.config
     if not config.get("root"):
         raise ConnectorError("fsspec", None, "an fsspec connector needs a root")
-    options = dict(config.get("options") or {}) | resolved_secrets(instance)
+    protocol = str(config.get("protocol") or "file")
+    secrets = resolved_secrets(instance)
+    if protocol in ("webdav", "dav") and "password" in secrets:
+        # webdav4 logs in with an (user, password) pair, which JSON cannot
+        # spell and a secret reference cannot fill: the pair is made here
+        options = dict(config.get("options") or {})
+        username = str(options.pop("username", "") or secrets.pop("username", ""))
+        if not username:
+            raise ConnectorError("fsspec", None, "a WebDAV password needs options.username")
+        options["auth"] = (username, secrets.pop("password"))
+        options |= secrets
+    else:
+        options = dict(config.get("options") or {}) | secrets
     return FsspecConnector(
-        str(config.get("protocol") or "file"),
+        protocol,
         str(config["root"]),
         options=options,
         selection=ItemSelection(

@@ -93,7 +93,8 @@ class FsspecConnector:
     ) -> None:
         try:
             self.fs = fsspec.filesystem(protocol, **dict(options or {}))
-        except (ImportError, ValueError, OSError) as exc:
+        except (ImportError, ValueError, OSError, TypeError) as exc:
+            # TypeError: an option the filesystem does not take (a misspelt key)
             raise ConnectorError(self.kind, None, f"cannot open {protocol}: {exc}") from exc
         self.root = root.rstrip("/")
         self._serial = protocol not in THREAD_SAFE_PROTOCOLS

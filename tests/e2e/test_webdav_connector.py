@@ -2,16 +2,19 @@
 the test starts (testbed/webdav_server.py): added through the CLI, synced,
 ingested, searched with a citation naming the file's path; an unchanged pass
 reads nothing (the share's ETags), a change is a new version, a deletion is
-unsearchable after the next pass."""
+unsearchable after the next pass. The share asks for a login: the password
+is a secret reference, never stored, shown or sent without being asked."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -23,12 +26,13 @@ from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered
 
 WEBDAV_PORT = 8351
+PASSWORD = secrets.token_urlsafe(16)
 
 
 @pytest.fixture
 def share(tmp_path: Path) -> Iterator[tuple[WebdavServer, Path]]:
     folder = tmp_path / "share"
-    server = WebdavServer(tmp_path / "wsgidav", folder, WEBDAV_PORT).start()
+    server = WebdavServer(tmp_path / "wsgidav", folder, WEBDAV_PORT, password=PASSWORD).start()
     try:
         yield server, folder
     finally:
@@ -39,6 +43,7 @@ def share(tmp_path: Path) -> Iterator[tuple[WebdavServer, Path]]:
 def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
     monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
     monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
+    monkeypatch.setenv("GW_TEST_DAV_PASSWORD", PASSWORD)
 
 
 def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -69,12 +74,32 @@ def test_a_webdav_share_mirrored_through_its_life(
         "# Leave\n\nEmployees receive 27 vacation days.\n"
     )
     (folder / top / "handbook" / "parking.md").write_text("# Parking\n\nVisitors park on P2.\n")
-    config = {"protocol": "webdav", "root": f"/{top}", "options": {"base_url": server.base_url}}
+    # the share refuses a request without the login
+    refused = httpx.request("PROPFIND", server.base_url + "/", headers={"Depth": "0"})
+    assert refused.status_code == 401
+    config = {
+        "protocol": "webdav",
+        "root": f"/{top}",
+        "options": {"base_url": server.base_url, "username": server.user},
+    }
     added = main(
-        ["source", "add", tenant_id, "share", "--kind", "fsspec", "--config", json.dumps(config)]
+        [
+            "source",
+            "add",
+            tenant_id,
+            "share",
+            "--kind",
+            "fsspec",
+            "--config",
+            json.dumps(config),
+            "--secret",
+            "password=env:GW_TEST_DAV_PASSWORD",
+            "--json",
+        ]
     )
-    assert added == 0, capsys.readouterr().out
-    capsys.readouterr()
+    shown = capsys.readouterr().out
+    assert added == 0, shown
+    assert PASSWORD not in shown and json.loads(shown)[0]["secrets"] == ["password"]
 
     assert "changed 2" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)

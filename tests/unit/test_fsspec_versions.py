@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS, entry_version
+import pytest
+
+from groundwork.connectors.port import ConnectorError
+from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS, FsspecConnector, entry_version
 
 NOW = 1_796_000_000.0
 
@@ -40,3 +43,9 @@ def test_a_fine_grained_mtime_is_trusted_at_once() -> None:
     """A local disk's nanosecond mtime tells two writes apart by itself."""
     fine = NOW - 0.123456789
     assert entry_version({"size": 5, "mtime": fine}, NOW) == f"5:{fine}"
+
+
+def test_an_option_the_filesystem_does_not_take_is_the_connectors_error() -> None:
+    """A misspelt option is a clear refusal in the connector's state, not a crash."""
+    with pytest.raises(ConnectorError, match="cannot open webdav"):
+        FsspecConnector("webdav", "/x", options={"base_url": "http://127.0.0.1:9", "usr": "u"})
