@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import pytest
+from fastapi.testclient import TestClient
 
 from assets.partitions import tenant_model_key
 from pipelines.definitions import ALL_ASSETS
@@ -100,3 +103,20 @@ def tenant_with_notes(platform: Platform, prefix: str, count: int) -> str:
     waiting for extraction."""
     documents = {f"doc-{n}.md": f"# Doc {n}\n\nBody of document {n}.\n" for n in range(count)}
     return seed_tenant(platform, prefix, documents)
+
+
+def source_sync(tenant_id: str, name: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """One pass of a tenant's connector through the CLI; what it printed."""
+    from groundwork_cli.main import main
+
+    assert main(["source", "sync", tenant_id, name]) == 0
+    return capsys.readouterr().out
+
+
+def search_hits(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
+    """The hits of one search through the HTTP API, which must answer 200."""
+    answer = client.post(
+        "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {key}"}
+    )
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["hits"])

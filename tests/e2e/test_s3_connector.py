@@ -18,7 +18,7 @@ from resources.composition.platform import Platform
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from retrieval_api.app import create_app
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
-from tests.e2e.helpers import publish_registered
+from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 TAG = "groundwork-subjects"
 
@@ -39,16 +39,7 @@ def _put(client: Any, key: str, text: str, subjects: str | None = None) -> None:
 
 
 def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(["source", "sync", tenant_id, "docs"]) == 0
-    return capsys.readouterr().out
-
-
-def _search(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
-    answer = client.post(
-        "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {key}"}
-    )
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["hits"])
+    return source_sync(tenant_id, "docs", capsys)
 
 
 def test_an_s3_bucket_mirrored_through_its_whole_life(
@@ -97,7 +88,7 @@ def test_an_s3_bucket_mirrored_through_its_whole_life(
     _, staff = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "staff")
     _, finance = platform.catalog.create_api_key(tenant_id, ["group:finance"], "finance")
     api = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "27 vacation days" in hit["untrusted_text"] or "27" in json.dumps(hit)
     assert hit["citation"]["source_version_id"].startswith("ver_")
     first_version = hit["citation"]["source_version_id"]
@@ -109,7 +100,7 @@ def test_an_s3_bucket_mirrored_through_its_whole_life(
     _put(s3, f"{prefix}handbook/vacation.md", "# Leave\n\nEmployees receive 31 vacation days.\n")
     assert "changed 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "31" in json.dumps(hit) and hit["citation"]["source_version_id"] != first_version
 
     # a permission change at the source (the object's tag): re-scoped, no read
@@ -120,13 +111,15 @@ def test_an_s3_bucket_mirrored_through_its_whole_life(
     )
     out = _sync(tenant_id, capsys)
     assert "rescoped 1" in out and "reads 0" in out
-    assert not [h for h in _search(api, staff, "visitors park level") if "P2" in json.dumps(h)]
-    assert [h for h in _search(api, finance, "visitors park level") if "P2" in json.dumps(h)]
+    assert not [h for h in search_hits(api, staff, "visitors park level") if "P2" in json.dumps(h)]
+    assert [h for h in search_hits(api, finance, "visitors park level") if "P2" in json.dumps(h)]
 
     # deleted at the source: unsearchable after the next pass
     s3.delete_object(Bucket=TEST_S3_BUCKET, Key=f"{prefix}handbook/vacation.md")
     assert "deleted 1" in _sync(tenant_id, capsys)
-    assert not [h for h in _search(api, staff, "how many vacation days") if "31" in json.dumps(h)]
+    assert not [
+        h for h in search_hits(api, staff, "how many vacation days") if "31" in json.dumps(h)
+    ]
 
     assert main(["source", "list", tenant_id, "--json"]) == 0
     state = json.loads(capsys.readouterr().out)[0]

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -24,7 +23,7 @@ from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS
 from retrieval_api.app import create_app
 from testbed.sftp_server import SSHD, SftpServer
 from tests.conftest import TEST_DATABASE
-from tests.e2e.helpers import publish_registered
+from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 SFTP_PORT = 8349
 
@@ -49,16 +48,7 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
 
 
 def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(["source", "sync", tenant_id, "files"]) == 0
-    return capsys.readouterr().out
-
-
-def _search(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
-    answer = client.post(
-        "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {key}"}
-    )
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["hits"])
+    return source_sync(tenant_id, "files", capsys)
 
 
 def _write(path: Path, text: str) -> None:
@@ -103,7 +93,7 @@ def test_an_sftp_folder_mirrored_through_its_whole_life(
     _, staff = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "staff")
     _, finance = platform.catalog.create_api_key(tenant_id, ["group:finance"], "finance")
     api = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "27" in json.dumps(hit)
     assert hit["citation"]["source_location"] == {"path": "handbook/vacation.md"}
     first_version = hit["citation"]["source_version_id"]
@@ -117,7 +107,7 @@ def test_an_sftp_folder_mirrored_through_its_whole_life(
     )
     assert "changed 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "31" in json.dumps(hit) and hit["citation"]["source_version_id"] != first_version
 
     # moved into the folder only finance reads: one source, re-scoped
@@ -125,14 +115,16 @@ def test_an_sftp_folder_mirrored_through_its_whole_life(
     os.rename(root / "handbook" / "parking.md", root / "finance" / "parking.md")
     assert "moved 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
-    assert not [h for h in _search(api, staff, "visitors park level") if "P2" in json.dumps(h)]
-    parked = [h for h in _search(api, finance, "visitors park level") if "P2" in json.dumps(h)]
+    assert not [h for h in search_hits(api, staff, "visitors park level") if "P2" in json.dumps(h)]
+    parked = [h for h in search_hits(api, finance, "visitors park level") if "P2" in json.dumps(h)]
     assert parked and parked[0]["citation"]["source_location"] == {"path": "finance/parking.md"}
 
     # deleted at the source: unsearchable after the next pass
     (root / "handbook" / "vacation.md").unlink()
     assert "deleted 1" in _sync(tenant_id, capsys)
-    assert not [h for h in _search(api, staff, "how many vacation days") if "31" in json.dumps(h)]
+    assert not [
+        h for h in search_hits(api, staff, "how many vacation days") if "31" in json.dumps(h)
+    ]
 
     # a same-size edit within the whole second SFTP gives as the mtime: the
     # entry is listed racy (too recent to trust), so the next pass reads it
@@ -145,7 +137,7 @@ def test_an_sftp_folder_mirrored_through_its_whole_life(
     os.utime(hours, (stamp, stamp))
     assert "changed 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
-    assert "9" in json.dumps(_search(api, staff, "when does the front desk open")[0])
+    assert "9" in json.dumps(search_hits(api, staff, "when does the front desk open")[0])
     # once the mtime is old enough the version settles: one read confirms the bytes
     time.sleep(max(0.0, stamp + RACY_WINDOW_SECONDS + 0.5 - time.time()))
     settled = _sync(tenant_id, capsys)

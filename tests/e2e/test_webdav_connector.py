@@ -12,7 +12,6 @@ import secrets
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -23,7 +22,7 @@ from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from testbed.webdav_server import WebdavServer
 from tests.conftest import TEST_DATABASE
-from tests.e2e.helpers import publish_registered
+from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 WEBDAV_PORT = 8351
 PASSWORD = secrets.token_urlsafe(16)
@@ -47,16 +46,7 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
 
 
 def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(["source", "sync", tenant_id, "share"]) == 0
-    return capsys.readouterr().out
-
-
-def _search(client: TestClient, key: str, query: str) -> list[dict[str, Any]]:
-    answer = client.post(
-        "/v1/search", json={"query": query}, headers={"Authorization": f"Bearer {key}"}
-    )
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["hits"])
+    return source_sync(tenant_id, "share", capsys)
 
 
 @pytest.mark.timeout(180)
@@ -105,7 +95,7 @@ def test_a_webdav_share_mirrored_through_its_life(
     publish_registered(platform, tenant_id)
     _, staff = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "staff")
     api = TestClient(create_app(lambda: platform), raise_server_exceptions=False)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "27" in json.dumps(hit)
     assert hit["citation"]["source_location"] == {"path": "handbook/vacation.md"}
     first_version = hit["citation"]["source_version_id"]
@@ -118,10 +108,12 @@ def test_a_webdav_share_mirrored_through_its_life(
     )
     assert "changed 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
-    hit = _search(api, staff, "how many vacation days")[0]
+    hit = search_hits(api, staff, "how many vacation days")[0]
     assert "31" in json.dumps(hit) and hit["citation"]["source_version_id"] != first_version
 
     (folder / top / "handbook" / "vacation.md").unlink()
     assert "deleted 1" in _sync(tenant_id, capsys)
-    assert not [h for h in _search(api, staff, "how many vacation days") if "31" in json.dumps(h)]
+    assert not [
+        h for h in search_hits(api, staff, "how many vacation days") if "31" in json.dumps(h)
+    ]
     assert main(["source", "remove", tenant_id, "share"]) == 0
