@@ -169,17 +169,14 @@ def _share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, flo
 def _prepare(home: Path, beir: Path, tenants: int, queries: int) -> None:
     """The issue's tenants as inbox folders and the SciFact golden set, written
     before the stack starts so its first runs ingest them."""
-    from evals.beir import load_corpus, load_qrels, load_queries
+    from evals.beir import load_qrels, load_queries
+    from evals.golden import GoldenQuery, write_golden
+    from evals.retrieval import write_corpus
 
     if not (beir / "corpus.jsonl").is_file():
         raise SystemExit(f"no BEIR folder at {beir} (SciFact: ../shared/data/scifact)")
     inbox = Path(os.environ.get("GROUNDWORK_INBOX", str(home / "inbox")))
-    folder = inbox / "scifact"
-    folder.mkdir(parents=True, exist_ok=True)
-    written = 0
-    for document in load_corpus(beir):
-        (folder / f"{document.doc_id}.md").write_text(document.to_markdown(), encoding="utf-8")
-        written += 1
+    written = write_corpus(beir, inbox, "scifact")
     for n in range(1, tenants + 1):
         small = inbox / f"team-{n:02d}"
         small.mkdir(parents=True, exist_ok=True)
@@ -189,12 +186,14 @@ def _prepare(home: Path, beir: Path, tenants: int, queries: int) -> None:
             encoding="utf-8",
         )
     texts, qrels = load_queries(beir), load_qrels(beir, "train")
-    golden = home / "scifact-golden.jsonl"
-    with golden.open("w", encoding="utf-8") as handle:
-        for query_id in sorted(qrels, key=int)[:queries]:
-            row = {"id": query_id, "query": texts[query_id], "sources": qrels[query_id]}
-            handle.write(json.dumps(row) + "\n")
-    print(f"{written} SciFact files in {folder}, {tenants} small tenants in {inbox}")
+    golden = write_golden(
+        (
+            GoldenQuery(query_id, texts[query_id], qrels[query_id])
+            for query_id in sorted(qrels, key=int)[:queries]
+        ),
+        home / "scifact-golden.jsonl",
+    )
+    print(f"{written} SciFact files in {inbox / 'scifact'}, {tenants} small tenants in {inbox}")
     print(f"golden set: {golden} ({min(queries, len(qrels))} queries)")
 
 
