@@ -47,7 +47,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -427,7 +427,7 @@ class _Pass:
         return _Fetched(delta, item, result.version, path, sha256, size)
 
     def _filename(self, item: SourceItem) -> str:
-        return item.location.get("filename") or item.item_id
+        return _filename_of(item.item_id, item.location)
 
     def _register(self, fetched: _Fetched) -> ItemRecord:
         delta, item = fetched.delta, fetched.item
@@ -579,14 +579,14 @@ class _Pass:
         pass: it takes that source over (recorded before the gone row is
         forgotten, so a crash between never deletes what it now holds)."""
         record = self._record(fetched.item, fetched.version, "ok", twin, fetched.sha256)
+        assert twin.source_id is not None  # only items with a source are made gone
+        # before the item is recorded: a crash between repeats the move (the gone
+        # row is still there), never leaves the source named by the old place
+        self._relocate(twin.source_id, self._filename(fetched.item), record.location)
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
         )
         self.catalog.forget_items(self.tenant, self.instance.instance_id, [twin.item_id])
-        assert twin.source_id is not None  # only items with a source are made gone
-        self._relocate(
-            twin.source_id, fetched.item.item_id, bounded_location(fetched.item.location)
-        )
         if twin.subjects != record.subjects and record.subjects:
             with contextlib.suppress(NotFound):
                 change_subjects(
@@ -631,12 +631,14 @@ class _Pass:
 
     def _take_over(self, heir: KnownItem) -> None:
         record = replace(_as_record(heir), state="ok")
+        if heir.source_id is not None:  # before it is recorded, as in _moved_forward
+            self._relocate(
+                heir.source_id, _filename_of(heir.item_id, dict(heir.location)), heir.location
+            )
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, [record]
         )
         self.report.moved += 1
-        if heir.source_id is not None:
-            self._relocate(heir.source_id, heir.item_id, heir.location)
         if heir.source_id is not None and heir.subjects is not None:
             with contextlib.suppress(NotFound):  # deleted meanwhile through another path
                 change_subjects(
@@ -647,14 +649,12 @@ class _Pass:
                     heir.subjects,
                 )
 
-    def _relocate(self, source_id: str, item_id: str, location: SourceLocation) -> None:
+    def _relocate(self, source_id: str, filename: str, location: SourceLocation) -> None:
         """A move keeps its source and version; the citations of that version
         name where the bytes are now, not the path they left, unless the old
         place still names them (a Git commit and path)."""
-        if self.connector.lasting_locations:
-            return
-        filename = dict(location).get("filename") or item_id
-        self.ports.catalog.relocate_source(self.tenant, source_id, filename, dict(location))
+        if not self.connector.lasting_locations:
+            self.ports.catalog.relocate_source(self.tenant, source_id, filename, dict(location))
 
     def _settle_aliases(self) -> None:
         """Aliases whose original is still there are copies: registered as
@@ -703,6 +703,12 @@ class _Pass:
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, records
         )
+
+
+def _filename_of(item_id: str, location: Mapping[str, str]) -> str:
+    """The name an item is registered under: its location's `filename` (a web
+    page's, an S3 key's below the prefix), else its id."""
+    return location.get("filename") or item_id
 
 
 def _as_record(known: KnownItem) -> ItemRecord:
