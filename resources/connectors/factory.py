@@ -80,18 +80,16 @@ def build_fsspec(instance: ConnectorInstance) -> Connector:
     if not config.get("root"):
         raise ConnectorError("fsspec", None, "an fsspec connector needs a root")
     protocol = str(config.get("protocol") or "file")
+    options = dict(config.get("options") or {})
     secrets = resolved_secrets(instance)
     if protocol in ("webdav", "dav") and "password" in secrets:
         # webdav4 logs in with an (user, password) pair, which JSON cannot
         # spell and a secret reference cannot fill: the pair is made here
-        options = dict(config.get("options") or {})
         username = str(options.pop("username", "") or secrets.pop("username", ""))
         if not username:
             raise ConnectorError("fsspec", None, "a WebDAV password needs options.username")
         options["auth"] = (username, secrets.pop("password"))
-        options |= secrets
-    else:
-        options = dict(config.get("options") or {}) | secrets
+    options |= secrets
     return FsspecConnector(
         protocol,
         str(config["root"]),
