@@ -19,6 +19,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol, runtime_checkable
 
+#: in a version token, what a listing appends when it cannot vouch for the
+#: version (an mtime too recent to tell an edit by: the fsspec connector's
+#: racy rule), followed by the moment it listed the item. Such an item is read
+#: again by the next pass; what compares listings (the inbox's fingerprint)
+#: leaves the mark out, so a racy file alone asks for no run.
+RACY_MARK = ":racy@"
+
 
 @dataclass(frozen=True)
 class SourceItem:

@@ -98,6 +98,7 @@ def build_fsspec(instance: ConnectorInstance) -> Connector:
             tuple(config.get("include") or ()), tuple(config.get("exclude") or ())
         ),
         subjects=SubjectsByPrefix.from_config(config.get("subjects_by_prefix")),
+        subjects_file=str(config["subjects_file"]) if config.get("subjects_file") else None,
     )
 
 

@@ -16,6 +16,13 @@ answers for ever (seen: the first page of two files hung its pass). So a
 filesystem not known to be thread-safe is used by one thread at a time, and
 a fetched file is read whole (into a spooled temporary file: memory up to
 SPOOL_IN_MEMORY, disk beyond) before the next thread's call.
+
+Permissions can live in the folder itself (`subjects_file`, the inbox's
+`.subjects`): a marker file (one subject per line, `#` comments) sets the
+subjects of its folder and everything below it, the nearest one winning, as
+a `subjects_by_prefix` entry would; the markers are read with the listing
+(they are hidden, so never items), so editing one re-scopes the files below
+it on the next pass.
 """
 
 from __future__ import annotations
@@ -30,7 +37,13 @@ from typing import Any, BinaryIO, cast
 
 import fsspec
 
-from groundwork.connectors.port import ConnectorError, FetchResult, ListingPage, SourceItem
+from groundwork.connectors.port import (
+    RACY_MARK,
+    ConnectorError,
+    FetchResult,
+    ListingPage,
+    SourceItem,
+)
 from groundwork.connectors.selection import ItemSelection, SubjectsByPrefix
 
 PAGE_SIZE = 1000
@@ -40,38 +53,40 @@ THREAD_SAFE_PROTOCOLS = frozenset({"file", "local"})
 RACY_WINDOW_SECONDS = 3.0
 #: a fetched file read under the lock stays in memory up to this size
 SPOOL_IN_MEMORY = 8 * 1024 * 1024
+#: a subjects marker larger than this is not a list of subjects: ignored
+MAX_MARKER_BYTES = 64 * 1024
 
 
 def entry_version(info: Mapping[str, Any], now: float | None = None) -> str:
     """What changes when the bytes change, as far as a listing can tell: an
-    ETag is the filesystem's own content token; size and mtime (with the inode
-    where there is one: a replacement renamed over a file has a new inode)
-    otherwise.
+    ETag is the filesystem's own token; size and mtime (with the inode where
+    there is one: a replacement renamed over a file has a new inode)
+    otherwise. The racy rule below holds for both: a server may build its
+    ETag from the same coarse mtime.
 
-    A coarse mtime (whole seconds: SFTP's, an ext3 or FAT disk's) within
-    RACY_WINDOW_SECONDS of `now` (this host's clock when the entry was
-    listed) is not trusted (git's "racy" rule, as the inbox's): a same-size
+    An mtime within RACY_WINDOW_SECONDS of `now` (this host's clock when the
+    entry was listed) is not trusted (git's "racy" rule): timestamps are
+    coarse — whole seconds over SFTP or on a FAT disk, a clock tick (a few
+    ms) on a local ext4 disk, however many digits it shows — so a same-size
     edit just after a read may keep it. Such an entry's version names the
-    moment it was listed, so every pass reads it until its mtime is old
-    enough, and one more read confirms the bytes under the settled version
-    (unchanged bytes make no new version). A server clock behind this host's
-    makes the window smaller; one ahead makes it larger, never unsafe. A
-    nanosecond mtime (a local disk's) tells two writes apart by itself."""
-    etag = info.get("ETag") or info.get("etag")
-    if etag:
-        return f"etag:{str(etag).strip(chr(34))}"
+    moment it was listed (RACY_MARK), so the next pass reads it again, until
+    its mtime is old enough and one more read confirms the bytes under the
+    settled version (unchanged bytes make no new version). A server clock
+    behind this host's makes the window smaller; one ahead makes it larger,
+    never unsafe."""
     mtime = info.get("mtime") or info.get("modified") or info.get("LastModified") or ""
     if hasattr(mtime, "timestamp"):
         mtime = mtime.timestamp()
-    inode = info.get("ino")
-    version = f"{info.get('size')}:{mtime}" + (f":{inode}" if inode else "")
-    if (
-        isinstance(mtime, int | float)
-        and float(mtime).is_integer()
-        and now is not None
-        and mtime > now - RACY_WINDOW_SECONDS
-    ):
-        version += f":racy@{now:.6f}"
+    etag = info.get("ETag") or info.get("etag")
+    if etag:
+        version = f"etag:{str(etag).strip(chr(34))}"
+    else:
+        inode = info.get("ino")
+        version = f"{info.get('size')}:{mtime}" + (f":{inode}" if inode else "")
+    # an ETag is no better than the mtime it may be made of (WsgiDAV's is
+    # inode, whole-second mtime and size): a recent entry is racy either way
+    if isinstance(mtime, int | float) and now is not None and mtime > now - RACY_WINDOW_SECONDS:
+        version += f"{RACY_MARK}{now:.6f}"
     return version
 
 
@@ -89,6 +104,7 @@ class FsspecConnector:
         options: Mapping[str, Any] | None = None,
         selection: ItemSelection | None = None,
         subjects: SubjectsByPrefix | None = None,
+        subjects_file: str | None = None,
         page_size: int = PAGE_SIZE,
     ) -> None:
         try:
@@ -97,18 +113,19 @@ class FsspecConnector:
             # TypeError: an option the filesystem does not take (a misspelt key)
             raise ConnectorError(self.kind, None, f"cannot open {protocol}: {exc}") from exc
         self.root = root.rstrip("/")
+        self._root_stripped = self.fs._strip_protocol(self.root)
         self._serial = protocol not in THREAD_SAFE_PROTOCOLS
         self._lock: contextlib.AbstractContextManager[Any] = (
             threading.Lock() if self._serial else contextlib.nullcontext()
         )
         self.selection = selection or ItemSelection()
         self.subjects = subjects or SubjectsByPrefix()
+        self.subjects_file = subjects_file
         self.page_size = page_size
 
     def _relative(self, name: str) -> str:
         stripped = self.fs._strip_protocol(name)
-        root = self.fs._strip_protocol(self.root)
-        return stripped[len(root) :].lstrip("/")
+        return stripped[len(self._root_stripped) :].lstrip("/")
 
     def list_pages(self, cursor: str | None) -> Iterator[ListingPage]:
         # before the walk: an entry is racy against the earliest moment it could
@@ -119,6 +136,7 @@ class FsspecConnector:
                 if not self.fs.isdir(self.root):
                     raise ConnectorError(self.kind, None, f"{self.root} is not a folder")
                 found = self.fs.find(self.root, detail=True)
+                subjects = self._with_markers(found)
         except ConnectorError:
             raise
         except (OSError, ValueError) as exc:
@@ -141,7 +159,7 @@ class FsspecConnector:
                         version=entry_version(info, listed),
                         size=info.get("size"),
                         media_type=None,
-                        subjects=self.subjects.subjects_for(rel),
+                        subjects=subjects.subjects_for(rel),
                         location={"path": rel},
                     )
                     for rel, info in page
@@ -153,6 +171,36 @@ class FsspecConnector:
             after = page[-1][0]
         if not entries:  # an empty folder: the one page covers everything
             yield ListingPage([], (), cursor, span=(cursor, None))
+
+    def _with_markers(self, found: Mapping[str, Mapping[str, Any]]) -> SubjectsByPrefix:
+        """The configured prefixes and, over them, the folders' own markers:
+        a marker in `a/b/` is the prefix `a/b/` (the root's is ``), so the
+        longest prefix — the nearest marker — wins. A marker in a hidden
+        folder is ignored (nothing below it is listed); an empty or unreadable
+        one sets nothing (its folder inherits)."""
+        if not self.subjects_file:
+            return self.subjects
+        prefixes = dict(self.subjects.prefixes)
+        for name, info in found.items():
+            if not name.endswith(self.subjects_file) or info.get("type") != "file":
+                continue
+            rel = self._relative(name)
+            folder, _, leaf = rel.rpartition("/")
+            if leaf != self.subjects_file:
+                continue
+            if any(part.startswith(".") for part in folder.split("/") if part):
+                continue
+            if (info.get("size") or 0) > MAX_MARKER_BYTES:
+                continue
+            try:
+                text = self.fs.cat_file(name).decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            lines = {line.strip() for line in text.splitlines()}
+            found_subjects = tuple(sorted(x for x in lines if x and not x.startswith("#")))
+            if found_subjects:
+                prefixes[f"{folder}/" if folder else ""] = found_subjects
+        return SubjectsByPrefix(prefixes)
 
     def fetch(self, item: SourceItem, known_version: str | None) -> FetchResult:
         path = f"{self.root}/{item.item_id}"

@@ -6,6 +6,8 @@ and a connector over a source that cannot be read."""
 from __future__ import annotations
 
 import io
+import os
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -184,11 +186,17 @@ class FsspecHarness:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.connector = FsspecConnector("file", str(root), page_size=2)
+        self.writes = 0
 
     def put(self, name: str, data: bytes) -> str:
         path = self.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+        # as written a while ago: within the racy window (3 s) a listing
+        # cannot vouch for a version, and each listing names a new one
+        self.writes += 1
+        aged = time.time() - 60 + self.writes / 1000
+        os.utime(path, (aged, aged))
         return name
 
     def remove(self, name: str) -> None:

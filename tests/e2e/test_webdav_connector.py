@@ -8,7 +8,9 @@ is a secret reference, never stored, shown or sent without being asked."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +51,13 @@ def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:
     return source_sync(tenant_id, "share", capsys)
 
 
+def _write(path: Path, text: str) -> None:
+    """A write seconds older than the next listing: its version settled at once."""
+    path.write_text(text)
+    past = time.time() - 5
+    os.utime(path, (past, past))
+
+
 @pytest.mark.timeout(180)
 def test_a_webdav_share_mirrored_through_its_life(
     cli_env: None,
@@ -60,10 +69,11 @@ def test_a_webdav_share_mirrored_through_its_life(
     server, folder = share
     top = f"team-{uuid.uuid4().hex[:8]}"
     (folder / top / "handbook").mkdir(parents=True)
-    (folder / top / "handbook" / "vacation.md").write_text(
-        "# Leave\n\nEmployees receive 27 vacation days.\n"
+    _write(
+        folder / top / "handbook" / "vacation.md",
+        "# Leave\n\nEmployees receive 27 vacation days.\n",
     )
-    (folder / top / "handbook" / "parking.md").write_text("# Parking\n\nVisitors park on P2.\n")
+    _write(folder / top / "handbook" / "parking.md", "# Parking\n\nVisitors park on P2.\n")
     # the share refuses a request without the login
     refused = httpx.request("PROPFIND", server.base_url + "/", headers={"Depth": "0"})
     assert refused.status_code == 401
@@ -103,13 +113,28 @@ def test_a_webdav_share_mirrored_through_its_life(
     # unchanged: the share's ETags say so, nothing is read
     assert "reads 0" in _sync(tenant_id, capsys)
 
-    (folder / top / "handbook" / "vacation.md").write_text(
-        "# Leave\n\nEmployees receive 31 vacation days from now on.\n"
+    _write(
+        folder / top / "handbook" / "vacation.md",
+        "# Leave\n\nEmployees receive 31 vacation days from now on.\n",
     )
     assert "changed 1" in _sync(tenant_id, capsys)
     publish_registered(platform, tenant_id)
     hit = search_hits(api, staff, "how many vacation days")[0]
     assert "31" in json.dumps(hit) and hit["citation"]["source_version_id"] != first_version
+
+    # a same-size edit within the second of the last read keeps WsgiDAV's ETag
+    # (inode, whole-second mtime, size): an entry that recent is racy, so the
+    # pass reads it again (the ETag was trusted, and the edit missed)
+    parking = folder / top / "handbook" / "parking.md"
+    stamp = int(time.time()) + 10  # one whole second, in the window for both passes
+    parking.write_text("# Parking\n\nVisitors park on P3.\n")
+    os.utime(parking, (stamp, stamp))
+    assert "changed 1" in _sync(tenant_id, capsys)
+    parking.write_text("# Parking\n\nVisitors park on P4.\n")  # in place: same inode
+    os.utime(parking, (stamp, stamp))
+    assert "changed 1" in _sync(tenant_id, capsys)
+    publish_registered(platform, tenant_id)
+    assert "P4" in json.dumps(search_hits(api, staff, "where do visitors park")[0])
 
     (folder / top / "handbook" / "vacation.md").unlink()
     assert "deleted 1" in _sync(tenant_id, capsys)
