@@ -1,4 +1,5 @@
-"""source_registrations: files in the tenant's inbox become sources and versions."""
+"""source_registrations: the tenant's inbox folder, passed as its connector
+(groundwork.services.inbox_sync), becomes sources and versions."""
 
 import time
 
@@ -6,11 +7,11 @@ import dagster as dg
 
 from assets.partitions import tenant_partitions
 from assets.policies import INFRA_RETRY
-from groundwork.connectors.folder_sync import sync_inbox
 from groundwork.ports import SYSTEM_TENANT
-from groundwork.services.limits import inbox_quota
+from groundwork.services.inbox_sync import sync_inbox
+from resources.connectors.inbox_folder import inbox_connector
+from resources.connectors.ports import ConnectorPlatform
 from resources.dagster_glue.platform_resource import GroundworkResource
-from resources.inspection.sniffing import sniff_media_type
 
 
 @dg.asset(
@@ -18,9 +19,10 @@ from resources.inspection.sniffing import sniff_media_type
     group_name="registration",
     kinds={"postgres", "filesystem"},
     retry_policy=INFRA_RETRY,
-    description="Registers the tenant's inbox files: new files become sources, changed bytes "
-    "a new immutable version; unchanged files are skipped, unread when their size, mtime and "
-    "inode match their last read (every file is read again once a day).",
+    description="A pass of the tenant's inbox connector (the fsspec connector on its inbox "
+    "folder): new files become sources, changed bytes a new immutable version, a file gone "
+    "is deleted and a moved one keeps its source; unchanged files are not read while their "
+    "size, mtime and inode match (every file is read again once a day).",
 )
 def source_registrations(
     context: dg.AssetExecutionContext, groundwork: GroundworkResource
@@ -41,28 +43,35 @@ def source_registrations(
         return dg.MaterializeResult(metadata={"skipped": "the system corpus is not created yet"})
     platform.catalog.ensure_tenant(tenant_id, tenant_id, platform.settings.default_model_key)
     started = time.monotonic()
+    inbox = platform.settings.inbox_dir
     report = sync_inbox(
-        platform.catalog,
-        platform.blobs,
-        platform.indexes(),
-        platform.settings.inbox_dir,
+        platform,
+        ConnectorPlatform(platform).connector_catalog(),
+        lambda _: inbox_connector(inbox, tenant_id),
+        inbox,
         tenant_id,
-        sniff_media_type,
-        scanner=platform.scanner(),
-        quota=inbox_quota(platform.catalog, tenant_id),
     )
+    if report.skipped:
+        context.log.info(f"no inbox pass: {report.skipped}")
     for refusal in report.refused:
         context.log.warning(refusal)
     for finding in report.quarantined:
         context.log.error(f"quarantined (malware scan): {finding}")
+    for error in report.errors:
+        # the folder's problem is its own: uploads and the other stages go on
+        context.log.error(f"inbox pass: {error}")
     counts = platform.catalog.counts(tenant_id)
     return dg.MaterializeResult(
         metadata={
             "removed": report.removed,
+            "moved": report.moved,
+            # of the unchanged, read again by the daily verification
+            "verified": report.verified,
+            "errors": dg.MetadataValue.text("\n".join(report.errors[:20])),
             "rescoped": report.rescoped,
             "new_versions": report.created,
             "unchanged": report.unchanged,
-            # of the unchanged, recognised by their stat signature without a read
+            # recognised by their listed version (size, mtime, inode) without a read
             "unread": report.unread,
             "refused_oversize": len(report.refused) - report.over_quota,
             # refused by the tenant's quota (the limit named in `refusals`); left in the inbox

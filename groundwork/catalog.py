@@ -430,17 +430,6 @@ class LifecycleLedger(Protocol):
         """origin -> (source id, subjects) of the tenant's live inbox sources."""
         ...
 
-    def inbox_stat_signatures(self, tenant_id: str, read_within_seconds: float) -> dict[str, str]:
-        """origin -> stat signature of the tenant's live inbox sources whose file
-        was read less than `read_within_seconds` ago and produced the version
-        still current (a version registered since, through any path, voids it)."""
-        ...
-
-    def record_inbox_reads(self, tenant_id: str, reads: Mapping[str, tuple[str, str]]) -> None:
-        """source id -> (stat signature, version id) of inbox files just read and
-        registered, stamped with the time of the read; other tenants' ids are ignored."""
-        ...
-
     def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
         """What the tenant's last registration walked (the folder's fingerprint,
         groundwork.connectors.inbox) and whether it left files to try again
@@ -450,15 +439,6 @@ class LifecycleLedger(Protocol):
 
     def inbox_scans(self, tenant_ids: Sequence[str]) -> dict[str, tuple[str, bool]]:
         """tenant -> (fingerprint, rescan wanted) of the tenants' last recorded scans."""
-        ...
-
-    def inbox_verification_due(
-        self, tenant_ids: Sequence[str], read_within_seconds: float
-    ) -> set[str]:
-        """The tenants (of those given) with a live inbox source whose file's
-        stat signature is not trusted (`inbox_stat_signatures`'s rule): never
-        recorded, read for an older version, or read longer ago than the
-        interval. Their next registration reads those files again."""
         ...
 
 

@@ -28,11 +28,11 @@ from watchdog.observers import Observer
 from groundwork.catalog import TENANT_ID
 from groundwork.connectors.inbox import (
     FINGERPRINT_LABEL,
-    inbox_fingerprint,
     mark_watched,
     unmark_watched,
 )
 from groundwork.ports import INBOX_TRIGGER, TRIGGER_LABEL, IngestNotRequested, IngestTrigger
+from resources.connectors.inbox_folder import inbox_fingerprint
 
 logger = logging.getLogger(__name__)
 #: a burst of writes (a copy in progress, many files) becomes one request once

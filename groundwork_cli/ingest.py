@@ -10,8 +10,9 @@ import dagster as dg
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assets.partitions import tenant_model_key
-from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.connectors.inbox import FINGERPRINT_LABEL
 from pipelines.definitions import build_definitions
+from resources.connectors.inbox_folder import inbox_fingerprint
 
 #: the jobs run here in-process (pipelines.definitions.defs is Dagster's to load)
 defs = build_definitions()

@@ -25,15 +25,15 @@ import dagster as dg
 from assets.embeddings import shard_versions
 from assets.partitions import tenant_model_key
 from groundwork.catalog import TENANT_ID
-from groundwork.connectors.folder_sync import VERIFY_AFTER_SECONDS
 from groundwork.connectors.inbox import (
     FINGERPRINT_LABEL,
     INBOX_FALLBACK_SECONDS,
-    inbox_fingerprint,
+    INBOX_KIND,
     inbox_tenants,
     watched,
 )
 from groundwork.connectors.rescan import rescans_wanted
+from groundwork.services.inbox_sync import VERIFY_AFTER_SECONDS
 from groundwork.services.ingest_routing import ingest_job
 from pipelines import evaluation_debounce as debouncing
 from pipelines.jobs import (
@@ -45,8 +45,10 @@ from pipelines.jobs import (
     tenant_ingest_job,
 )
 from resources.composition.platform import Platform
+from resources.connectors.inbox_folder import inbox_fingerprint
 from resources.dagster_glue.celery_steps import broker_configured
 from resources.dagster_glue.platform_resource import EnginesNotRunning, GroundworkResource
+from resources.postgres.connectors import PostgresConnectorCatalog
 from resources.postgres.served_state import PostgresServedStates, ServedState
 
 TENANT_STAGES = ("extract", "chunk", "summarize", "keyword_index")
@@ -327,7 +329,9 @@ def _rescan_tick(
         partitions,
         fingerprints,
         catalog.inbox_scans(tenants),
-        catalog.inbox_verification_due(tenants, VERIFY_AFTER_SECONDS),
+        PostgresConnectorCatalog(platform.pool).items_due(
+            INBOX_KIND, tenants, VERIFY_AFTER_SECONDS
+        ),
         waiting,
     )
     stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""

@@ -52,7 +52,6 @@ class _Source:
     tags: tuple[str, ...] = ()
     state: str = "active"  # active | deleting | deleted
     updated_at: float = 0.0
-    inbox_read: tuple[str, str, float] | None = None  # stat signature, version, read at
 
 
 @dataclass(slots=True)
@@ -854,28 +853,6 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
                 and s.origin.startswith("inbox:")
             }
 
-    def inbox_stat_signatures(self, tenant_id: str, read_within_seconds: float) -> dict[str, str]:
-        with self._lock:
-            now = self._clock()
-            return {
-                s.origin: s.inbox_read[0]
-                for source_id, s in self._source_rows.items()
-                if s.tenant_id == tenant_id
-                and s.state == "active"
-                and s.origin.startswith("inbox:")
-                and s.inbox_read is not None
-                and s.inbox_read[1] == self._current(source_id)
-                and s.inbox_read[2] > now - read_within_seconds
-            }
-
-    def record_inbox_reads(self, tenant_id: str, reads: Mapping[str, tuple[str, str]]) -> None:
-        with self._lock:
-            now = self._clock()
-            for source_id, (stat, version_id) in reads.items():
-                source = self._source_rows.get(source_id)
-                if source is not None and source.tenant_id == tenant_id:
-                    source.inbox_read = (stat, version_id, now)
-
     def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
         with self._lock:
             if tenant_id in self._tenants:  # the table's foreign key
@@ -884,25 +861,6 @@ class InMemoryPipelineCatalog(InMemoryTenantDirectory, InMemoryRegistrationLedge
     def inbox_scans(self, tenant_ids: Sequence[str]) -> dict[str, tuple[str, bool]]:
         with self._lock:
             return {t: self._inbox_scans[t] for t in tenant_ids if t in self._inbox_scans}
-
-    def inbox_verification_due(
-        self, tenant_ids: Sequence[str], read_within_seconds: float
-    ) -> set[str]:
-        wanted = set(tenant_ids)
-        with self._lock:
-            now = self._clock()
-            return {
-                s.tenant_id
-                for source_id, s in self._source_rows.items()
-                if s.tenant_id in wanted
-                and s.state == "active"
-                and s.origin.startswith("inbox:")
-                and (
-                    s.inbox_read is None
-                    or s.inbox_read[1] != self._current(source_id)
-                    or s.inbox_read[2] <= now - read_within_seconds
-                )
-            }
 
     # tenant erasure ------------------------------------------------------------------------
     def tenant_blob_keys(self, tenant_id: str) -> list[str]:

@@ -16,8 +16,10 @@ from typing import Any, Literal, Protocol
 #: gone: removed at its page of a sorted listing, its source not searchable,
 #: kept until the pass ends for a move to a later id to take over
 ItemState = Literal["ok", "refused", "failed", "alias", "gone"]
-#: returned: an item made gone earlier in this pass is listed again
-DeltaKind = Literal["new", "changed", "rescope", "retry", "returned"]
+#: returned: an item made gone earlier in this pass is listed again; verify:
+#: listed as recorded, but its last read is older than the pass's verification
+#: interval (an edit that kept the version token is found by reading it)
+DeltaKind = Literal["new", "changed", "rescope", "retry", "returned", "verify"]
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,9 @@ class ConnectorCatalog(Protocol):
 
     - `compare_page` is one read-only statement: it returns the listed items
       whose version or subjects do not match (new, changed, re-permissioned,
-      or failed before and due again); unchanged ones cost nothing more.
+      or failed before and due again) and, given `verify_after`, those
+      registered as listed whose record is older than that many seconds
+      (kind `verify`); unchanged ones cost nothing more.
     - `save_cursor` is called only after the page's items are recorded, so a
       pass that crashed resumes (`begin_pass`) after its last finished page.
     - `unseen_items(listed)` after a complete listing are the items the
@@ -154,6 +158,8 @@ class ConnectorCatalog(Protocol):
         instance_id: str,
         pass_no: int,
         listed: Sequence[tuple[str, str, tuple[str, ...]]],
+        *,
+        verify_after: float | None = None,
     ) -> list[ItemDelta]:
         """`listed` is (item id, version, effective subjects) per item."""
         ...
@@ -165,6 +171,8 @@ class ConnectorCatalog(Protocol):
         pass_no: int,
         listed: Sequence[tuple[str, str, tuple[str, ...]]],
         span: tuple[str | None, str | None],
+        *,
+        verify_after: float | None = None,
     ) -> tuple[list[ItemDelta], list[KnownItem]]:
         """`compare_page` for a page of a sorted listing, and in the same
         statement the known items (not already gone) whose ids fall in the
@@ -213,6 +221,17 @@ class ConnectorCatalog(Protocol):
         """Close the pass record. `finished` False: it stopped on an error and
         stays open, so the next pass resumes at the cursor. `keep_cursor`
         False (complete listings): the next pass lists from the start."""
+        ...
+
+    def items_due(
+        self, kind: str, tenant_ids: Sequence[str], verify_after_seconds: float
+    ) -> set[str]:
+        """The tenants (of those given) whose instance of `kind` holds an item
+        its next pass reads again: failed before (retried; a quota refusal
+        among them), listed with a version it could not vouch for
+        (groundwork.connectors.port.RACY_MARK), or registered as listed longer than
+        `verify_after_seconds` ago (due for its verification read). One
+        statement for every tenant: the hourly rescan asks it once."""
         ...
 
     def state(self, tenant_id: str, instance_id: str) -> ConnectorState | None: ...

@@ -1,9 +1,11 @@
-"""A tenant's inbox folder: which files to register, with which permission scope.
+"""A tenant's inbox folder: the rules that make it a connector of its own.
 
-Layout: `<inbox>/<tenant>/**`. A `.subjects` file (one subject per line) sets
-the scope for its folder and everything below it, the nearest one winning;
-without any, files are readable by `tenant:<tenant>` (every member).
-Hidden files and folders are skipped; bounds keep one scan finite.
+Layout: `<inbox>/<tenant>/**`, mirrored by the tenant's `inbox` connector
+instance — the fsspec connector on the local folder (resources.connectors.
+inbox_folder), passed by the tenant's registration step. A `.subjects` file
+(one subject per line) sets the scope for its folder and everything below
+it, the nearest one winning; without any, files are readable by
+`tenant:<tenant>` (every member). Hidden files and folders are skipped.
 """
 
 from __future__ import annotations
@@ -11,76 +13,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from groundwork.connectors.port import RACY_MARK
+
 SUBJECTS_FILE = ".subjects"
-MAX_FILES_PER_SCAN = 10_000
-MAX_FILE_BYTES = 256 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class InboxFile:
-    path: Path
-    relative: str  # POSIX path under the tenant folder: the source's origin
-    size: int
-    mtime_ns: int
-    subjects: tuple[str, ...]
-    inode: int = 0
-
-    @property
-    def stat_signature(self) -> str:
-        """What a rescan compares before reading the file: an edit that keeps
-        the size and the mtime (a tool that restores mtime) escapes it, and a
-        replacement renamed over the file changes the inode; see folder_sync."""
-        return f"{self.size}:{self.mtime_ns}:{self.inode}"
+#: the tenant's inbox instance: its own kind (no connector sensor passes it,
+#: no one adds one), its name reserved
+INBOX_KIND = "inbox"
+INBOX_NAME = "inbox"
 
 
 def default_subjects(tenant_id: str) -> tuple[str, ...]:
     return (f"tenant:{tenant_id}",)
-
-
-def _read_subjects(folder: Path) -> tuple[str, ...] | None:
-    marker = folder / SUBJECTS_FILE
-    if not marker.is_file():
-        return None
-    lines = [line.strip() for line in marker.read_text(errors="replace").splitlines()]
-    subjects = tuple(sorted({line for line in lines if line and not line.startswith("#")}))
-    return subjects or None
-
-
-def scan_tenant_inbox(root: Path, tenant_id: str) -> Iterator[InboxFile]:
-    folder = root / tenant_id
-    if not folder.is_dir():
-        return
-    inherited: dict[Path, tuple[str, ...]] = {}
-    count = 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        current = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        parent_scope = inherited.get(current.parent, default_subjects(tenant_id))
-        scope = _read_subjects(current) or parent_scope
-        inherited[current] = scope
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            path = current / name
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            count += 1
-            if count > MAX_FILES_PER_SCAN:
-                return
-            yield InboxFile(
-                path=path,
-                relative=path.relative_to(folder).as_posix(),
-                size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns,
-                subjects=scope,
-                inode=stat.st_ino,
-            )
 
 
 def inbox_tenants(root: Path) -> list[str]:
@@ -94,26 +39,18 @@ def inbox_tenants(root: Path) -> list[str]:
 FINGERPRINT_LABEL = "groundwork/inbox_fingerprint"
 
 
-def inbox_fingerprint(root: Path, tenant_id: str) -> str:
-    """Changes whenever a file is added, removed, touched or re-scoped."""
-    walk = Fingerprint()
-    for item in scan_tenant_inbox(root, tenant_id):
-        walk.add(item)
-    return walk.value
-
-
 class Fingerprint:
-    """The fingerprint of a folder's walk, file by file: the inbox sensor's
-    (`inbox_fingerprint`), and the one a registration records of the walk it
-    registered, so the two compare equal when nothing changed."""
+    """The fingerprint of a listing, item by item: the inbox sensor's walk of a
+    tenant folder (resources.connectors.inbox_folder.inbox_fingerprint) and
+    the one a pass records of the listing it handled, so the two compare
+    equal when nothing changed."""
 
     def __init__(self) -> None:
         self._digest = hashlib.sha256()
 
-    def add(self, item: InboxFile) -> None:
-        self._digest.update(
-            f"{item.relative}\0{item.size}\0{item.mtime_ns}\0{','.join(item.subjects)}\n".encode()
-        )
+    def add(self, item_id: str, version: str, subjects: tuple[str, ...]) -> None:
+        settled = version.split(RACY_MARK, 1)[0]  # a racy file's next listing differs anyway
+        self._digest.update(f"{item_id}\0{settled}\0{','.join(subjects)}\n".encode())
 
     @property
     def value(self) -> str:

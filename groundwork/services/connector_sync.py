@@ -61,6 +61,7 @@ from groundwork.connectors.catalog import (
     KnownItem,
     PassCounts,
 )
+from groundwork.connectors.inbox import INBOX_KIND, Fingerprint
 from groundwork.connectors.location import SourceLocation, bounded_location
 from groundwork.connectors.port import (
     Connector,
@@ -90,7 +91,16 @@ class PassReport:
     moved: int = 0  # renames / moves kept as their source
     failed: int = 0
     reads: int = 0  # fetches that moved bytes
+    #: read, and the bytes found registered already (a verification read, a
+    #: racy file read again, a changed token over the same bytes)
+    confirmed: int = 0
     refused: list[str] = field(default_factory=list)  # "item: reason"
+    #: of the refused: by the tenant's quota, kept to be tried again next pass
+    over_quota: int = 0
+    verified: int = 0  # items read again by their verification interval
+    #: of the whole listing as this pass saw it (its items, versions and
+    #: subjects): what the inbox sensor compares with a walk of the folder
+    fingerprint: str = ""
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the listing said of itself
     finished: bool = False
@@ -116,6 +126,14 @@ class SyncSettings:
     #: dozen catalog round trips), 96 ms on the loaded test machine, one at a
     #: time; under the catalog pool's 8 connections
     workers: int = 6
+    #: a page that registered something asks for the tenant's ingest run; off
+    #: when the pass runs inside that run (the inbox's registration step)
+    request_ingest: bool = True
+    #: an item registered as listed is read again once its record is this old:
+    #: an edit that kept the version token (size and mtime restored) is found
+    verify_after_seconds: float | None = None
+    #: the origin of an item's new source; None: `connector:<instance>:<item>`
+    origin_prefix: str | None = None
 
 
 def run_pass(
@@ -139,7 +157,15 @@ def sync_instance(
 ) -> PassReport:
     """A pass of a stored instance: a connector that cannot be built (a
     missing secret, a bad configuration) is a failed pass in its state, not
-    an exception that would stop the other instances."""
+    an exception that would stop the other instances. The inbox instance is
+    passed by its tenant's registration step alone (groundwork.services.
+    inbox_sync), with the inbox's settings."""
+    if instance.kind == INBOX_KIND:
+        raise Refused(
+            f"{instance.name} is the tenant's inbox folder, passed by its registration step",
+            f"drop the files in the folder, or run `groundwork ingest {instance.tenant_id}`",
+            code="invalid",
+        )
     try:
         connector = build(instance)
     except ConnectorError as exc:
@@ -188,6 +214,8 @@ class _Pass:
         #: absentees read from each page's id range rather than from the whole listing
         self.by_span = connector.complete_listing and connector.sorted_listing
         self.work = Path(tempfile.mkdtemp(prefix="gw-connector-"))
+        self.walk = Fingerprint()
+        self.quota_on: bool | None = None  # read at the first item that needs it
 
     # the pass ---------------------------------------------------------------------------
     def run(self) -> PassReport:
@@ -211,6 +239,7 @@ class _Pass:
                     self.catalog.unseen_items(self.tenant, self.instance.instance_id, self.listed)
                 )
             self._settle_aliases()
+            self.report.fingerprint = self.walk.value
             self._close(finished=True)
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
@@ -255,16 +284,28 @@ class _Pass:
 
     def _page(self, page: ListingPage) -> None:
         listed = [(i.item_id, i.version, self._subjects(i)) for i in page.items]
+        for entry in listed:
+            self.walk.add(*entry)
         self.report.seen += len(listed)
         self.listed.extend(i.item_id for i in page.items)
         absent: list[KnownItem] = []
+        verify = self.settings.verify_after_seconds
         if self.by_span and page.span is not None:
             deltas, absent = self.catalog.compare_span(
-                self.tenant, self.instance.instance_id, self.report.pass_no, listed, page.span
+                self.tenant,
+                self.instance.instance_id,
+                self.report.pass_no,
+                listed,
+                page.span,
+                verify_after=verify,
             )
         else:
             deltas = self.catalog.compare_page(
-                self.tenant, self.instance.instance_id, self.report.pass_no, listed
+                self.tenant,
+                self.instance.instance_id,
+                self.report.pass_no,
+                listed,
+                verify_after=verify,
             )
         self.report.unchanged += len(listed) - len(deltas)
         items = {i.item_id: i for i in page.items}
@@ -273,7 +314,7 @@ class _Pass:
         self.catalog.record_items(
             self.tenant, self.instance.instance_id, self.report.pass_no, records
         )
-        if self.report.changed > before:
+        if self.report.changed > before and self.settings.request_ingest:
             # as registration does: the ingest run is asked for now, not when the
             # pass ends (a 100,000-key listing takes ~27 s); one queued run per tenant
             self.ports.ingest_trigger().request_ingest(self.tenant)
@@ -310,7 +351,11 @@ class _Pass:
             for d, i in work
             if not (d.kind == "rescope" and d.source_id)
         ]
-        with ThreadPoolExecutor(self.settings.workers) as pool:
+        # under a quota, one at a time in listing order: two registrations
+        # checked at once could both pass the last free place, and which file
+        # the limit refuses is then the same on every pass
+        workers = 1 if self._quota_applies() else self.settings.workers
+        with ThreadPoolExecutor(workers) as pool:
             outcomes = list(pool.map(lambda w: self._fetch(*w), reading))
             records += [o for o in outcomes if isinstance(o, ItemRecord)]
             fetched = [o for o in outcomes if isinstance(o, _Fetched)]
@@ -394,6 +439,40 @@ class _Pass:
             self.report.refused.append(f"{item.item_id}: {reason}")
         return self._record(item, item.version, "refused", delta, error=reason)
 
+    def _waiting(self, delta: ItemDelta, item: SourceItem, refused: Refused) -> ItemRecord:
+        """Over the tenant's quota: nothing kept, and — unlike a refusal by
+        policy — tried again by the next pass (state failed), since the limit
+        may be raised or room made; the earlier version stays served."""
+        reason = (
+            f"{refused.code}: {refused.message.removesuffix('; nothing was stored')}; "
+            f"tried again by the next pass ({refused.alternative})"
+        )
+        with self.tally:
+            self.report.refused.append(f"{item.item_id}: {reason}")
+            self.report.over_quota += 1
+        return self._record(
+            item, delta.known_version or item.version, "failed", delta, error=reason
+        )
+
+    def _quota_applies(self) -> bool:
+        """Whether the tenant has a quota: read once per pass, not per item."""
+        if self.quota_on is None:
+            tenant = self.ports.catalog.get_tenant(self.tenant)
+            self.quota_on = tenant is not None and bool(tenant.limits.quota)
+        return self.quota_on
+
+    def _check_quota(self, size: int, origin: str) -> None:
+        """The tenant's quota (groundwork.services.limits.check_quota)."""
+        if self._quota_applies():
+            check_quota(self.ports.catalog, self.tenant, size, origin)
+
+    def _origin(self, delta: ItemDelta, item: SourceItem) -> str:
+        if delta.origin:
+            return delta.origin
+        if self.settings.origin_prefix is not None:
+            return f"{self.settings.origin_prefix}{item.item_id}"
+        return f"connector:{self.instance.instance_id}:{item.item_id}"
+
     def _failed(self, delta: ItemDelta, item: SourceItem, exc: ConnectorError) -> ItemRecord:
         with self.tally:
             self.report.failed += 1
@@ -408,7 +487,18 @@ class _Pass:
         declared = check_declared(filename, item.size or 0, cap)
         if declared is not None:
             return self._refused(delta, item, f"{declared.reason}: {declared.message}")
-        known = delta.known_version if delta.source_id else None
+        if item.size is not None and delta.kind != "verify":
+            # before the read, as an upload's declared size: a bucket over its
+            # tenant's quota is not downloaded again on every pass
+            try:
+                self._check_quota(item.size, self._origin(delta, item))
+            except Refused as exc:
+                return self._waiting(delta, item, exc)
+        # a verification read asks for the bytes whatever the version says
+        known = delta.known_version if delta.source_id and delta.kind != "verify" else None
+        if delta.kind == "verify":
+            with self.tally:
+                self.report.verified += 1
         try:
             result = with_retries(lambda: self.connector.fetch(item, known), self.settings.sleep)
         except ConnectorError as exc:
@@ -439,11 +529,13 @@ class _Pass:
                 self._rescope(delta, item)
             return record
         filename = self._filename(item)
-        origin = delta.origin or f"connector:{self.instance.instance_id}:{item.item_id}"
-        try:
-            check_quota(self.ports.catalog, self.tenant, fetched.size, origin)
-        except Refused as exc:
-            return self._refused(delta, item, f"{exc.code}: {exc.message}")
+        origin = self._origin(delta, item)
+        if not (delta.source_id and fetched.sha256 == delta.sha256):
+            # the bytes a source already holds add nothing (a verification read)
+            try:
+                self._check_quota(fetched.size, origin)
+            except Refused as exc:
+                return self._waiting(delta, item, exc)
         media_type = self.ports.sniff_file(fetched.path, filename)
         refused = check_content(filename, media_type)
         if refused is not None:
@@ -482,9 +574,11 @@ class _Pass:
         known = delta.known_subjects
         if delta.source_id == source_id and known is not None and known != self._subjects(item):
             self._rescope(delta, item)
-        if outcome.created:
-            with self.tally:
+        with self.tally:
+            if outcome.created:
                 self.report.changed += 1
+            else:
+                self.report.confirmed += 1
         return ItemRecord(
             item.item_id,
             fetched.version,

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from groundwork.catalog import Catalog
 from groundwork.connectors.catalog import ConnectorCatalog, ConnectorInstance, ConnectorState
+from groundwork.connectors.inbox import INBOX_KIND, INBOX_NAME
 from groundwork.errors import NotFound, Refused
 from groundwork.lifecycle import Indexes, request_deletion
 
@@ -78,6 +79,11 @@ def validate(request: ConnectorRequest) -> None:
         raise _invalid(
             f"invalid connector name {request.name!r}",
             "use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit",
+        )
+    if request.name == INBOX_NAME:
+        raise _invalid(
+            f"the name {INBOX_NAME!r} is the tenant's inbox folder's",
+            "choose another name; files dropped in the inbox folder need no connector",
         )
     leaked = _secret_keys(request.config)
     if leaked:
@@ -226,6 +232,11 @@ def remove_connector(ports: ConnectorPorts, tenant_id: str, name: str) -> int:
     unsearchable at once, tombstoned by the sweep); returns how many."""
     catalog = ports.connector_catalog()
     instance = _found(catalog, tenant_id, name)
+    if instance.kind == INBOX_KIND:
+        raise _invalid(
+            f"{name} is the tenant's inbox folder, not a connector one removes",
+            "delete the files from the folder (their documents go with them), or pause it",
+        )
     catalog.set_paused(tenant_id, instance.instance_id, True)  # no pass starts meanwhile
     removed = 0
     for source_id in catalog.source_ids(tenant_id, instance.instance_id):

@@ -240,20 +240,6 @@ def check_quota(
         raise _over("max_bytes", limits.max_bytes, usage.bytes, tenant_id, "bytes", incoming_bytes)
 
 
-def inbox_quota(catalog: QuotaCatalog, tenant_id: str) -> Callable[[int, str], None] | None:
-    """The quota check for the folder connector (`sync_inbox(quota=...)`), called
-    with a file's size and origin before it is read; None when the tenant has
-    no quota, so a rescan then pays no query per file."""
-    tenant = catalog.get_tenant(tenant_id)
-    if tenant is None or not tenant.limits.quota:
-        return None
-
-    def check(size: int, origin: str) -> None:
-        check_quota(catalog, tenant_id, size, origin)
-
-    return check
-
-
 def _over(
     name: str, limit: int, used: int, tenant_id: str, unit: str, incoming: int = 1
 ) -> QuotaExceeded:

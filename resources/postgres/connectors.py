@@ -27,6 +27,7 @@ from groundwork.connectors.catalog import (
     PassCounts,
     PassStart,
 )
+from groundwork.connectors.port import RACY_MARK
 from resources.postgres.database import translated_errors
 from resources.postgres.tenant_wall import ConnectionSource
 
@@ -92,16 +93,20 @@ _KNOWN_ITEMS = (
 )
 
 
-#: a page's listed items the catalog does not hold as listed; `page` is the
-#: listing (item id, version, subjects joined)
+#: a page's listed items the catalog does not hold as listed, or holds as
+#: listed but last read longer than %(verify)s seconds ago (NULL: never due);
+#: `page` is the listing (item id, version, subjects joined)
 _COMPARE_FROM_PAGE = (
     "SELECT page.item_id, c.version AS known, c.source_id, c.origin, c.subjects, c.state,"
-    "  page.version AS listed, c.sha256 FROM page"
+    "  page.version AS listed, c.sha256,"
+    "  array_to_string(c.subjects, E'\\x1f') IS DISTINCT FROM page.subj AS rescoped FROM page"
     "  LEFT JOIN connector_items c ON c.tenant_id = %(t)s"
     "  AND c.instance_id = %(i)s AND c.item_id = page.item_id"
     "  WHERE c.item_id IS NULL OR c.state IN ('failed', 'gone') OR c.version <> page.version"
     "  OR (c.state = 'ok'"
     "    AND array_to_string(c.subjects, E'\\x1f') IS DISTINCT FROM page.subj)"
+    "  OR (c.state = 'ok' AND %(verify)s::float8 IS NOT NULL"
+    "    AND c.updated_at < now() - make_interval(secs => %(verify)s::float8))"
 )
 _COMPARE = (
     "WITH page AS (SELECT * FROM unnest(%(ids)s::text[], %(versions)s::text[],"
@@ -110,7 +115,7 @@ _COMPARE = (
 
 
 def _delta(row: Sequence[Any]) -> ItemDelta:
-    item_id, known, source_id, origin, subjects, state, listed_version, sha = row
+    item_id, known, source_id, origin, subjects, state, listed_version, sha, rescoped = row
     kind: DeltaKind = (
         "new"
         if state is None
@@ -121,6 +126,8 @@ def _delta(row: Sequence[Any]) -> ItemDelta:
         else "changed"
         if known != listed_version
         else "rescope"
+        if rescoped
+        else "verify"
     )
     return ItemDelta(
         item_id,
@@ -262,10 +269,12 @@ class PostgresConnectorCatalog:
         instance_id: str,
         pass_no: int,
         listed: Sequence[tuple[str, str, tuple[str, ...]]],
+        *,
+        verify_after: float | None = None,
     ) -> list[ItemDelta]:
         if not listed:
             return []
-        params = _page_params(tenant_id, instance_id, listed)
+        params = {**_page_params(tenant_id, instance_id, listed), "verify": verify_after}
         with translated_errors("comparing a listing page"), self.pool.connection() as conn:
             rows = conn.execute(_COMPARE, params).fetchall()
         return [_delta(row) for row in rows]
@@ -277,11 +286,14 @@ class PostgresConnectorCatalog:
         pass_no: int,
         listed: Sequence[tuple[str, str, tuple[str, ...]]],
         span: tuple[str | None, str | None],
+        *,
+        verify_after: float | None = None,
     ) -> tuple[list[ItemDelta], list[KnownItem]]:
         params = {
             **_page_params(tenant_id, instance_id, listed),
             "after": span[0],
             "through": span[1],
+            "verify": verify_after,
         }
         with translated_errors("comparing a listing page"), self.pool.connection() as conn:
             rows = (
@@ -293,7 +305,7 @@ class PostgresConnectorCatalog:
                     "SELECT false AS gone, compared.*, NULL::jsonb AS location, NULL::text[] AS links "
                     "FROM compared UNION ALL "
                     "SELECT true, c.item_id, c.version, c.source_id, c.origin, c.subjects, c.state,"
-                    "  NULL, c.sha256, c.location, c.links FROM connector_items c"
+                    "  NULL, c.sha256, false, c.location, c.links FROM connector_items c"
                     "  WHERE c.tenant_id = %(t)s AND c.instance_id = %(i)s AND c.state <> 'gone'"
                     # byte order, as the listing sorts (and its index, 0042, holds)
                     '  AND (%(after)s::text IS NULL OR c.item_id COLLATE "C" > %(after)s::text)'
@@ -303,7 +315,7 @@ class PostgresConnectorCatalog:
                 )
                 .fetchall()
             )
-        deltas = [_delta(tuple(r.values())[1:9]) for r in rows if not r["gone"]]
+        deltas = [_delta(tuple(r.values())[1:10]) for r in rows if not r["gone"]]
         # the union's columns are named by its first arm: "known" is the version
         gone = [_known({**r, "version": r["known"]}) for r in rows if r["gone"]]
         return deltas, gone
@@ -457,6 +469,22 @@ class PostgresConnectorCatalog:
                     "WHERE tenant_id = %s AND instance_id = %s",
                     (keep_cursor, tenant_id, instance_id),
                 )
+
+    def items_due(
+        self, kind: str, tenant_ids: Sequence[str], verify_after_seconds: float
+    ) -> set[str]:
+        if not tenant_ids:
+            return set()
+        with translated_errors("reading items due"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT c.tenant_id FROM connector_items c "
+                "JOIN connector_instances i ON i.instance_id = c.instance_id "
+                "WHERE i.kind = %(k)s AND c.tenant_id = ANY(%(t)s) AND (c.state = 'failed' "
+                "OR strpos(c.version, %(racy)s) > 0 "
+                "OR (c.state = 'ok' AND c.updated_at < now() - make_interval(secs => %(v)s)))",
+                {"k": kind, "t": list(tenant_ids), "v": verify_after_seconds, "racy": RACY_MARK},
+            ).fetchall()
+        return {r[0] for r in rows}
 
     def state(self, tenant_id: str, instance_id: str) -> ConnectorState | None:
         with translated_errors("reading a connector's state"), self.pool.connection() as conn:

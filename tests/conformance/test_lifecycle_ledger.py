@@ -205,54 +205,18 @@ class LifecycleContract:
         assert catalog.inbox_sources(tenant) == {"inbox:a.md": (a.source_id, ("team:a",))}
         assert catalog.inbox_sources(other) == {"inbox:a.md": (theirs.source_id, ("team:a",))}
 
-    def test_an_inbox_read_is_trusted_while_its_version_is_current(
-        self, catalog: LifecycleCatalog, tenant: str, other: str
-    ) -> None:
-        """The folder connector skips a file whose stat signature matches the one
-        recorded when it was last read: only for a live inbox source, only while
-        the version that read produced is still current, only for its tenant."""
-        a = stored(catalog, tenant, "inbox:a.md", "one")
-        b = stored(catalog, tenant, "inbox:b.md", "two")
-        api = stored(catalog, tenant, "api:c.md", "three")
-        assert catalog.inbox_stat_signatures(tenant, 3600) == {}
-        catalog.record_inbox_reads(
-            tenant,
-            {
-                a.source_id: ("3:10:7", a.version_id),
-                b.source_id: ("3:11:8", b.version_id),
-                api.source_id: ("5:12:9", api.version_id),
-            },
-        )
-        catalog.record_inbox_reads(other, {a.source_id: ("9:9:9", a.version_id)})  # ignored
-        assert catalog.inbox_stat_signatures(tenant, 3600) == {
-            "inbox:a.md": "3:10:7",
-            "inbox:b.md": "3:11:8",
-        }
-        assert catalog.inbox_stat_signatures(other, 3600) == {}
-        stored(catalog, tenant, "inbox:a.md", "one, edited")  # a newer version: read again
-        assert catalog.mark_source_deleting(tenant, b.source_id)
-        assert catalog.inbox_stat_signatures(tenant, 3600) == {}
-
-    def test_an_inbox_scan_and_the_reads_due_are_the_tenants_own(
+    def test_an_inbox_scan_is_the_tenants_own(
         self, catalog: LifecycleCatalog, tenant: str, other: str
     ) -> None:
         """What the hourly rescan asks: the folder as the last registration
-        walked it, and whether any live inbox file is due to be read again
-        (never recorded, read for an older version, or past the interval)."""
+        listed it, and whether it left files to try again. (Which files are
+        due to be read again is the inbox connector's items':
+        ConnectorCatalog.items_due.)"""
         assert catalog.inbox_scans([tenant, other]) == {}
         catalog.record_inbox_scan(tenant, "f1", False)
         catalog.record_inbox_scan(tenant, "f2", True)  # the last walk is the one kept
         assert catalog.inbox_scans([tenant, other]) == {tenant: ("f2", True)}
         assert catalog.inbox_scans([other]) == {}
-        a = stored(catalog, tenant, "inbox:a.md", "one")
-        stored(catalog, other, "api:c.md", "three")  # not from a folder: never due
-        assert catalog.inbox_verification_due([tenant, other], 3600) == {tenant}
-        catalog.record_inbox_reads(tenant, {a.source_id: ("3:10:7", a.version_id)})
-        assert catalog.inbox_verification_due([tenant, other], 3600) == set()
-        assert catalog.inbox_verification_due([tenant], 0) == {tenant}  # the interval passed
-        stored(catalog, tenant, "inbox:a.md", "one, edited")  # a newer version: read again
-        assert catalog.inbox_verification_due([tenant, other], 3600) == {tenant}
-        assert catalog.inbox_verification_due([other], 3600) == set()
 
     # tenant erasure ------------------------------------------------------------------------
     def test_erasing_a_tenant_removes_its_rows_and_only_its(

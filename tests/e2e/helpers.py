@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assets.partitions import tenant_model_key
+from groundwork.services.inbox_sync import SyncReport
 from pipelines.definitions import ALL_ASSETS
 from resources.composition.platform import Platform
 from resources.dagster_glue.platform_resource import GroundworkResource
@@ -96,6 +97,24 @@ def write_inbox(inbox: Path, tenant_id: str, files: dict[str, str]) -> None:
         path = inbox / tenant_id / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+
+
+def inbox_pass(platform: Platform, tenant_id: str, **settings: Any) -> SyncReport:
+    """One pass of the tenant's inbox connector, as its registration step runs it."""
+    from groundwork.services.connector_sync import SyncSettings
+    from groundwork.services.inbox_sync import sync_inbox
+    from resources.connectors.inbox_folder import inbox_connector
+    from resources.connectors.ports import ConnectorPlatform
+
+    inbox = platform.settings.inbox_dir
+    return sync_inbox(
+        platform,
+        ConnectorPlatform(platform).connector_catalog(),
+        lambda _: inbox_connector(inbox, tenant_id),
+        inbox,
+        tenant_id,
+        SyncSettings(**settings),
+    )
 
 
 def tenant_with_notes(platform: Platform, prefix: str, count: int) -> str:

@@ -216,7 +216,8 @@ def test_the_cli_ingests_a_beir_folder_as_its_own_tenant_and_scores_it(
     # started on the home)
     import dagster as dg
 
-    from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+    from groundwork.connectors.inbox import FINGERPRINT_LABEL
+    from resources.connectors.inbox_folder import inbox_fingerprint
 
     with dg.DagsterInstance.get() as instance:
         runs = instance.get_runs(dg.RunsFilter(tags={"dagster/partition": tenant}))

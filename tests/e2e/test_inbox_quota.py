@@ -11,25 +11,15 @@ from pathlib import Path
 import dagster as dg
 
 from assets.registration import source_registrations
-from groundwork.connectors.folder_sync import sync_inbox
-from groundwork.connectors.inbox import inbox_fingerprint
-from groundwork.services.limits import inbox_quota
+from groundwork.services.inbox_sync import SyncReport
 from groundwork.tenancy import TenantLimits
 from resources.composition.platform import Platform
-from resources.inspection.sniffing import sniff_media_type
-from tests.e2e.helpers import write_inbox
+from resources.connectors.inbox_folder import inbox_fingerprint
+from tests.e2e.helpers import inbox_pass, write_inbox
 
 
-def _sync(platform: Platform, tenant: str):  # type: ignore[no-untyped-def]
-    return sync_inbox(
-        platform.catalog,
-        platform.blobs,
-        platform.indexes(),
-        platform.settings.inbox_dir,
-        tenant,
-        sniff_media_type,
-        quota=inbox_quota(platform.catalog, tenant),
-    )
+def _sync(platform: Platform, tenant: str) -> SyncReport:
+    return inbox_pass(platform, tenant)
 
 
 def test_an_inbox_file_over_the_document_quota_stays_in_place_named(

@@ -1,10 +1,10 @@
 """A rescan reads only what changed ("Operable: quiet when idle"): the hourly
 rescan read and hashed every inbox file to find nothing changed. Unchanged
-files are recognised by their stat signature (size, mtime_ns, inode) kept in
-the catalog; a same-size, same-mtime edit, which the signature cannot see, is
-found by the verification read each file gets once its last read is older
-than the verification interval. Real PostgreSQL catalog and blob store; the
-file reads are counted, not replaced."""
+files are recognised by their listed version (size, mtime, inode) kept as the
+inbox connector's item; a same-size, same-mtime edit, which the version
+cannot see, is found by the verification read each file gets once its item
+is older than the verification interval. Real PostgreSQL catalog and blob
+store; the file reads are counted, not replaced."""
 
 from __future__ import annotations
 
@@ -14,36 +14,32 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.connectors.folder_sync import sync_inbox
+from groundwork.connectors.port import FetchResult, SourceItem
+from groundwork.services.inbox_sync import VERIFY_AFTER_SECONDS, SyncReport
 from resources.composition.platform import Platform
-from resources.inspection.sniffing import sniff_media_type
-from tests.e2e.helpers import write_inbox
+from resources.connectors.fsspec_files import FsspecConnector
+from tests.e2e.helpers import inbox_pass, write_inbox
 
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The inbox files read (by name), through the real `Path.read_bytes`."""
+    """The inbox files read (by name): the fetches of the real fsspec
+    connector that returned bytes."""
     seen: list[str] = []
-    original = Path.read_bytes
+    original = FsspecConnector.fetch
 
-    def counted(path: Path) -> bytes:
-        if "/inbox/" in path.as_posix():
-            seen.append(path.name)
-        return original(path)
+    def counted(self: FsspecConnector, item: SourceItem, known: str | None) -> FetchResult:
+        result = original(self, item, known)
+        if result.stream is not None:
+            seen.append(item.item_id.rsplit("/", 1)[-1])
+        return result
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
+    monkeypatch.setattr(FsspecConnector, "fetch", counted)
     return seen
 
 
-def _sync(platform: Platform, tenant: str):  # type: ignore[no-untyped-def]
-    return sync_inbox(
-        platform.catalog,
-        platform.blobs,
-        platform.indexes(),
-        platform.settings.inbox_dir,
-        tenant,
-        sniff_media_type,
-    )
+def _sync(platform: Platform, tenant: str) -> SyncReport:
+    return inbox_pass(platform, tenant)
 
 
 def _age_files(folder: Path, seconds: float) -> None:
@@ -58,7 +54,7 @@ def _age_last_reads(platform: Platform, tenant: str, hours: float) -> None:
     """As if the tenant's files were last read `hours` ago."""
     with platform.pool.connection() as conn:
         conn.execute(
-            "UPDATE sources SET inbox_verified_at = inbox_verified_at - make_interval(secs => %s) "
+            "UPDATE connector_items SET updated_at = updated_at - make_interval(secs => %s) "
             "WHERE tenant_id = %s",
             (hours * 3600, tenant),
         )
@@ -105,8 +101,6 @@ def test_a_rescan_reads_no_unchanged_file_and_verification_finds_a_hidden_edit(
     assert (hidden.created, reads) == (0, [])
 
     # the verification read: once a file's last read is older than the interval
-    from groundwork.connectors.folder_sync import VERIFY_AFTER_SECONDS
-
     _age_last_reads(platform, tenant, VERIFY_AFTER_SECONDS / 3600 + 1)
     reads.clear()
     verified = _sync(platform, tenant)

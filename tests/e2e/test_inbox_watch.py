@@ -16,11 +16,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from groundwork.connectors.inbox import FINGERPRINT_LABEL, inbox_fingerprint
+from groundwork.connectors.inbox import FINGERPRINT_LABEL
 from groundwork.ports import IngestRequested, IngestTriggerOutcome
 from groundwork_cli.inbox_watch import InboxWatcher, tenant_of
 from pipelines.sensors import inbox_sensor
 from resources.composition.platform import Platform
+from resources.connectors.inbox_folder import inbox_fingerprint
 from tests.e2e.helpers import resource, write_inbox
 
 

@@ -100,20 +100,12 @@ def test_interrupted_re_index_resumes_losing_at_most_one_batch(platform: Platfor
             {f"extra-{i}.md": f"# Extra {i}\n\nExtra document number {i}.\n"},
         )
     # register + extract + chunk the new files without embedding them
-    from groundwork.connectors.folder_sync import sync_inbox
     from groundwork.stages.chunks import chunk_pending
     from groundwork.stages.extraction import extract_pending
     from groundwork.stages.keyword_index import keyword_index_pending
-    from resources.inspection.sniffing import sniff_media_type
+    from tests.e2e.helpers import inbox_pass
 
-    synced = sync_inbox(
-        platform.catalog,
-        platform.blobs,
-        platform.indexes(),
-        platform.settings.inbox_dir,
-        tenant_id,
-        sniff_media_type,
-    )
+    synced = inbox_pass(platform, tenant_id)
     assert synced.created == 5
     extract_pending(platform.catalog, platform.blobs, tenant_id)
     chunk_pending(platform.catalog, tenant_id, embedder.count_tokens)

@@ -18,8 +18,10 @@ from groundwork.retrieval.kernel import (
 )
 from groundwork.retrieval.outcome import Found
 from groundwork.services import retrieval
+from groundwork.services.connectors import list_connectors
 from groundwork.services.retrieval import SearchQuery
 from resources.composition.platform import Platform
+from resources.connectors.ports import ConnectorPlatform
 from tests.e2e.helpers import resource, run_pipeline, tenant_with_notes, write_inbox
 
 RUNBOOK = """# Runbook
@@ -134,12 +136,22 @@ def test_subjects_gate_the_finance_folder(platform: Platform, two_tenants) -> No
     assert "3.4M" in finance.hits[0].chunk.body
 
 
-def test_unsupported_files_fail_as_values_without_failing_the_run(
+def test_unsupported_files_are_refused_by_name_without_failing_the_run(
     platform: Platform, two_tenants
 ) -> None:
-    tenant_a, _, _ = two_tenants
+    """The inbox is judged by the upload policy, as every connector is: a file
+    of no accepted type is refused at registration (named, with what is
+    accepted, in the step's metadata and the connector's state), not
+    registered to fail in extraction; the run goes on."""
+    tenant_a, _, instance = two_tenants
     counts = platform.catalog.counts(tenant_a)
-    assert counts.sources == 4 and counts.failed == 1
+    assert counts.sources == 3 and counts.failed == 0
+    registered = instance.get_latest_materialization_event(dg.AssetKey("source_registrations"))
+    assert registered is not None
+    ports = ConnectorPlatform(platform)
+    (view,) = list_connectors(ports, tenant_a)
+    errors = dict(view.state.item_errors) if view.state else {}
+    assert errors["data.bin"].startswith("unsupported-type")
 
 
 def test_rematerializing_changes_nothing(
@@ -164,7 +176,7 @@ def test_rematerializing_changes_nothing(
     assert before == after
     registrations = results[0].asset_materializations_for_node("source_registrations")[0]
     assert registrations.metadata["new_versions"].value == 0
-    assert registrations.metadata["unchanged"].value == 4
+    assert registrations.metadata["unchanged"].value == 3
     checks = results[1].get_asset_check_evaluations()
     assert [(c.check_name, c.passed) for c in checks] == [
         ("stores_agree", True),
@@ -187,7 +199,7 @@ def test_a_changed_file_becomes_a_new_version_and_old_text_is_gone(
     escalation = [h for h in found.hits if "Escalation" in h.chunk.heading_path]
     assert escalation and "two hours" in escalation[0].chunk.body
     assert all("one hour" not in h.chunk.body for h in found.hits)
-    assert platform.catalog.counts(tenant_a).versions == 5
+    assert platform.catalog.counts(tenant_a).versions == 4
 
 
 def test_runs_and_checks_are_recorded_per_partition(platform: Platform, two_tenants) -> None:

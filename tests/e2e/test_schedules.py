@@ -67,7 +67,7 @@ def test_the_rescan_asks_only_for_a_tenant_with_something_no_sensor_asked_for(
         # the daily verification read is due
         with platform.pool.connection() as conn:
             conn.execute(
-                "UPDATE sources SET inbox_verified_at = inbox_verified_at - interval '25 hours' "
+                "UPDATE connector_items SET updated_at = updated_at - interval '25 hours' "
                 "WHERE tenant_id = %s",
                 (tenant,),
             )

@@ -195,36 +195,6 @@ class Lifecycle(StoreBase):
             ).fetchall()
         return {r[0]: (r[1], tuple(r[2])) for r in rows}
 
-    def inbox_stat_signatures(self, tenant_id: str, read_within_seconds: float) -> dict[str, str]:
-        """The folder connector's trusted signatures (migration 0027)."""
-        with translated_errors("listing inbox stat signatures"), self.pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT origin, inbox_stat FROM sources WHERE tenant_id = %s "
-                "AND state = 'active' AND origin LIKE 'inbox:%%' AND inbox_stat IS NOT NULL "
-                "AND inbox_stat_version = current_version_id "
-                "AND inbox_verified_at > now() - make_interval(secs => %s)",
-                (tenant_id, read_within_seconds),
-            ).fetchall()
-        return {r[0]: r[1] for r in rows}
-
-    def record_inbox_reads(self, tenant_id: str, reads: Mapping[str, tuple[str, str]]) -> None:
-        if not reads:
-            return
-        ordered = sorted(reads.items())
-        with translated_errors("recording inbox reads"), self.pool.connection() as conn:
-            conn.execute(
-                "UPDATE sources s SET inbox_stat = r.stat, inbox_stat_version = r.version_id, "
-                "inbox_verified_at = now() "
-                "FROM unnest(%s::text[], %s::text[], %s::text[]) AS r(source_id, stat, version_id) "
-                "WHERE s.source_id = r.source_id AND s.tenant_id = %s",
-                (
-                    [source_id for source_id, _ in ordered],
-                    [stat for _, (stat, _) in ordered],
-                    [version_id for _, (_, version_id) in ordered],
-                    tenant_id,
-                ),
-            )
-
     def record_inbox_scan(self, tenant_id: str, fingerprint: str, rescan_wanted: bool) -> None:
         """The folder connector's last walk (migration 0043)."""
         with translated_errors("recording an inbox scan"), self.pool.connection() as conn:
@@ -244,21 +214,6 @@ class Lifecycle(StoreBase):
                 (list(tenant_ids),),
             ).fetchall()
         return {r[0]: (r[1], bool(r[2])) for r in rows}
-
-    def inbox_verification_due(
-        self, tenant_ids: Sequence[str], read_within_seconds: float
-    ) -> set[str]:
-        """One statement for every tenant: the negation of inbox_stat_signatures' trust."""
-        with translated_errors("finding inbox reads due"), self.pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT tenant_id FROM sources WHERE tenant_id = ANY(%s) "
-                "AND state = 'active' AND origin LIKE 'inbox:%%' AND ("
-                "inbox_stat IS NULL OR inbox_stat_version IS DISTINCT FROM current_version_id "
-                "OR inbox_verified_at IS NULL "
-                "OR inbox_verified_at <= now() - make_interval(secs => %s))",
-                (list(tenant_ids), read_within_seconds),
-            ).fetchall()
-        return {r[0] for r in rows}
 
     def erase_tenant_rows(self, tenant_id: str) -> None:
         with translated_errors("erasing a tenant"), self.pool.connection() as conn:
