@@ -26,9 +26,7 @@ the next run when it holds the objects already.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
-import math
 import os
 import threading
 import time
@@ -51,6 +49,7 @@ from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.connectors.s3_bucket import S3BucketConnector
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.postgres.connectors import PostgresConnectorCatalog
+from testbed.hashed_vectors import hashed_vector
 
 DATABASE = "groundwork_bench_connectors"
 BUCKET = "groundwork-bench-connectors"
@@ -128,13 +127,7 @@ class HashedVectors:
         self.model = real.model
 
     def _vector(self, text: str) -> tuple[float, ...]:
-        values = [0.0] * self.model.dimension
-        for word in text.lower().split():
-            values[
-                int(hashlib.blake2b(word.encode(), digest_size=4).hexdigest(), 16) % len(values)
-            ] += 1.0
-        norm = math.sqrt(sum(v * v for v in values)) or 1.0
-        return tuple(v / norm for v in values)
+        return hashed_vector(text.lower().split(), self.model.dimension)
 
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
         return [self._vector(t) for t in texts]

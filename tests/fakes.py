@@ -67,6 +67,7 @@ from groundwork.retrieval.query import code_pattern, keyword_query
 from groundwork.services.scopes import ALL_SCOPES
 from groundwork.stages.publication import RETIRE_GRACE_SECONDS
 from groundwork.stages.registration import blob_key_for
+from testbed.hashed_vectors import hashed_vector
 
 FAKE_MODEL = EmbeddingModelRef(
     key="fake_hashing",
@@ -108,12 +109,7 @@ class HashingEmbedder:
         return FAKE_MODEL
 
     def _vector(self, text: str) -> tuple[float, ...]:
-        values = [0.0] * FAKE_MODEL.dimension
-        for term in _terms(text):
-            digest = hashlib.blake2b(term.encode(), digest_size=4).digest()
-            values[int.from_bytes(digest, "big") % FAKE_MODEL.dimension] += 1.0
-        norm = math.sqrt(sum(v * v for v in values)) or 1.0
-        return tuple(v / norm for v in values)
+        return hashed_vector(_terms(text), FAKE_MODEL.dimension)
 
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
         return [self._vector(t) for t in texts]
