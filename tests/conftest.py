@@ -95,6 +95,17 @@ def pg_keyword_platform(
 
 
 @pytest.fixture
+def cli_env(
+    monkeypatch: pytest.MonkeyPatch, settings: GroundworkSettings, index_prefix: str
+) -> None:
+    """The CLI builds its settings from the environment: point it at the test
+    database and indexes (a test that needs more overrides this fixture and
+    asks for it)."""
+    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
+    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
+
+
+@pytest.fixture
 def tenant_id(platform: Platform) -> str:
     tenant = f"t-{uuid.uuid4().hex[:10]}"
     platform.catalog.ensure_tenant(tenant, tenant, platform.settings.default_model_key)

@@ -8,18 +8,7 @@ import pytest
 
 from groundwork_cli.main import main
 from resources.composition.platform import Platform
-from resources.composition.settings import GroundworkSettings
 from resources.postgres.catalog_parts.common import hash_secret
-from tests.conftest import TEST_DATABASE
-
-
-@pytest.fixture
-def cli_env(
-    monkeypatch: pytest.MonkeyPatch, settings: GroundworkSettings, index_prefix: str
-) -> None:
-    """The CLI builds its settings from the environment: point it at the test database."""
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
 
 
 def _secret_from(output: str) -> str:

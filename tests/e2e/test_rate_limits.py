@@ -143,14 +143,6 @@ def test_over_quota_registration_is_refused_naming_the_limit_and_nothing_is_stor
     assert platform.catalog.storage_usage(tenant_id).documents == 1
 
 
-@pytest.fixture
-def cli_env(
-    monkeypatch: pytest.MonkeyPatch, settings: GroundworkSettings, index_prefix: str
-) -> None:
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
-
-
 def test_the_cli_sets_and_shows_a_tenants_limits(
     cli_env: None, platform: Platform, tenant_id: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,18 +17,15 @@ from groundwork_cli.main import main
 from resources.composition.platform import Platform
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from retrieval_api.app import create_app
-from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
+from tests.conftest import TEST_S3_BUCKET
 from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 TAG = "groundwork-subjects"
 
 
 @pytest.fixture
-def cli_env(
-    monkeypatch: pytest.MonkeyPatch, seaweedfs: EmbeddedSeaweedFS, index_prefix: str
-) -> None:
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
+def cli_env(cli_env: None, monkeypatch: pytest.MonkeyPatch, seaweedfs: EmbeddedSeaweedFS) -> None:
+    """The test database (conftest's cli_env) and the bucket's credentials by name."""
     monkeypatch.setenv("GW_TEST_S3_KEY_ID", seaweedfs.credentials.access_key_id)
     monkeypatch.setenv("GW_TEST_S3_SECRET", seaweedfs.credentials.secret_access_key)
 

@@ -22,7 +22,6 @@ from resources.composition.platform import Platform
 from resources.connectors.fsspec_files import RACY_WINDOW_SECONDS
 from retrieval_api.app import create_app
 from testbed.sftp_server import SSHD, SftpServer
-from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 SFTP_PORT = 8349
@@ -39,12 +38,6 @@ def sftp(tmp_path: Path) -> Iterator[SftpServer]:
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
 
 
 def _sync(tenant_id: str, capsys: pytest.CaptureFixture[str]) -> str:

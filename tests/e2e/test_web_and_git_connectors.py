@@ -29,7 +29,6 @@ from resources.postgres.connectors import PostgresConnectorCatalog
 from retrieval_api.app import create_app
 from testbed.git_repository import BareRepository
 from testbed.web_site import LoopbackSite, html_page
-from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered
 from tests.loopback_http import loopback_server
 
@@ -185,12 +184,6 @@ def test_a_git_repository_mirrored_through_its_whole_life(
     assert (rescoped.rescoped, rescoped.reads) == (1, 0)
     assert not mirror.hits("where do visitors park", "P2")
     assert mirror.hits("where do visitors park", "P2", key=finance)
-
-
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
 
 
 def test_both_kinds_are_added_and_synced_through_the_cli(

@@ -23,7 +23,6 @@ from groundwork_cli.main import main
 from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from testbed.webdav_server import WebdavServer
-from tests.conftest import TEST_DATABASE
 from tests.e2e.helpers import publish_registered, search_hits, source_sync
 
 WEBDAV_PORT = 8351
@@ -41,9 +40,8 @@ def share(tmp_path: Path) -> Iterator[tuple[WebdavServer, Path]]:
 
 
 @pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, index_prefix: str) -> None:
-    monkeypatch.setenv("GROUNDWORK_DATABASE_NAME", TEST_DATABASE)
-    monkeypatch.setenv("GROUNDWORK_INDEX_PREFIX", index_prefix)
+def cli_env(cli_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test database (conftest's cli_env) and the share's password by name."""
     monkeypatch.setenv("GW_TEST_DAV_PASSWORD", PASSWORD)
 
 
