@@ -47,7 +47,7 @@ from resources.opensearch.client import (
     cluster_full,
     translated,
 )
-from resources.opensearch.query_body import CODE_BOOST, changing, search_body
+from resources.opensearch.query_body import CODE_BOOST, HIT_FIELDS, changing, search_body
 from resources.opensearch.schema import AUTO_REPLICAS, INDEX_SETTINGS, MAPPINGS, replica_settings
 
 
@@ -61,6 +61,8 @@ class OpenSearchKeywordIndex:
         self.pattern = f"{index_prefix}-t-*"
         self.legacy_index = f"{index_prefix}-chunks"
         self._created: set[str] = set()
+        #: indexes whose chunk id backfill this process has started
+        self._backfilled: set[str] = set()
 
     def index_for(self, tenant_id: str) -> str:
         return f"{self.prefix}-t-{tenant_id.lower()}"
@@ -127,6 +129,9 @@ class OpenSearchKeywordIndex:
                     body={"index": replica_settings(self.replicas)},
                     allow_no_indices=True,
                 )
+                # documents written before a field joined the mapping lack it:
+                # `chunk_id` is read by every search (the others are optional)
+                self._backfill_chunk_ids([self.pattern])
                 self._put_template(name, template, meta={"schema": fingerprint})
             if self.client.indices.exists(index=self.legacy_index):
                 self._split_legacy_index()
@@ -212,6 +217,7 @@ class OpenSearchKeywordIndex:
                 "_routing": c.tenant_id,
                 "_source": {
                     "tenant_id": c.tenant_id,
+                    "chunk_id": c.chunk_id,
                     "source_id": c.source_id,
                     "version_id": c.version_id,
                     "subjects": list(c.subjects),
@@ -347,14 +353,74 @@ class OpenSearchKeywordIndex:
                 )
             except NotFoundError:
                 return []
+        found = response["hits"]["hits"]
+        if any("chunk_id" not in h.get("fields", {}) for h in found):
+            # a document written before `chunk_id` joined the mapping: this
+            # search reads stored fields as before, and the index is backfilled
+            found = self._search_stored(owners, body)
         hits = [
             ScoredChunk(
-                h["_id"], h["_source"]["source_id"], h["_source"]["version_id"], float(h["_score"])
+                str(h["fields"]["chunk_id"][0]),
+                str(h["fields"]["source_id"][0]),
+                str(h["fields"]["version_id"][0]),
+                float(h["_score"]),
             )
-            for h in response["hits"]["hits"]
+            for h in found
         ]
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits
+
+    def _search_stored(self, owners: list[str], body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The search again, its hits' ids and versions read from stored fields
+        and given the doc values' shape; then the owners' indexes are backfilled
+        (once per process; a rolling upgrade's old writer may add more)."""
+        stored = {
+            **{k: v for k, v in body.items() if k not in ("stored_fields", "docvalue_fields")},
+            "_source": list(HIT_FIELDS[1:]),
+        }
+        indexes = [self.index_for(owner) for owner in owners]
+        with translated("searching keywords"):
+            response = self.client.search(
+                index=",".join(indexes),
+                body=stored,
+                routing=",".join(owners),
+                ignore_unavailable=len(owners) > 1,
+                preference="_local",
+                request_timeout=SEARCH_TIMEOUT_SECONDS,
+            )
+        self._backfill_chunk_ids([i for i in indexes if i not in self._backfilled])
+        return [
+            {
+                "_score": h["_score"],
+                "fields": {
+                    "chunk_id": [h["_id"]],
+                    **{name: [h["_source"][name]] for name in HIT_FIELDS[1:]},
+                },
+            }
+            for h in response["hits"]["hits"]
+        ]
+
+    def _backfill_chunk_ids(self, indexes: Sequence[str]) -> None:
+        """Documents without `chunk_id` get it from their `_id`: one update by
+        query per call, run by the cluster as a task (not waited for: a large
+        tenant's takes minutes) and harmless twice (it selects only documents
+        still without the field; a conflict with a concurrent write is skipped,
+        and that write carries the field)."""
+        if not indexes:
+            return
+        self._backfilled.update(indexes)
+        with translated("backfilling keyword documents' chunk ids"):
+            self.client.update_by_query(
+                index=",".join(indexes),
+                body={
+                    "query": {"bool": {"must_not": {"exists": {"field": "chunk_id"}}}},
+                    "script": {"source": "ctx._source.chunk_id = ctx._id", "lang": "painless"},
+                },
+                conflicts="proceed",
+                wait_for_completion=False,
+                allow_no_indices=True,
+                ignore_unavailable=True,
+            )
 
     def _delete_where(
         self, tenant_id: str, filters: list[dict[str, Any]], must_not: list[dict[str, Any]]

@@ -57,6 +57,10 @@ MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
     "properties": {
         "tenant_id": {"type": "keyword"},
+        # the document's _id again, as doc values: a search reads its hits'
+        # ids from doc values alone and loads no stored field (query_body's
+        # `HIT_FIELDS`); never searched, so not indexed
+        "chunk_id": {"type": "keyword", "index": False},
         "source_id": {"type": "keyword"},
         "version_id": {"type": "keyword"},
         "subjects": {"type": "keyword"},
