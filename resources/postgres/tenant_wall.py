@@ -10,11 +10,12 @@ migration 0031; it never writes them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 import psycopg
+from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from groundwork.ports import SYSTEM_TENANT
@@ -40,7 +41,15 @@ class TenantWalledPool:
         self.tenant_id = tenant_id
 
     @contextmanager
-    def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection]:
+    def connection(
+        self,
+        timeout: float | None = None,
+        settings: tuple[sql.Composable, Sequence[object]] | None = None,
+    ) -> Iterator[psycopg.Connection]:
+        """`settings`: more of the select list of the wall's statement (with
+        its parameters), for transaction-local settings a checkout's first
+        query needs: they go up with the wall, one round trip fewer (the
+        vector search's hnsw settings, on every search)."""
         with self._pool.connection(timeout=timeout) as conn:
             if conn.autocommit:
                 raise RuntimeError("a walled connection needs a transaction to hold its wall")
@@ -57,10 +66,14 @@ class TenantWalledPool:
             # (migration 0031's read policy compares it per row, so it must be a
             # setting, not a lookup), read from the tenants row in the same
             # statement, first and as the owner: a flip holds from the next checkout.
-            conn.execute(
+            wall: sql.SQL | sql.Composed = sql.SQL(
                 "SELECT set_config('groundwork.system_corpus', coalesce((SELECT 'on' FROM "
                 "tenants WHERE tenant_id = %s AND system_corpus AND tenant_id <> %s), 'off'), "
-                "true), set_config('role', %s, true), set_config('groundwork.tenant_id', %s, true)",
-                (self.tenant_id, SYSTEM_TENANT, REQUEST_ROLE, self.tenant_id),
+                "true), set_config('role', %s, true), set_config('groundwork.tenant_id', %s, true)"
             )
+            params: list[object] = [self.tenant_id, SYSTEM_TENANT, REQUEST_ROLE, self.tenant_id]
+            if settings is not None:
+                wall = sql.SQL("{}, {}").format(wall, settings[0])
+                params += settings[1]
+            conn.execute(wall, params)
             yield conn

@@ -262,8 +262,25 @@ class PgVectorIndex(ChunkRowTable):
         # `tenant_id = <value>`), any other is read through the live-tenant btree and
         # sorted, which is exact. So the settings below are all a search needs.
         # (on a replica, the same statement reads whether it holds the generation)
+        settings = sql.SQL(
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', ({})::text, true)"
+        ).format(_EF_SEARCH)
+        ef_params = self._ef_params(tenant_id, limit)
+        # Never a prepared statement: a cached generic plan is made for any
+        # tenant and ignores the settings above (measured: after psycopg's fifth
+        # execution on a connection, plans flipped between the graph and the
+        # exact scan whatever the tenant's size).
+        if generations is None and isinstance(pool, TenantWalledPool):
+            # the settings go up with the wall, in its statement: a search's
+            # checkout is then the wall, the query and the commit
+            with (
+                translated_errors("searching vectors"),
+                pool.connection(timeout=timeout, settings=(settings, ef_params)) as conn,
+            ):
+                return conn.execute(nearest[0], nearest[1], prepare=False).fetchall()
         current: sql.Composable = sql.SQL("true")
-        params: list[object] = self._ef_params(tenant_id, limit)
+        params: list[object] = list(ef_params)
         if generations is not None:
             current = sql.SQL(" AND ").join(
                 sql.SQL(
@@ -272,20 +289,14 @@ class PgVectorIndex(ChunkRowTable):
                 for _ in generations
             )
             params += [value for item in sorted(generations.items()) for value in item]
-        choose_path = sql.SQL(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', ({})::text, true), {}"
-        ).format(_EF_SEARCH, current)
+        choose_path = sql.SQL("SELECT {}, {}").format(settings, current)
         with translated_errors("searching vectors"), pool.connection(timeout=timeout) as conn:
             # transaction-local (the checkout's transaction ends when the pool takes
-            # the connection back), in one statement: this is every search's path
+            # the connection back), in one statement; on a replica the same
+            # statement reads whether it holds the generation
             path = conn.execute(choose_path, params).fetchone()
             if path is None or not path[2]:
                 return None
-            # Never a prepared statement: a cached generic plan is made for any
-            # tenant and ignores the settings above (measured: after psycopg's fifth
-            # execution on a connection, plans flipped between the graph and the
-            # exact scan whatever the tenant's size).
             return conn.execute(nearest[0], nearest[1], prepare=False).fetchall()
 
     def _ef_params(self, tenant_id: str, limit: int) -> list[object]:

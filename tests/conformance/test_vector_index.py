@@ -3,7 +3,10 @@ run against every adapter (pgvector, one table per model)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -11,6 +14,7 @@ from groundwork.embedding_models import BGE_SMALL_EN_V15_Q, MINILM_L6_V2_INT8, E
 from groundwork.errors import DimensionMismatch
 from groundwork.ports import AccessScope, SearchFilters, SystemReading, VectorIndex, VectorRecord
 from resources.composition.platform import Platform
+from resources.postgres.tenant_wall import TenantWalledPool
 from resources.postgres.vector_index import PgVectorIndex, TenantGraphChanges
 from testbed.index_records import chunk, near, new_tenant, unit_vector
 
@@ -420,6 +424,60 @@ class PgTenantGraphs:
         finally:
             index.delete_source(tenant, "src-1")
             index.refresh_tenant_graphs([tenant])
+
+    def test_a_walled_search_sets_its_width_with_the_wall(self, platform: Platform) -> None:
+        """Behind the tenant wall a search's checkout is two statements: the
+        wall with the hnsw settings in its select list, then the query, which
+        runs at the width `ef_search_for` names (one round trip fewer than a
+        statement of its own for the settings, on every search)."""
+        seen: list[str] = []
+        widths: list[str] = []
+
+        class Recording:
+            """The real pool; each statement's text, and the width in force
+            when the nearest-neighbour query starts."""
+
+            @contextmanager
+            def connection(self, timeout: float | None = None) -> Iterator[Any]:
+                with platform.pool.connection(timeout=timeout) as conn:
+                    yield _Recorded(conn)
+
+        class _Recorded:
+            def __init__(self, conn: Any) -> None:
+                self.conn = conn
+                self.autocommit = conn.autocommit
+
+            def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+                text = query if isinstance(query, str) else query.as_string(self.conn)
+                seen.append(text)
+                if "ORDER BY embedding" in text:
+                    widths.append(self.conn.execute("SHOW hnsw.ef_search").fetchone()[0])
+                return self.conn.execute(query, params, **kw)
+
+        owner = PgVectorIndex(platform.pool, self.model, exact_below=60, rows_per_ef=40)
+        tenant = new_tenant()
+        dim = self.model.dimension
+        records = [
+            VectorRecord(chunk(tenant, f"x{i}"), unit_vector(72_000 + i, dim)) for i in range(80)
+        ]
+        owner.upsert(records)
+        owner.set_versions_live(tenant, ["ver-1"], True)
+        owner.refresh_tenant_graphs([tenant])
+        try:
+            walled = PgVectorIndex(
+                TenantWalledPool(Recording(), tenant),  # type: ignore[arg-type]
+                self.model,
+                exact_below=60,
+                rows_per_ef=40,
+            )
+            hits = walled.search(AccessScope(tenant, ("team:a",)), records[3].vector, 10)
+            assert hits[0].chunk_id == records[3].chunk.chunk_id
+            assert len(seen) == 2, seen
+            assert "groundwork.tenant_id" in seen[0] and "hnsw.ef_search" in seen[0]
+            assert widths == [str(owner.ef_search_for(tenant, 10))] == [str(owner.ef_search * 2)]
+        finally:
+            owner.delete_source(tenant, "src-1")
+            owner.refresh_tenant_graphs([tenant])
 
     def test_no_graph_spans_tenants(self, platform: Platform) -> None:
         """A graph over every tenant costs ~2 KB per vector and an insert into one
