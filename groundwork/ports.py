@@ -275,6 +275,15 @@ class KeywordIndex(Protocol):
 
     def chunk_ids(self, tenant_id: str, live_only: bool = True) -> set[str]: ...
 
+    def compact(self, tenant_id: str) -> bool:
+        """After a publication rewrote a tenant's documents (written hidden,
+        then made live, superseded ones deleted), have the store merge what the
+        rewrites left into fewer parts where that is cheap, without waiting
+        for it. True when a merge was started; False when there is nothing
+        worth merging, or the store reclaims by itself (PostgreSQL's vacuum).
+        Searches answer the same either way, only cheaper after."""
+        ...
+
 
 @runtime_checkable
 class BlobStore(Protocol):

@@ -331,6 +331,9 @@ class InMemoryKeywordIndex(_RowStore):
     def ensure_schema(self) -> None:
         return None
 
+    def compact(self, tenant_id: str) -> bool:
+        return False  # rows in a dict: nothing is left behind to merge
+
     def upsert(self, chunks: Sequence[IndexedChunk]) -> int:
         for chunk in chunks:
             self._put(chunk)

@@ -41,6 +41,11 @@ def publish_ready(
         catalog.mark_published_many(batch, model_key)
         report.processed += len(batch)
     retire_superseded(catalog, vectors, keywords, tenant_id, other_vectors)
+    if report.items:
+        # every document made live was rewritten: a fresh tenant's index is
+        # left in many small parts, and each costs every search (14 parts
+        # against 1: 6.1 -> 4.6 ms of OpenSearch CPU per SciFact search)
+        keywords.compact(tenant_id)
     report.seconds = time.monotonic() - started
     return report
 

@@ -50,12 +50,20 @@ from resources.opensearch.client import (
 from resources.opensearch.query_body import CODE_BOOST, HIT_FIELDS, changing, search_body
 from resources.opensearch.schema import AUTO_REPLICAS, INDEX_SETTINGS, MAPPINGS, replica_settings
 
+#: the largest tenant index `compact` merges whole (about 50,000 chunks)
+COMPACT_BELOW_BYTES = 64 * 1024 * 1024
+
 
 class OpenSearchKeywordIndex:
     def __init__(
-        self, client: OpenSearch, index_prefix: str = "groundwork", replicas: int | None = None
+        self,
+        client: OpenSearch,
+        index_prefix: str = "groundwork",
+        replicas: int | None = None,
+        compact_below_bytes: int = COMPACT_BELOW_BYTES,
     ) -> None:
         self.client = client
+        self.compact_below_bytes = compact_below_bytes
         self.prefix = index_prefix
         self.replicas = replicas
         self.pattern = f"{index_prefix}-t-*"
@@ -369,6 +377,32 @@ class OpenSearchKeywordIndex:
         ]
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits
+
+    def compact(self, tenant_id: str) -> bool:
+        """A tenant index of more than one segment and at most
+        `compact_below_bytes` is merged into one by the node, not waited for
+        (its force-merge pool runs one at a time). Every search pays for each
+        segment: on the SciFact tenant just published (15,206 documents, 14
+        segments, 540 deleted copies) 6.1 ms of node CPU per search, 4.6 ms
+        once merged, and the merge took 1.3 s. A larger index is left to the
+        merge policy: merging it whole after each publication of a few files
+        would cost more than its searches gain."""
+        index = self.index_for(tenant_id)
+        with translated("compacting a keyword index"):
+            try:
+                stats = self.client.indices.stats(index=index, metric="segments,store")
+            except NotFoundError:
+                return False
+            primaries = stats["indices"][index]["primaries"]
+            if (
+                primaries["segments"]["count"] <= 1
+                or primaries["store"]["size_in_bytes"] > self.compact_below_bytes
+            ):
+                return False
+            self.client.indices.forcemerge(
+                index=index, params={"max_num_segments": 1, "wait_for_completion": "false"}
+            )
+        return True
 
     def _search_stored(self, owners: list[str], body: dict[str, Any]) -> list[dict[str, Any]]:
         """The search again, its hits' ids and versions read from stored fields

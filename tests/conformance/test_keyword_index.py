@@ -3,6 +3,7 @@ run against every adapter (OpenSearch BM25, PostgreSQL full-text)."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -145,6 +146,16 @@ class KeywordIndexContract:
         assert index.set_live(tenant, "s1", None, True) == 0
         assert len(index.search(AccessScope(tenant, SCOPE_SUBJECTS), "replica", 5)) == 3
         assert index.set_versions_live(tenant, versions, False) == 3
+
+    def test_compacting_after_publication_keeps_every_answer(self, index: KeywordIndex) -> None:
+        tenant = new_tenant()
+        scope = AccessScope(tenant, SCOPE_SUBJECTS)
+        for n in range(3):  # three publications: three writes and three rewrites
+            self._publish(index, [chunk(tenant, f"replica lag alert {n}", source_id=f"c{n}")])
+        before = index.search(scope, "replica alert", 10)
+        assert isinstance(index.compact(tenant), bool)
+        assert index.search(scope, "replica alert", 10) == before
+        assert index.compact(new_tenant()) is False  # a tenant without an index
 
     def test_limit_is_respected(self, index: KeywordIndex) -> None:
         tenant = new_tenant()
@@ -409,6 +420,35 @@ class TestOpenSearchKeywordIndex(KeywordIndexContract):
 
         assert found("source") == {current.chunk_id, old.chunk_id}
         assert found("artifact") == set()
+
+    def test_a_small_index_is_merged_into_one_segment_and_a_large_one_left(
+        self, index: KeywordIndex
+    ) -> None:
+        from resources.opensearch.keyword_index import OpenSearchKeywordIndex
+
+        assert isinstance(index, OpenSearchKeywordIndex)
+        tenant = new_tenant()
+        name = index.index_for(tenant)
+        for n in range(4):
+            self._publish(index, [chunk(tenant, f"turbine report {n}", source_id=f"m{n}")])
+
+        def segments() -> int:
+            index.client.indices.refresh(index=name)
+            stats = index.client.indices.stats(index=name, metric="segments")
+            return int(stats["indices"][name]["primaries"]["segments"]["count"])
+
+        assert segments() > 1
+        tiny = OpenSearchKeywordIndex(index.client, index.prefix, compact_below_bytes=1)
+        assert tiny.compact(tenant) is False  # larger than its bound: left to the policy
+        assert segments() > 1
+        assert index.compact(tenant) is True
+        deadline = time.monotonic() + 60
+        while segments() != 1:
+            assert time.monotonic() < deadline, "the merge never finished"
+            time.sleep(0.2)
+        assert index.compact(tenant) is False  # one segment: nothing to merge
+        hits = index.search(AccessScope(tenant, SCOPE_SUBJECTS), "turbine", 10)
+        assert len(hits) == 4
 
 
 class TestPostgresKeywordIndex(KeywordIndexContract):
