@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -112,12 +112,19 @@ def _worker_env(
 
 
 def _start_worker(
-    name: str, env: dict[str, str], home: Path, index_prefix: str
+    name: str,
+    env: dict[str, str],
+    home: Path,
+    index_prefix: str,
+    prefix: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
+    """A `groundwork worker` process; `prefix` runs it inside something, such
+    as a network namespace of its own (testbed/netns.py)."""
     home.mkdir(parents=True)
     log = open(home / "worker.log", "wb")  # noqa: SIM115
     return subprocess.Popen(
         [
+            *prefix,
             sys.executable,
             "-m",
             "groundwork_cli.main",

@@ -1,14 +1,26 @@
 """The several-machines topology of docs/several-hosts.md, with every engine
 authenticating: an API host, two worker hosts (separate processes, each its
 own GROUNDWORK_HOME, only URLs and credentials in their environment) and the
-engines on loopback.
+engines.
+
+The worker hosts run in network namespaces of their own (testbed/netns.py),
+each linked to the machine by a veth pair whose root end carries the
+engines' address: that address is all they reach, and the machine's
+loopback, where the engines' unauthenticated ports stay, is not theirs
+(asserted). Every host, the run host and the API host too, dials the engines
+at that address, where each listens with authentication on:
 
 - PostgreSQL: a server of this test's own reached over TCP only through TLS
-  (the nginx front, verify-full against the home's CA) with a SCRAM password;
+  (the nginx front, verify-full against the home's CA, the address in the
+  certificate) with a SCRAM password; the server itself on 127.0.0.1;
 - OpenSearch: the shared test node (127.0.0.1) behind the HTTPS basic-auth
   front;
-- SeaweedFS: the test server, which refuses anonymous requests;
+- SeaweedFS: the test server (127.0.0.1), which refuses anonymous requests,
+  through a TCP front on the address (`s3_endpoint`);
 - Redis: the broker, with its password.
+
+Where the machine cannot make namespaces (no `ip`, not root, a sandbox that
+refuses), everything runs on loopback as before and a warning says why.
 
 The test process is the run host: it registers a small tenant's files into
 object storage and runs `tenant_ingest_distributed` through the Celery
@@ -20,11 +32,13 @@ host resolves it from its own environment.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,8 +46,9 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+import warnings
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import dagster as dg
@@ -42,11 +57,13 @@ import pytest
 from resources.composition.engine_auth import dagster_postgres_storage
 from resources.composition.platform import EngineEndpoints, Platform, connect
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.engines.nginx import STREAM_MODULE, EmbeddedNginx
 from resources.engines.opensearch import OpenSearchFront
 from resources.engines.postgres import EmbeddedPostgres, PostgresListen
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.postgres.database import ensure_database
+from testbed.netns import NamespacedHost, NamespacesUnavailable, namespaced_hosts, net_namespace_of
 from testbed.tenants import seed_tenant
 from testbed.worker_faults import celery_worker_of
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
@@ -56,6 +73,8 @@ PG_PORT = 5493
 OPENSEARCH_FRONT_PORT = 9493
 REDIS_PORT = 6493
 API_PORT = 8493
+S3_FRONT_PORT = 7493
+WORKERS = ("w1", "w2")
 DOCUMENTS = 12
 SHARD_VERSIONS = 6
 
@@ -68,9 +87,43 @@ def hosts_home() -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Network:
+    """Where the engines listen and the worker hosts' namespaces; without
+    namespaces, the machine's loopback and why."""
+
+    engines_address: str
+    hosts: dict[str, NamespacedHost] = field(default_factory=dict)
+    loopback_because: str | None = None
+
+    def prefix(self, worker: str) -> list[str]:
+        """What runs a worker host's process in its namespace (nothing on loopback)."""
+        host = self.hosts.get(worker)
+        return host.prefix if host is not None else []
+
+
 @pytest.fixture(scope="module")
-def database(hosts_home: Path) -> Iterator[EmbeddedPostgres]:
-    listen = PostgresListen("127.0.0.1", PG_PORT, secrets.token_urlsafe(18))
+def network() -> Iterator[Network]:
+    """The worker hosts' namespaces. Asked for by every engine fixture, so
+    the address exists before anything binds it and goes after the last
+    listener stopped (module fixtures are torn down in reverse)."""
+    stack = contextlib.ExitStack()
+    try:
+        hosts = stack.enter_context(namespaced_hosts(WORKERS))
+    except NamespacesUnavailable as exc:
+        warnings.warn(f"the worker hosts share the machine's loopback: {exc}", stacklevel=1)
+        network = Network("127.0.0.1", loopback_because=str(exc))
+    else:
+        network = Network(hosts[WORKERS[0]].engines_address, hosts)
+    with stack:
+        yield network
+
+
+@pytest.fixture(scope="module")
+def database(hosts_home: Path, network: Network) -> Iterator[EmbeddedPostgres]:
+    # the front listens on the engines' address alone, which the URL then
+    # names (connect_host) and the certificate holds (verify-full)
+    listen = PostgresListen(network.engines_address, PG_PORT, secrets.token_urlsafe(18))
     server = EmbeddedPostgres(hosts_home / "db" / "pgdata", listen)
     server.start()
     yield server
@@ -78,13 +131,15 @@ def database(hosts_home: Path) -> Iterator[EmbeddedPostgres]:
 
 
 @pytest.fixture(scope="module")
-def keyword_front(engines: EngineEndpoints, hosts_home: Path) -> Iterator[OpenSearchFront]:
+def keyword_front(
+    engines: EngineEndpoints, hosts_home: Path, network: Network
+) -> Iterator[OpenSearchFront]:
     if engines.opensearch is None:
         pytest.skip("no embedded OpenSearch (an external GROUNDWORK_OPENSEARCH_URL is set)")
     front = OpenSearchFront(
         hosts_home / "os-front",
         hosts_home / "db" / "engine-tls",  # one CA for the engines of this "machine"
-        "127.0.0.1",
+        network.engines_address,
         OPENSEARCH_FRONT_PORT,
         "groundwork",
         secrets.token_urlsafe(18),
@@ -95,11 +150,46 @@ def keyword_front(engines: EngineEndpoints, hosts_home: Path) -> Iterator[OpenSe
 
 
 @pytest.fixture(scope="module")
-def broker(hosts_home: Path) -> Iterator[EmbeddedRedis]:
-    redis = EmbeddedRedis(hosts_home / "redis", REDIS_PORT)
+def broker(hosts_home: Path, network: Network) -> Iterator[EmbeddedRedis]:
+    redis = EmbeddedRedis(hosts_home / "redis", REDIS_PORT, bind=network.engines_address)
     redis.start()
     yield redis
     redis.stop()
+
+
+def _tcp_front(home: Path, listen: str, port: int, upstream_port: int) -> str:
+    """An nginx stream config that passes listen:port through to 127.0.0.1:upstream_port."""
+    return "\n".join(
+        [
+            f"load_module {STREAM_MODULE};",
+            "daemon off;",
+            "worker_processes 1;",
+            f"pid {home / 'nginx.pid'};",
+            f"error_log {home / 'error.log'} warn;",
+            "events { worker_connections 64; }",
+            "stream {",
+            f"  server {{ listen {listen}:{port}; proxy_pass 127.0.0.1:{upstream_port}; }}",
+            "}",
+            "",
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint(seaweedfs: EmbeddedSeaweedFS, hosts_home: Path, network: Network) -> Iterator[str]:
+    """Where the hosts reach object storage. The session's SeaweedFS binds
+    127.0.0.1 only, and should: its master, volume and filer ports do not
+    authenticate. Its S3 gateway does (SigV4 signs each request, the secret
+    never crosses; anonymous requests are refused), so on the engines'
+    address a TCP front passes bytes through to the gateway alone (no TLS:
+    the S3 client has no CA setting). On loopback: the gateway itself."""
+    if not network.hosts:
+        yield seaweedfs.endpoint
+        return
+    front = EmbeddedNginx(hosts_home / "s3-front", network.engines_address, S3_FRONT_PORT)
+    front.start(_tcp_front(front.home, network.engines_address, S3_FRONT_PORT, seaweedfs.s3_port))
+    yield f"http://{network.engines_address}:{S3_FRONT_PORT}"
+    front.stop()
 
 
 def host_env(
@@ -107,9 +197,11 @@ def host_env(
     front: OpenSearchFront,
     seaweedfs: EmbeddedSeaweedFS,
     broker: EmbeddedRedis,
+    s3_endpoint: str,
     s3_prefix: str,
 ) -> dict[str, str]:
-    """What each host is given: URLs without secrets, and the secrets apart."""
+    """What each host is given: URLs without secrets, and the secrets apart;
+    the same for every host, each URL naming the engines' address."""
     assert database.listen is not None
     base = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDWORK_")}
     url = database.uri("postgres").split("&passfile=")[0]  # a host names its own passfile
@@ -124,7 +216,7 @@ def host_env(
         "GROUNDWORK_OPENSEARCH_PASSWORD": front.password,
         "GROUNDWORK_OPENSEARCH_CA": str(front.ca_cert),
         "GROUNDWORK_BLOB_BACKEND": "s3",
-        "GROUNDWORK_S3_ENDPOINT": seaweedfs.endpoint,
+        "GROUNDWORK_S3_ENDPOINT": s3_endpoint,
         "GROUNDWORK_S3_BUCKET": TEST_S3_BUCKET,
         "GROUNDWORK_S3_PREFIX": s3_prefix,
         "GROUNDWORK_S3_ACCESS_KEY_ID": credentials.access_key_id,
@@ -190,15 +282,35 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
+def _assert_in_their_own_namespaces(
+    network: Network, workers: dict[str, subprocess.Popen[bytes]], database: EmbeddedPostgres
+) -> None:
+    """Each worker process is in its host's namespace, not the test's, and the
+    machine's loopback is not the worker host's: the database server's own
+    port (127.0.0.1, behind the TLS front) is refused there while this
+    process reaches it. (The workers reached the broker, so the link works.)"""
+    assert database.listen is not None
+    server_port = database.listen.server_port
+    ours = net_namespace_of(os.getpid())
+    for name, host in network.hosts.items():
+        assert net_namespace_of(workers[name].pid) == host.inode() != ours, name
+        assert host.connect_error("127.0.0.1", server_port) == "ConnectionRefusedError", name
+    if network.hosts:
+        socket.create_connection(("127.0.0.1", server_port), timeout=5).close()
+
+
 def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
     database: EmbeddedPostgres,
     keyword_front: OpenSearchFront,
     seaweedfs: EmbeddedSeaweedFS,
     broker: EmbeddedRedis,
+    s3_endpoint: str,
+    network: Network,
     index_prefix: str,
     hosts_home: Path,
 ) -> None:
-    env = host_env(database, keyword_front, seaweedfs, broker, f"topology-{uuid.uuid4().hex[:8]}")
+    s3_prefix = f"topology-{uuid.uuid4().hex[:8]}"
+    env = host_env(database, keyword_front, seaweedfs, broker, s3_endpoint, s3_prefix)
     run_home = hosts_home / "run-host"
     platform = _run_host_platform(env, run_home, index_prefix)
     tenant = seed_tenant(
@@ -206,14 +318,18 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
     )
     _, key = platform.catalog.create_api_key(tenant, [f"tenant:{tenant}"], "topology")
 
-    homes = {name: hosts_home / f"host-{name}" for name in ("w1", "w2")}
-    workers = {name: _start_worker(name, env, homes[name], index_prefix) for name in homes}
+    homes = {name: hosts_home / f"host-{name}" for name in WORKERS}
+    workers = {
+        name: _start_worker(name, env, homes[name], index_prefix, network.prefix(name))
+        for name in homes
+    }
     api = _start_api(env, hosts_home / "host-api", index_prefix)
     saved = {
         k: os.environ.get(k) for k in ("GROUNDWORK_BROKER_URL", "GROUNDWORK_DATABASE_PASSWORD")
     }
     try:
         _wait_ready(workers, homes)
+        _assert_in_their_own_namespaces(network, workers, database)
         dagster_home = run_home / "dagster"
         dagster_home.mkdir(parents=True)
         storage_url = ensure_database(platform.database_url, "dagster_topology")
@@ -270,4 +386,10 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
         log = (home / "worker.log").read_text(errors="replace")
         for secret in (env["GROUNDWORK_DATABASE_PASSWORD"], keyword_front.password):
             assert secret not in log, name
-    print(f"topology: steps ran on {sorted(ran_on)}; {len(hits)} hits through the API")
+    where = (
+        f"in namespaces {sorted(h.namespace for h in network.hosts.values())}"
+        f" reaching {network.engines_address}"
+        if network.hosts
+        else f"on loopback ({network.loopback_because})"
+    )
+    print(f"topology: steps ran on {sorted(ran_on)} {where}; {len(hits)} hits through the API")
