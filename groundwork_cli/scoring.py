@@ -45,9 +45,12 @@ def eval_platform(settings: GroundworkSettings) -> Iterator[Platform]:
     connected: what an eval command needs when nothing else started them."""
     from resources.composition.platform import connect, ensure_engines
     from resources.dagster_glue.instance import write_instance_config
+    from resources.dagster_glue.object_compute_logs import compute_logs_for
 
     endpoints = ensure_engines(settings)
-    write_instance_config(settings.dagster_home, endpoints.server_url)
+    write_instance_config(
+        settings.dagster_home, endpoints.server_url, compute_logs=compute_logs_for(settings)
+    )
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     platform = connect(settings, endpoints)
     try:

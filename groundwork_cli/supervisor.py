@@ -24,6 +24,7 @@ from rich.console import Console
 from resources.composition.platform import EngineEndpoints, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.dagster_glue.instance import write_instance_config
+from resources.dagster_glue.object_compute_logs import compute_logs_for
 from resources.engines.nginx import EmbeddedNginx
 
 console = Console()
@@ -113,7 +114,11 @@ class Supervisor:
             f"  OpenSearch {self.endpoints.opensearch_url} ({self.timings.get('opensearch_s', 0):.1f} s)"
             f"  [dim]total {time.monotonic() - started:.1f} s[/]"
         )
-        write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
+        write_instance_config(
+            self.settings.dagster_home,
+            self.endpoints.server_url,
+            compute_logs=compute_logs_for(self.settings),
+        )
         os.environ["DAGSTER_HOME"] = str(self.settings.dagster_home)
         orphaned = self._fail_orphaned_runs()
         if orphaned:
@@ -441,7 +446,11 @@ class Supervisor:
             # A restarted PostgreSQL may listen on another port: Dagster's
             # storage URL is rewritten and the services reconnect from scratch.
             self.endpoints = ensure_engines(self.settings)
-            write_instance_config(self.settings.dagster_home, self.endpoints.server_url)
+            write_instance_config(
+                self.settings.dagster_home,
+                self.endpoints.server_url,
+                compute_logs=compute_logs_for(self.settings),
+            )
             for name, process in list(self.processes.items()):
                 if process.poll() is None:
                     with contextlib.suppress(ProcessLookupError):

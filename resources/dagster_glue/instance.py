@@ -35,9 +35,17 @@ def instance_storage(database_url: str) -> dict[str, Any]:
     return {"postgres_url": database_url.replace("postgresql://", "postgresql+psycopg2://", 1)}
 
 
-def write_instance_config(dagster_home: Path, server_url: str, database: str = "dagster") -> Path:
+def write_instance_config(
+    dagster_home: Path,
+    server_url: str,
+    database: str = "dagster",
+    compute_logs: dict[str, Any] | None = None,
+) -> Path:
+    """`compute_logs`: where steps' stdout and stderr go (object_compute_logs:
+    the object store, so a worker host's steps are readable from the run
+    host's UI); None keeps Dagster's local files."""
     dagster_home.mkdir(parents=True, exist_ok=True)
-    config = {
+    config: dict[str, Any] = {
         # dagster-postgres's storage with its connections pooled
         # (resources/dagster_glue/pooled_storage.py): one connection per call cost
         # every run a few hundred connection set-ups
@@ -92,6 +100,8 @@ def write_instance_config(dagster_home: Path, server_url: str, database: str = "
             "pools": {"default_limit": 1},
         },
     }
+    if compute_logs is not None:
+        config["compute_logs"] = compute_logs
     path = dagster_home / "dagster.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
