@@ -15,7 +15,10 @@ Names carry this process's pid (a leftover of a killed run has another pid,
 and one of the same pid is removed first) and so does the address block
 (10.213.<pid % 250 + 1>.0), so the links of a leftover that still has a
 process in it do not collide either (unless its pid falls in the same
-block). The veth end inside a namespace is `eth0`, as on a host.
+block). The veth end inside a namespace is `eth0`, as on a host. For the
+same reason one process holds one set at a time: a second `namespaced_hosts`
+while the first is up would take the first's names and address (removing
+its namespaces as leftovers), so it is refused.
 
 Needs the `ip` command and root (`ip netns add` mounts under /run/netns).
 Where either is missing, or the sandbox refuses a step, `namespaced_hosts`
@@ -32,11 +35,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 NETNS_DIR = Path("/run/netns")
+
+#: held while this process's namespaces are up (their names and addresses are per process)
+_IN_USE = threading.Lock()
 
 #: run inside a namespace: exit 0 when host:port accepts a TCP connection,
 #: else print the error's class name (ConnectionRefusedError, TimeoutError...)
@@ -119,6 +126,20 @@ def namespaced_hosts(labels: Sequence[str]) -> Iterator[dict[str, NamespacedHost
     (then NamespacesUnavailable says which)."""
     if shutil.which("ip") is None:
         raise NamespacesUnavailable("the `ip` command (iproute2) is not installed")
+    if not _IN_USE.acquire(blocking=False):
+        # not NamespacesUnavailable: the caller would fall back to loopback
+        # and hide that two users of one process overlapped
+        raise RuntimeError("this process's namespaces are up already: one set at a time")
+    try:
+        with _namespaces(labels) as hosts:
+            yield hosts
+    finally:
+        _IN_USE.release()
+
+
+@contextlib.contextmanager
+def _namespaces(labels: Sequence[str]) -> Iterator[dict[str, NamespacedHost]]:
+    """namespaced_hosts' work, under its lock (released only after the removal)."""
     pid = os.getpid()
     block = f"10.213.{pid % 250 + 1}"
     engines = f"{block}.1"
