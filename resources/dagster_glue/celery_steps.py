@@ -53,6 +53,11 @@ def celery_settings(visibility_seconds: int | None = None) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
+        # the step's stdout and stderr stay the process's streams: Celery's
+        # default replaces them with a proxy to its own logger, past which
+        # Dagster's capture of a step's output (the compute logs the run
+        # host's UI reads from the object store) recorded nothing
+        "worker_redirect_stdouts": False,
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {
             **dict(DEFAULT_CONFIG["broker_transport_options"]),  # type: ignore[call-overload]

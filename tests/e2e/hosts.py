@@ -55,6 +55,7 @@ import pytest
 from resources.composition.engine_auth import dagster_postgres_storage
 from resources.composition.platform import EngineEndpoints, Platform, connect
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.dagster_glue.object_compute_logs import compute_logs_for
 from resources.engines.nginx import STREAM_MODULE, EmbeddedNginx
 from resources.engines.opensearch import OpenSearchFront
 from resources.engines.postgres import EmbeddedPostgres, PostgresListen
@@ -92,8 +93,14 @@ WORDS = [
 ]
 
 #: the variables a run host sets in its own environment: the executor reads
-#: the broker from it, and dagster.yaml names the database password by it
-RUN_HOST_VARIABLES = ("GROUNDWORK_BROKER_URL", "GROUNDWORK_DATABASE_PASSWORD")
+#: the broker from it, and dagster.yaml names the database password and the
+#: object store's identity (the compute logs) by them
+RUN_HOST_VARIABLES = (
+    "GROUNDWORK_BROKER_URL",
+    "GROUNDWORK_DATABASE_PASSWORD",
+    "GROUNDWORK_S3_ACCESS_KEY_ID",
+    "GROUNDWORK_S3_SECRET_ACCESS_KEY",
+)
 
 
 def document(n: int) -> str:
@@ -308,10 +315,15 @@ def run_host_instance_home(platform: Platform, home: Path, storage_database: str
     """A DAGSTER_HOME whose storage is `storage_database` on the hosts'
     server, the password named as `{env: GROUNDWORK_DATABASE_PASSWORD}`: the
     instance reference a worker receives through the broker carries the
-    name, and each host resolves it from its own environment."""
+    name, and each host resolves it from its own environment. Compute logs
+    go to the object store as `groundwork up` writes them for these
+    settings, so a step a worker ran is read here."""
     home.mkdir(parents=True)
     storage_url = ensure_database(platform.database_url, storage_database)
-    config = {"storage": {"postgres": dagster_postgres_storage(storage_url)}}
+    config: dict[str, object] = {"storage": {"postgres": dagster_postgres_storage(storage_url)}}
+    compute_logs = compute_logs_for(platform.settings)
+    if compute_logs is not None:
+        config["compute_logs"] = compute_logs
     (home / "dagster.yaml").write_text(json.dumps({**config, "telemetry": {"enabled": False}}))
     return home
 

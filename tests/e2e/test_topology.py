@@ -43,7 +43,7 @@ from resources.composition.platform import EngineEndpoints
 from resources.composition.settings import PROJECT_ROOT
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from testbed.tenants import seed_tenant
-from testbed.worker_faults import celery_worker_of
+from testbed.worker_faults import SHARD_STEP, celery_worker_of
 from tests.e2e.hosts import (
     EngineHosts,
     HostPorts,
@@ -108,6 +108,22 @@ def _post(path: str, body: dict[str, object], key: str) -> tuple[int, dict[str, 
         return int(exc.code), json.loads(exc.read() or b"{}")
 
 
+def _a_worker_step_log(instance: dg.DagsterInstance, run_id: str) -> str:
+    """The captured stdout and stderr of the run's first shard step, as this
+    (the run host's) instance reads them."""
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None or event.event_type_value != "LOGS_CAPTURED":
+            continue
+        captured = event.logs_captured_data
+        if not any(SHARD_STEP in key for key in captured.step_keys or ()):
+            continue
+        manager = instance.compute_log_manager
+        data = manager.get_log_data(manager.build_log_key_for_run(run_id, captured.file_key))
+        return b"".join(part or b"" for part in (data.stdout, data.stderr)).decode(errors="replace")
+    raise AssertionError("no shard step's logs were captured")
+
+
 def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
     hosts: EngineHosts, index_prefix: str
 ) -> None:
@@ -128,9 +144,10 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
         wait_ready(workers, homes)
         hosts.assert_in_their_own_namespaces(workers)
         dagster_home = run_host_instance_home(platform, run_home / "dagster", "dagster_topology")
-        assert (
-            env["GROUNDWORK_DATABASE_PASSWORD"] not in (dagster_home / "dagster.yaml").read_text()
-        )
+        written = (dagster_home / "dagster.yaml").read_text()
+        assert env["GROUNDWORK_DATABASE_PASSWORD"] not in written
+        assert env["GROUNDWORK_S3_SECRET_ACCESS_KEY"] not in written
+        assert "ObjectStoreComputeLogs" in written
         with run_host_variables(env):
             instance = dg.DagsterInstance.from_config(str(dagster_home))
             instance.add_dynamic_partitions("tenant", [tenant])
@@ -146,8 +163,12 @@ def test_an_api_host_and_two_workers_ingest_and_search_with_authentication_on(
                 assert result.success, [e.message for e in result.all_events if e.is_failure]
                 checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
                 ran_on = {w for e in instance.all_logs(result.run_id) if (w := celery_worker_of(e))}
+                worker_log = _a_worker_step_log(instance, result.run_id)
         assert checks["stores_agree"] is True
         assert ran_on <= {"w1", "w2"} and ran_on, ran_on
+        # a step a worker host ran, read by the run host from the object store
+        # (the worker's own disk is not the run host's)
+        assert "ingest_shard" in worker_log, worker_log[-2000:]
 
         deadline = time.monotonic() + 120
         status, body = 0, dict[str, object]()
