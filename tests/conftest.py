@@ -159,6 +159,24 @@ def seaweedfs(settings: GroundworkSettings) -> Iterator[EmbeddedSeaweedFS]:
         server.stop()
 
 
+def settings_on_seaweedfs(
+    settings: GroundworkSettings, seaweedfs: EmbeddedSeaweedFS, folder: str
+) -> GroundworkSettings:
+    """`settings` with the blob backend on the test SeaweedFS, by settings as an
+    operator names a store, in a folder of the test bucket of its own
+    (`folder-<random>`)."""
+    credentials = seaweedfs.credentials
+    return replace(
+        settings,
+        blob_backend="s3",
+        s3_endpoint=seaweedfs.endpoint,
+        s3_bucket=TEST_S3_BUCKET,
+        s3_prefix=f"{folder}-{uuid.uuid4().hex[:8]}",
+        s3_access_key_id=credentials.access_key_id,
+        s3_secret_access_key=credentials.secret_access_key,
+    )
+
+
 @pytest.fixture(scope="session")
 def s3_platform(
     settings: GroundworkSettings,
@@ -168,16 +186,7 @@ def s3_platform(
 ) -> Iterator[Platform]:
     """The test platform with its bytes in the test SeaweedFS (a folder of the
     test bucket of its own), configured as an operator would: by settings."""
-    credentials = seaweedfs.credentials
-    s3_settings = replace(
-        settings,
-        blob_backend="s3",
-        s3_endpoint=seaweedfs.endpoint,
-        s3_bucket=TEST_S3_BUCKET,
-        s3_prefix=f"platform-{uuid.uuid4().hex[:8]}",
-        s3_access_key_id=credentials.access_key_id,
-        s3_secret_access_key=credentials.secret_access_key,
-    )
+    s3_settings = settings_on_seaweedfs(settings, seaweedfs, "platform")
     p = connect(s3_settings, engines, database=TEST_DATABASE, index_prefix=index_prefix)
     yield p
     p.close()

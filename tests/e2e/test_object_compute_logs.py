@@ -5,7 +5,6 @@ empty folder) from the real S3-compatible server, through the dagster.yaml
 block the supervisor writes; the secrets stay environment variable names."""
 
 import tempfile
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from resources.dagster_glue.object_compute_logs import (
     compute_logs_for,
 )
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
-from tests.conftest import TEST_S3_BUCKET
+from tests.conftest import TEST_S3_BUCKET, settings_on_seaweedfs
 
 
 @dg.op
@@ -44,15 +43,7 @@ def s3_settings(
     credentials = seaweedfs.credentials
     monkeypatch.setenv(ACCESS_KEY_ENV, credentials.access_key_id)
     monkeypatch.setenv(SECRET_KEY_ENV, credentials.secret_access_key)
-    return replace(
-        settings,
-        blob_backend="s3",
-        s3_endpoint=seaweedfs.endpoint,
-        s3_bucket=TEST_S3_BUCKET,
-        s3_prefix=f"compute-logs-{uuid.uuid4().hex[:8]}",
-        s3_access_key_id=credentials.access_key_id,
-        s3_secret_access_key=credentials.secret_access_key,
-    )
+    return settings_on_seaweedfs(settings, seaweedfs, "compute-logs")
 
 
 def _instance(home: Path, server_url: str, settings: GroundworkSettings) -> dg.DagsterInstance:
