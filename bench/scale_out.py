@@ -57,6 +57,7 @@ from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from testbed.worker_faults import celery_worker_of, first_shard_on_a_worker
+from testbed.worker_process import start_worker_process
 
 DATABASE = "groundwork_scale"
 PREFIX = "gwscale"
@@ -218,35 +219,18 @@ class Bench:
         for core in cores:
             name = f"core{core}"
             home = self.work / f"host-{name}-{uuid.uuid4().hex[:4]}"
-            home.mkdir()
-            log = open(home / "worker.log", "wb")  # noqa: SIM115
             self.workers.append(
-                subprocess.Popen(
-                    [
-                        "taskset",
-                        "-c",
-                        str(core),
-                        sys.executable,
-                        "-m",
-                        "groundwork_cli.main",
-                        "worker",
-                        "--name",
-                        name,
-                        "--database",
-                        DATABASE,
-                        "--index-prefix",
-                        PREFIX,
-                    ],
-                    env={
+                start_worker_process(
+                    name,
+                    {
                         **self.env,
-                        "GROUNDWORK_HOME": str(home),
                         "GROUNDWORK_SHARD_VERSIONS": str(shard_versions),
                         **extra,
                     },
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=PROJECT_ROOT,
-                    start_new_session=True,
+                    home,
+                    DATABASE,
+                    PREFIX,
+                    prefix=["taskset", "-c", str(core)],
                 )
             )
             deadline = time.monotonic() + 300

@@ -42,7 +42,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -54,7 +53,7 @@ import pytest
 
 from resources.composition.engine_auth import dagster_postgres_storage
 from resources.composition.platform import EngineEndpoints, Platform, connect
-from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
+from resources.composition.settings import GroundworkSettings
 from resources.dagster_glue.object_compute_logs import compute_logs_for
 from resources.engines.nginx import STREAM_MODULE, EmbeddedNginx
 from resources.engines.opensearch import OpenSearchFront
@@ -63,6 +62,7 @@ from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
 from resources.postgres.database import ensure_database
 from testbed.netns import NamespacedHost, NamespacesUnavailable, namespaced_hosts, net_namespace_of
+from testbed.worker_process import start_worker_process
 from tests.conftest import TEST_DATABASE, TEST_S3_BUCKET
 
 WORDS = [
@@ -355,28 +355,7 @@ def start_worker(
     group is its pid: what a fault test kills); `prefix` runs it inside
     something, such as a network namespace (`ip netns exec` execs the worker
     in place, so the pid is still the worker's)."""
-    home.mkdir(parents=True)
-    log = open(home / "worker.log", "wb")  # noqa: SIM115
-    return subprocess.Popen(
-        [
-            *prefix,
-            sys.executable,
-            "-m",
-            "groundwork_cli.main",
-            "worker",
-            "--name",
-            name,
-            "--database",
-            TEST_DATABASE,
-            "--index-prefix",
-            index_prefix,
-        ],
-        env={**env, "GROUNDWORK_HOME": str(home)},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=PROJECT_ROOT,
-        start_new_session=True,
-    )
+    return start_worker_process(name, env, home, TEST_DATABASE, index_prefix, prefix)
 
 
 def wait_ready(workers: dict[str, subprocess.Popen[bytes]], homes: dict[str, Path]) -> None:
