@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
-import boto3
-from botocore.config import Config
 from dagster import Field, StringSource
 from dagster._serdes import ConfigurableClassData
 from dagster_aws.s3.compute_log_manager import S3ComputeLogManager
 
+from resources.blobs.s3 import S3Credentials, s3_client
 from resources.composition.settings import GroundworkSettings
 
 ACCESS_KEY_ENV = "GROUNDWORK_S3_ACCESS_KEY_ID"
@@ -53,15 +52,14 @@ class ObjectStoreComputeLogs(S3ComputeLogManager):
         super().__init__(
             bucket, inst_data=inst_data, endpoint_url=endpoint_url, region=region, **rest
         )
-        # the parent made its client from boto3's default chain; this one
-        # signs with the platform's identity (the secret stays in this client)
-        self._s3_session = boto3.session.Session().client(
-            "s3",
-            endpoint_url=endpoint_url,
-            region_name=region,
-            aws_access_key_id=access_key_id,
-            aws_secret_access_key=secret_access_key,
-            config=Config(s3={"addressing_style": "path" if path_style else "auto"}),
+        # the parent made its client from boto3's default chain; this one is
+        # the blob store's kind of client, signing with the platform's identity
+        # (and made from the process's one session, like the blob store's)
+        self._s3_session = s3_client(
+            endpoint_url,
+            region,
+            S3Credentials(access_key_id, secret_access_key),
+            path_style=path_style,
         )
 
     @classmethod
