@@ -8,6 +8,7 @@ and the tool dispatcher never import an adapter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -183,6 +184,12 @@ class PlatformPorts(Protocol):
     def sniff_file(self, path: Path | BinaryIO, filename: str) -> str:
         """The media type of a staged file (a path, or a seekable reader),
         read from its leading bytes and a ZIP's central directory."""
+        ...
+
+    def shared_transaction(self) -> AbstractContextManager[None]:
+        """The block's catalog and index work, on the calling thread, in one
+        database transaction: one checkout, one wall, one commit for a
+        search's vector leg, re-check and citations instead of one each."""
         ...
 
 

@@ -183,8 +183,9 @@ def _system_reading(citations: list[Citation]) -> SystemReading | None:
 def search(
     ports: PlatformPorts, who: Principal, query: SearchQuery, tenant: Tenant | None = None
 ) -> SearchResult:
-    with span(
-        "groundwork.service.search", **{TENANT: who.tenant_id, "groundwork.mode": query.mode}
+    with (
+        span("groundwork.service.search", **{TENANT: who.tenant_id, "groundwork.mode": query.mode}),
+        ports.shared_transaction(),
     ):
         return _search(ports, who, query, tenant)
 
@@ -273,6 +274,19 @@ def context(
     per_source_cap: int,
     expand_sections: bool,
     tenant: Tenant | None = None,
+) -> ContextResult:
+    with ports.shared_transaction():
+        return _context(ports, who, query, budget_tokens, per_source_cap, expand_sections, tenant)
+
+
+def _context(
+    ports: PlatformPorts,
+    who: Principal,
+    query: SearchQuery,
+    budget_tokens: int,
+    per_source_cap: int,
+    expand_sections: bool,
+    tenant: Tenant | None,
 ) -> ContextResult:
     model_key, outcome = run_search(
         ports,

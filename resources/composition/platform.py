@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -75,7 +76,7 @@ from resources.postgres.eval_runs import PostgresEvalRuns
 from resources.postgres.file_metadata import PostgresFileMetadata
 from resources.postgres.keyword_index import PostgresKeywordIndex
 from resources.postgres.read_replica import ReadReplica
-from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool
+from resources.postgres.tenant_wall import ConnectionSource, TenantWalledPool, shared_transaction
 from resources.postgres.vector_index import PgVectorIndex
 
 #: The FileInspector port's adapter (groundwork.inspection): stateless, so one serves all.
@@ -239,6 +240,11 @@ class Platform:
 
     def sniff_file(self, path: Path | BinaryIO, filename: str) -> str:
         return _INSPECTOR.media_type_of_path(path, filename)
+
+    def shared_transaction(self) -> AbstractContextManager[None]:
+        """One transaction per walled pool for the block (tenant_wall.shared_transaction);
+        on the unwalled platform, whose checkouts hold no wall, each its own."""
+        return shared_transaction() if self.tenant_wall is not None else nullcontext()
 
     def approval_secret(self) -> bytes:
         """Derived from the signing key, so an approval token can never pass as a

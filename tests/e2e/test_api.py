@@ -255,3 +255,26 @@ def test_a_search_reads_its_tenant_with_its_key(
     finally:
         platform.catalog.set_fusion(tenant, None)
     assert reads == [], "the search read its tenant apart from its key"
+
+
+def test_a_search_checks_out_once_for_its_key_and_once_for_its_work(
+    client: TestClient, tenant_with_keys: dict[str, str], platform: Platform
+) -> None:
+    """After the key's lookup, the vector leg, the re-check and the citations
+    share one checkout behind one wall (`shared_transaction`): they took one
+    each, a BEGIN, a wall and a COMMIT apiece. The citations still land, and
+    a failed search after them leaves the pool's connections unwalled."""
+    pool = platform.pool
+    _search(client, tenant_with_keys["staff"], "how many vacation days")  # warm: tenant views
+    pool.pop_stats()  # type: ignore[attr-defined]
+    body = _search(client, tenant_with_keys["staff"], "how many vacation days", mode="hybrid")
+    checkouts = pool.pop_stats().get("requests_num", 0)  # type: ignore[attr-defined]
+    assert body["outcome"] == "found" and checkouts == 2
+    cited = body["hits"][0]["citation_id"]
+    assert platform.catalog.citation(tenant_with_keys["tenant"], cited) is not None
+    for _ in range(pool.max_size):  # type: ignore[attr-defined]
+        with pool.connection() as conn:
+            role, tenant = conn.execute(
+                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
+            ).fetchone()  # type: ignore[misc]
+            assert role != "groundwork_request" and not tenant

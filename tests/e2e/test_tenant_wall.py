@@ -4,8 +4,10 @@ connection, still sees and writes only the walled tenant's rows."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -14,7 +16,7 @@ import pytest
 from groundwork.stages.registration import register_file
 from resources.composition.platform import Platform
 from resources.postgres.database import outside_a_transaction
-from resources.postgres.tenant_wall import TenantWalledPool
+from resources.postgres.tenant_wall import TenantWalledPool, shared_transaction
 
 
 def _tenant_with_a_file(platform: Platform) -> str:
@@ -114,15 +116,101 @@ def test_the_wall_holds_through_savepoints(platform: Platform) -> None:
         assert visible == {mine} and theirs not in visible
 
 
+def _seen(conn: psycopg.Connection) -> tuple[object, ...]:
+    row = conn.execute(
+        "SELECT pg_backend_pid(), txid_current(), current_user, "
+        "current_setting('groundwork.tenant_id', true)"
+    ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def test_a_shared_transaction_lends_one_connection_behind_one_wall(platform: Platform) -> None:
+    mine, theirs = _tenant_with_a_file(platform), _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with shared_transaction():
+        with walled.connection() as conn:
+            first = _seen(conn)
+        with walled.connection() as conn:
+            second = _seen(conn)
+            visible = {row[0] for row in conn.execute("SELECT tenant_id FROM sources").fetchall()}
+    assert first == second and first[2:] == ("groundwork_request", mine)
+    assert visible == {mine} and theirs not in visible
+    with walled.connection() as conn:  # outside the block: a checkout (and transaction) of its own
+        assert _seen(conn)[1] != first[1]
+
+
+def test_after_a_failed_use_a_shared_transaction_walls_its_next_one(platform: Platform) -> None:
+    """A use that raised rolls the shared transaction back (the wall falls with
+    it); the next use starts a new one behind a new wall, never as the owner."""
+    mine, theirs = _tenant_with_a_file(platform), _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+    with shared_transaction():
+        with walled.connection() as conn:
+            first = _seen(conn)
+        with pytest.raises(psycopg.errors.DivisionByZero), walled.connection() as conn:
+            conn.execute("SELECT 1 / 0")
+        with walled.connection() as conn:
+            after = _seen(conn)
+            visible = {row[0] for row in conn.execute("SELECT tenant_id FROM sources").fetchall()}
+    assert after[0] == first[0] and after[1] != first[1]
+    assert after[2:] == ("groundwork_request", mine) and visible == {mine}
+    assert theirs not in visible
+
+
+def test_a_shared_transaction_ends_with_its_block(platform: Platform) -> None:
+    """Committed when the block ends, rolled back when it raises; either way the
+    connection goes back to the pool unwalled."""
+    mine = _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+
+    def rename(to: str) -> None:
+        with walled.connection() as conn:
+            conn.execute("UPDATE sources SET filename = %s", (to,))
+
+    with shared_transaction():
+        rename("kept.txt")
+    with pytest.raises(RuntimeError), shared_transaction():
+        rename("dropped.txt")
+        raise RuntimeError("the block fails after its write")
+    with platform.pool.connection() as conn:
+        names = conn.execute("SELECT filename FROM sources WHERE tenant_id = %s", (mine,))
+        assert names.fetchall() == [("kept.txt",)]
+    for _ in range(platform.pool.max_size):  # type: ignore[attr-defined]
+        with platform.pool.connection() as conn:
+            role, tenant = conn.execute(
+                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
+            ).fetchone()  # type: ignore[misc]
+            assert role != "groundwork_request" and not tenant
+
+
+def test_another_thread_in_a_shared_transaction_checks_out_its_own(platform: Platform) -> None:
+    """The keyword leg runs on a pool thread with the search's context copied:
+    it must not use the connection the request's thread holds."""
+    mine = _tenant_with_a_file(platform)
+    walled = TenantWalledPool(platform.pool, mine)  # type: ignore[arg-type]
+
+    def seen_here() -> tuple[object, ...]:
+        with walled.connection() as conn:
+            return _seen(conn)
+
+    with shared_transaction(), ThreadPoolExecutor(1) as threads:
+        own = seen_here()
+        other = threads.submit(contextvars.copy_context().run, seen_here).result()
+    assert other[0] != own[0] and other[2:] == ("groundwork_request", mine)
+
+
 def test_no_adapter_commits_inside_a_checkout() -> None:
-    """A commit inside a walled checkout would end the transaction that holds the
-    wall; the statements after it would run as the owner. None may commit."""
+    """A commit or a rollback inside a walled checkout would end the transaction
+    that holds the wall; the statements after it would run as the owner. None
+    may end it (a shared transaction trusts a lent connection's open
+    transaction to be the one its wall went up in)."""
     root = Path(__file__).resolve().parents[2] / "resources"
     offenders = [
         f"{path.relative_to(root.parent)}:{number}"
         for path in sorted(root.rglob("*.py"))
         for number, line in enumerate(path.read_text().splitlines(), 1)
-        if re.search(r"\.commit\(\)|autocommit\s*=\s*True", line)
+        if re.search(r"\.commit\(\)|\.rollback\(\)|autocommit\s*=\s*True", line)
         and "database.py" not in path.name
         and "owner-only" not in line
     ]
