@@ -2,6 +2,7 @@
 
     uv run python bench/search_stack.py [--levels 1,8,50] [--seconds 20]
     uv run python bench/search_stack.py --tracing [--trace-ratio 0.1] [--rounds 2]
+    uv run python bench/search_stack.py --against <checkout> [--pairs 8]   # A/B, bench/api_ab.py
 
 `bench/search_load.py` serves a bare API over the bench database; this bench
 measures what an operator gets instead (issue #33): the API `groundwork up`
@@ -51,6 +52,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from bench.api_ab import compare
 from bench.search_load import (
     cpu_line,
     print_tracing_cost,
@@ -86,6 +88,14 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--trace-ratio", type=float, default=0.1, help="with --tracing")
     parser.add_argument("--rounds", type=int, default=2, help="with --tracing: off/on pairs")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (with its .venv): its API against this one's, on this stack's "
+        "engines, in turn (bench/api_ab.py)",
+    )
+    parser.add_argument("--pairs", type=int, default=8, help="with --against: ABBA pairs")
+    parser.add_argument("--clients", type=int, default=8, help="with --against")
     args = parser.parse_args()
     if args.warmup is None:
         args.warmup = 60 if args.tracing else 15
@@ -266,6 +276,26 @@ def measure_once(
     return 0
 
 
+def measure_against(
+    args: argparse.Namespace, settings: GroundworkSettings, files: tuple[Path, Path], stack: Stack
+) -> int:
+    load = make_load(args, settings, files)
+    if load is None:
+        return 1
+    compare(
+        settings,
+        stack.api,
+        args.against,
+        files,
+        load.key,
+        pairs=args.pairs,
+        seconds=args.seconds,
+        warmup=args.warmup,
+        clients=args.clients,
+    )
+    return 0
+
+
 def measure_tracing(
     args: argparse.Namespace, settings: GroundworkSettings, files: tuple[Path, Path]
 ) -> int:
@@ -309,10 +339,11 @@ def main() -> int:
     with wrk_files(split_queries(args.beir, args.split)) as files:
         if args.tracing:
             return measure_tracing(args, settings, files)
+        measured = measure_against if args.against is not None else measure_once
         if running is not None:
-            return measure_once(args, settings, files, running)
+            return measured(args, settings, files, running)
         with started_stack(settings, {}) as stack:
-            return measure_once(args, settings, files, stack)
+            return measured(args, settings, files, stack)
 
 
 if __name__ == "__main__":
