@@ -23,7 +23,8 @@ test SeaweedFS) for a fresh tenant per configuration, then run from
 extraction to publication. Shards: GROUNDWORK_SHARD_VERSIONS = docs / 8, so
 two workers have several shards each. Engines: the test engines under
 GROUNDWORK_HOME (default .groundwork-test), database groundwork_scale, index
-prefix gwscale; Redis started here. The machine is shared: figures are
+prefix gwscale; Redis started here; all stopped at the end unless
+GROUNDWORK_KEEP_ENGINES=1, as after a test session. The machine is shared: figures are
 single runs, and only large differences mean anything.
 
 The small tenant is measured three ways: tenant_ingest, the distributed job
@@ -56,6 +57,7 @@ from resources.composition.platform import Platform, connect, ensure_engines
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.redis import EmbeddedRedis
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.engine_lease import EngineLease
 from testbed.worker_faults import celery_worker_of, first_shard_on_a_worker
 from testbed.worker_process import start_worker_process
 
@@ -149,7 +151,9 @@ def stage_seconds(events: list[Any]) -> dict[str, float]:
 class Bench:
     def __init__(self, settings: GroundworkSettings, work: Path) -> None:
         self.work = work
+        self.lease = EngineLease(settings.home)
         engines = ensure_engines(replace(settings, keyword_backend="opensearch"))
+        self.engines = engines
         self.seaweedfs = EmbeddedSeaweedFS(settings.home / "seaweedfs", S3_PORT)
         self.seaweedfs.start()
         credentials = self.seaweedfs.credentials
@@ -346,9 +350,21 @@ class Bench:
         }
 
     def close(self) -> None:
+        """Workers and broker; then, as a test session does, the engines under
+        GROUNDWORK_HOME unless GROUNDWORK_KEEP_ENGINES=1 or a test session still
+        uses them (testbed/engine_lease.py). Left running, the test home's
+        OpenSearch and SeaweedFS held their ports against the next test run's,
+        a clean clone's included."""
         self.stop_workers()
         self.redis.stop()
         self.platform.close()
+        if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1" and self.lease.last_out():
+            self.seaweedfs.stop()
+            if self.engines.opensearch is not None:
+                self.engines.opensearch.stop()
+            if self.engines.postgres is not None:
+                self.engines.postgres.stop()
+        self.lease.release()
 
 
 def main() -> int:

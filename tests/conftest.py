@@ -24,6 +24,7 @@ from resources.composition.platform import EngineEndpoints, Platform, connect, e
 from resources.composition.settings import PROJECT_ROOT, GroundworkSettings
 from resources.engines.clamd import EmbeddedClamd
 from resources.engines.seaweedfs import EmbeddedSeaweedFS
+from testbed.engine_lease import EngineLease
 
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 TEST_DATABASE = "groundwork_test"
@@ -58,10 +59,24 @@ def settings() -> Iterator[GroundworkSettings]:
 
 
 @pytest.fixture(scope="session")
-def engines(settings: GroundworkSettings) -> Iterator[EngineEndpoints]:
+def engine_lease(settings: GroundworkSettings) -> Iterator[EngineLease]:
+    """This session's share of the test home's engines (testbed/engine_lease.py)."""
+    lease = EngineLease(settings.home)
+    yield lease
+    lease.release()
+
+
+def stop_engines_at_the_end(lease: EngineLease) -> bool:
+    """Whether this session stops the engines it used: unless kept
+    (GROUNDWORK_KEEP_ENGINES=1) or still used by another session on this home."""
+    return os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1" and lease.last_out()
+
+
+@pytest.fixture(scope="session")
+def engines(settings: GroundworkSettings, engine_lease: EngineLease) -> Iterator[EngineEndpoints]:
     endpoints = ensure_engines(settings)
     yield endpoints
-    if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1":
+    if stop_engines_at_the_end(engine_lease):
         if endpoints.opensearch is not None:
             endpoints.opensearch.stop()
         if endpoints.postgres is not None:
@@ -118,7 +133,7 @@ SIGNATURE = "Groundwork.Test.EICAR"
 
 
 @pytest.fixture(scope="session")
-def eicar_clamd(settings: GroundworkSettings) -> Iterator[EmbeddedClamd]:
+def eicar_clamd(settings: GroundworkSettings, engine_lease: EngineLease) -> Iterator[EmbeddedClamd]:
     """A real clamd on a one-signature database for EICAR (a ClamAV hash
     signature, md5:size:name): no signature download."""
     if shutil.which("clamd") is None:
@@ -132,7 +147,8 @@ def eicar_clamd(settings: GroundworkSettings) -> Iterator[EmbeddedClamd]:
     daemon = EmbeddedClamd(home, database)
     daemon.start()
     yield daemon
-    daemon.stop()
+    if engine_lease.last_out():  # not kept by GROUNDWORK_KEEP_ENGINES: it always stopped
+        daemon.stop()
 
 
 def shared_data_or_skip(*parts: str) -> Path:
@@ -148,14 +164,16 @@ TEST_S3_BUCKET = "groundwork-test"
 
 
 @pytest.fixture(scope="session")
-def seaweedfs(settings: GroundworkSettings) -> Iterator[EmbeddedSeaweedFS]:
+def seaweedfs(
+    settings: GroundworkSettings, engine_lease: EngineLease
+) -> Iterator[EmbeddedSeaweedFS]:
     """A real S3-compatible server (SeaweedFS, built by ./run) with the test
-    bucket created; stopped at the end unless GROUNDWORK_KEEP_ENGINES=1."""
+    bucket created; stopped at the end as the engines are."""
     server = EmbeddedSeaweedFS(settings.home / "seaweedfs", TEST_S3_PORT)
     server.start()
     S3BlobStore(server.client(), TEST_S3_BUCKET).ensure_bucket()
     yield server
-    if os.environ.get("GROUNDWORK_KEEP_ENGINES") != "1":
+    if stop_engines_at_the_end(engine_lease):
         server.stop()
 
 
