@@ -195,8 +195,9 @@ def _pass_outcome(instance: dg.DagsterInstance, run_id: str) -> tuple[str, int]:
     monitored_jobs=[connector_pass_job],
     request_job=tenant_ingest_job,
     # as the connector sensors: idle, a tick costs one event-log read (issue #33);
-    # the fast path to ingest is the pass's own IngestTrigger request
-    minimum_interval_seconds=30,
+    # the fast path to ingest is the pass's own IngestTrigger request, so this
+    # fallback ticks once a minute, as they do
+    minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Requests the tenant's ingest run after a connector pass run that registered "
     "new or changed items (none when a run of the tenant is still waiting to start).",

@@ -103,3 +103,24 @@ def test_the_connector_and_deletion_sensors_tick_at_the_idle_budgets_pace(
     assert len(connector) == 4
     assert {s.minimum_interval_seconds for s in connector} == {60}
     assert sensors["deletion_sensor"].minimum_interval_seconds == 30
+
+
+def test_the_evaluation_partition_and_after_pass_sensors_tick_once_a_minute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Idle, the SciFact + 99 tenants stack made 13.6 sensor ticks a minute
+    (Dagster's tick rows over 30 minutes), 8 of them from four sensors at 30 s:
+    evaluate_after_publish, whose debounce (not its tick) spaces evaluations;
+    tenant_partitions_sensor, whose partitions the inbox sensor and the
+    connector passes also add as they request a new tenant's run; and
+    connector_ingest_sensor, the fallback behind a pass's own ingest request.
+    Once a minute each: 10.6 ticks a minute. The deletion sensor keeps its
+    half minute (a purge is erasure)."""
+    from pipelines.sensors import EVALUATION_TICK_SECONDS
+
+    monkeypatch.delenv("GROUNDWORK_OTLP_ENDPOINT", raising=False)
+    sensors = _sensors()
+    assert EVALUATION_TICK_SECONDS == 60
+    for name in ("evaluate_after_publish", "tenant_partitions_sensor", "connector_ingest_sensor"):
+        assert sensors[name].minimum_interval_seconds == 60, name
+    assert sensors["deletion_sensor"].minimum_interval_seconds == 30
