@@ -55,6 +55,23 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def wait_for_health(
+    base: str, process: subprocess.Popen[bytes], seconds: float, failure: str
+) -> None:
+    """Until `base` answers /v1/health; `failure` raised if `process` ends first
+    or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(failure)
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+
+
 def stack_environment(api_pid: int) -> dict[str, str]:
     """The environment the stack started its API with (its home, engines and
     ports), read from /proc: a second API then serves the same platform."""
@@ -81,16 +98,7 @@ def api_process(label: str, checkout: Path, env: dict[str, str], log: Path) -> I
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the API of {checkout} did not start: {log}")
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_for_health(base, process, START_SECONDS, f"the API of {checkout} did not start: {log}")
         yield Side(label, base, process.pid)
     finally:
         process.terminate()

@@ -43,16 +43,14 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import httpx
 import psutil
 
-from bench.api_ab import compare
+from bench.api_ab import compare, wait_for_health
 from bench.search_load import (
     cpu_line,
     print_tracing_cost,
@@ -143,16 +141,8 @@ def started_stack(settings: GroundworkSettings, env: dict[str, str]) -> Iterator
     )
     base = f"http://127.0.0.1:{settings.api_port}"
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            if up.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"groundwork up did not start: {settings.home}/bench-up.log")
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
+        failure = f"groundwork up did not start: {settings.home}/bench-up.log"
+        wait_for_health(base, up, START_SECONDS, failure)
         yield Stack(base, up.pid, api_pid(settings.api_port))
     finally:
         up.send_signal(signal.SIGINT)

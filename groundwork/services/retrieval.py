@@ -276,51 +276,39 @@ def context(
     tenant: Tenant | None = None,
 ) -> ContextResult:
     with ports.shared_transaction():
-        return _context(ports, who, query, budget_tokens, per_source_cap, expand_sections, tenant)
-
-
-def _context(
-    ports: PlatformPorts,
-    who: Principal,
-    query: SearchQuery,
-    budget_tokens: int,
-    per_source_cap: int,
-    expand_sections: bool,
-    tenant: Tenant | None,
-) -> ContextResult:
-    model_key, outcome = run_search(
-        ports,
-        who,
-        SearchQuery(
-            query.query,
-            CONTEXT_CANDIDATES,
-            query.mode,
-            query.rerank,
-            query.filters,
-            layer=query.layer,
-        ),
-        tenant,
-    )
-    if not isinstance(outcome, Found):
-        return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)
-    engines = ports.search_engines(model_key)
-    scope = tenant_wall.reading_scope(who, tenant or ports.catalog.get_tenant(who.tenant_id))
-    selection = select_context(
-        outcome.hits,
-        budget_tokens=budget_tokens,
-        count_tokens=ports.embedder(model_key).count_tokens,
-        per_source_cap=per_source_cap,
-        load_section=(lambda view: engines.reader.section(scope, view.chunk_id))
-        if expand_sections
-        else None,
-    )
-    chunk_ids = [c.chunk_id for item in selection.items for c in item.chunks]
-    ids = issue(ports, who, [item.hit.citation for item in selection.items], chunk_ids)
-    items = tuple(
-        ContextItem(marker, cid, item.hit, tuple(item.chunks), item.expanded, item.tokens)
-        for marker, (cid, item) in enumerate(zip(ids, selection.items, strict=True), start=1)
-    )
-    return ContextResult("found", OUTCOME_MESSAGES["found"], items, selection, outcome.route)
+        model_key, outcome = run_search(
+            ports,
+            who,
+            SearchQuery(
+                query.query,
+                CONTEXT_CANDIDATES,
+                query.mode,
+                query.rerank,
+                query.filters,
+                layer=query.layer,
+            ),
+            tenant,
+        )
+        if not isinstance(outcome, Found):
+            return ContextResult(outcome.kind, OUTCOME_MESSAGES[outcome.kind], (), None)
+        engines = ports.search_engines(model_key)
+        scope = tenant_wall.reading_scope(who, tenant or ports.catalog.get_tenant(who.tenant_id))
+        selection = select_context(
+            outcome.hits,
+            budget_tokens=budget_tokens,
+            count_tokens=ports.embedder(model_key).count_tokens,
+            per_source_cap=per_source_cap,
+            load_section=(lambda view: engines.reader.section(scope, view.chunk_id))
+            if expand_sections
+            else None,
+        )
+        chunk_ids = [c.chunk_id for item in selection.items for c in item.chunks]
+        ids = issue(ports, who, [item.hit.citation for item in selection.items], chunk_ids)
+        items = tuple(
+            ContextItem(marker, cid, item.hit, tuple(item.chunks), item.expanded, item.tokens)
+            for marker, (cid, item) in enumerate(zip(ids, selection.items, strict=True), start=1)
+        )
+        return ContextResult("found", OUTCOME_MESSAGES["found"], items, selection, outcome.route)
 
 
 def summaries(ports: PlatformPorts, who: Principal, query: str, limit: int) -> SummariesResult:

@@ -139,3 +139,14 @@ def search_hits(client: TestClient, key: str, query: str) -> list[dict[str, Any]
     )
     assert answer.status_code == 200, answer.text
     return list(answer.json()["hits"])
+
+
+def assert_pool_unwalled(pool: Any) -> None:
+    """Every pooled connection is the owner again: no request role, no tenant
+    (after a walled checkout, or a shared transaction, returned or failed)."""
+    for _ in range(pool.max_size):
+        with pool.connection() as conn:
+            role, tenant = conn.execute(
+                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
+            ).fetchone()
+            assert role != "groundwork_request" and not tenant

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from resources.composition.platform import Platform
 from retrieval_api.app import create_app
 from retrieval_api.schemas import ContextOut, SearchResponse
-from tests.e2e.helpers import resource, run_pipeline, write_inbox
+from tests.e2e.helpers import assert_pool_unwalled, resource, run_pipeline, write_inbox
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +263,7 @@ def test_a_search_checks_out_once_for_its_key_and_once_for_its_work(
     """After the key's lookup, the vector leg, the re-check and the citations
     share one checkout behind one wall (`shared_transaction`): they took one
     each, a BEGIN, a wall and a COMMIT apiece. The citations still land, and
-    a failed search after them leaves the pool's connections unwalled."""
+    the pool's connections are unwalled after."""
     pool = platform.pool
     _search(client, tenant_with_keys["staff"], "how many vacation days")  # warm: tenant views
     pool.pop_stats()  # type: ignore[attr-defined]
@@ -272,9 +272,4 @@ def test_a_search_checks_out_once_for_its_key_and_once_for_its_work(
     assert body["outcome"] == "found" and checkouts == 2
     cited = body["hits"][0]["citation_id"]
     assert platform.catalog.citation(tenant_with_keys["tenant"], cited) is not None
-    for _ in range(pool.max_size):  # type: ignore[attr-defined]
-        with pool.connection() as conn:
-            role, tenant = conn.execute(
-                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
-            ).fetchone()  # type: ignore[misc]
-            assert role != "groundwork_request" and not tenant
+    assert_pool_unwalled(pool)

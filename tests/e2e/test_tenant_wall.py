@@ -17,6 +17,7 @@ from groundwork.stages.registration import register_file
 from resources.composition.platform import Platform
 from resources.postgres.database import outside_a_transaction
 from resources.postgres.tenant_wall import TenantWalledPool, shared_transaction
+from tests.e2e.helpers import assert_pool_unwalled
 
 
 def _tenant_with_a_file(platform: Platform) -> str:
@@ -81,12 +82,7 @@ def test_the_wall_comes_down_when_the_connection_returns(platform: Platform) -> 
             "VALUES ('x', 'nobody', 'o', 'f', '{a}')"
         )
     # after a clean return and after an error, pooled connections are the owner again
-    for _ in range(platform.pool.max_size):  # type: ignore[attr-defined]
-        with platform.pool.connection() as conn:
-            role, tenant = conn.execute(
-                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
-            ).fetchone()  # type: ignore[misc]
-            assert role != "groundwork_request" and not tenant
+    assert_pool_unwalled(platform.pool)
 
 
 def test_every_tenant_scoped_table_has_forced_row_level_security(platform: Platform) -> None:
@@ -176,12 +172,7 @@ def test_a_shared_transaction_ends_with_its_block(platform: Platform) -> None:
     with platform.pool.connection() as conn:
         names = conn.execute("SELECT filename FROM sources WHERE tenant_id = %s", (mine,))
         assert names.fetchall() == [("kept.txt",)]
-    for _ in range(platform.pool.max_size):  # type: ignore[attr-defined]
-        with platform.pool.connection() as conn:
-            role, tenant = conn.execute(
-                "SELECT current_user, current_setting('groundwork.tenant_id', true)"
-            ).fetchone()  # type: ignore[misc]
-            assert role != "groundwork_request" and not tenant
+    assert_pool_unwalled(platform.pool)
 
 
 def test_another_thread_in_a_shared_transaction_checks_out_its_own(platform: Platform) -> None:
