@@ -109,7 +109,8 @@ def api_process(label: str, checkout: Path, env: dict[str, str], log: Path) -> I
             process.wait()
 
 
-def _cpu(pids: list[int]) -> float:
+def own_cpu(pids: list[int] | set[int]) -> float:
+    """CPU seconds of exactly these processes (no children added)."""
     total = 0.0
     for pid in pids:
         try:
@@ -134,8 +135,8 @@ def _engines_cpu(settings: GroundworkSettings) -> dict[str, float]:
             postgres = times.user + times.system + times.children_user + times.children_system
         except psutil.NoSuchProcess:
             pass
-        postgres += _cpu(backends)
-    return {"postgres": postgres, "opensearch": _cpu(pids["opensearch"])}
+        postgres += own_cpu(backends)
+    return {"postgres": postgres, "opensearch": own_cpu(pids["opensearch"])}
 
 
 def measure(
@@ -148,9 +149,9 @@ def measure(
 ) -> dict[str, float]:
     """One wrk run against `side`: CPU ms per search of its API, PostgreSQL and
     OpenSearch, and the run's latency and rate."""
-    before = {"api": _cpu([side.pid]), **_engines_cpu(settings)}
+    before = {"api": own_cpu([side.pid]), **_engines_cpu(settings)}
     result = run_wrk(side.base, clients, seconds, files[0], files[1], key)
-    after = {"api": _cpu([side.pid]), **_engines_cpu(settings)}
+    after = {"api": own_cpu([side.pid]), **_engines_cpu(settings)}
     served = max(1.0, result["requests"])
     figures = {name: (after[name] - before[name]) * 1000 / served for name in before}
     figures["servers"] = sum(figures.values())

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.api_ab import compare, wait_for_health
+from bench.api_ab import compare, own_cpu, wait_for_health
 from bench.search_load import (
     cpu_line,
     print_tracing_cost,
@@ -152,18 +152,6 @@ def started_stack(settings: GroundworkSettings, env: dict[str, str]) -> Iterator
             up.send_signal(signal.SIGINT)  # a second Ctrl-C forces the stop
             up.wait(timeout=60)
         log.close()
-
-
-def own_cpu(pids: set[int]) -> float:
-    """CPU seconds of exactly these processes (no children added)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
 
 
 def pid_tree(pid: int) -> set[int]:
