@@ -121,12 +121,11 @@ def own_cpu(pids: list[int] | set[int]) -> float:
     return total
 
 
-def _engines_cpu(settings: GroundworkSettings) -> dict[str, float]:
+def engines_cpu(pids: dict[str, list[int]]) -> dict[str, float]:
     """PostgreSQL's CPU as the postmaster's own, its live backends' and what
     the backends that ended left in its children's count (a backend of another
     process that disconnects mid-run takes its CPU along otherwise, and the
-    run reads less than nothing); OpenSearch's JVM."""
-    pids = engine_pids(settings)
+    run reads less than nothing); OpenSearch's JVM. `pids`: engine_pids'."""
     postgres = 0.0
     if pids["postgres"]:
         postmaster, *backends = pids["postgres"]
@@ -149,9 +148,9 @@ def measure(
 ) -> dict[str, float]:
     """One wrk run against `side`: CPU ms per search of its API, PostgreSQL and
     OpenSearch, and the run's latency and rate."""
-    before = {"api": own_cpu([side.pid]), **_engines_cpu(settings)}
+    before = {"api": own_cpu([side.pid]), **engines_cpu(engine_pids(settings))}
     result = run_wrk(side.base, clients, seconds, files[0], files[1], key)
-    after = {"api": own_cpu([side.pid]), **_engines_cpu(settings)}
+    after = {"api": own_cpu([side.pid]), **engines_cpu(engine_pids(settings))}
     served = max(1.0, result["requests"])
     figures = {name: (after[name] - before[name]) * 1000 / served for name in before}
     figures["servers"] = sum(figures.values())

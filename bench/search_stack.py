@@ -50,7 +50,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.api_ab import compare, own_cpu, wait_for_health
+from bench.api_ab import compare, engines_cpu, own_cpu, wait_for_health
 from bench.search_load import (
     cpu_line,
     print_tracing_cost,
@@ -164,18 +164,16 @@ def pid_tree(pid: int) -> set[int]:
 
 def stack_cpu(stack: Stack, settings: GroundworkSettings) -> dict[str, float]:
     """CPU seconds so far of the API, PostgreSQL, OpenSearch and the stack's
-    other processes (the supervisor's tree less those three)."""
+    other processes (the supervisor's tree less those three). PostgreSQL's
+    counts what its ended backends left with the postmaster (engines_cpu):
+    read as the live backends alone, a connection that closed mid-run (a
+    Dagster daemon's, the API's pool shrinking) took its CPU out of the run."""
     engines = engine_pids(settings)
     api = pid_tree(stack.api)
-    postgres = set(engines["postgres"])
-    opensearch = set(engines["opensearch"])
-    others = pid_tree(stack.supervisor) - api - postgres - opensearch
-    return {
-        "api": own_cpu(api),
-        "postgres": own_cpu(postgres),
-        "opensearch": own_cpu(opensearch),
-        "others": own_cpu(others),
-    }
+    others = (
+        pid_tree(stack.supervisor) - api - set(engines["postgres"]) - set(engines["opensearch"])
+    )
+    return {"api": own_cpu(api), **engines_cpu(engines), "others": own_cpu(others)}
 
 
 @dataclass(frozen=True, slots=True)
