@@ -168,7 +168,25 @@ def test_a_deleted_and_swept_source_leaves_its_text_nowhere(store_platform: Plat
 def test_an_erased_tenant_leaves_its_text_nowhere(store_platform: Platform) -> None:
     platform = store_platform
     tenant, phrase, _source_id, _client, _headers = _tenant_with_citations(platform)
+
+    def issued_to_its_keys() -> int:
+        # issued_chunks names the key alone: no foreign key cascades to it
+        with psycopg.connect(platform.database_url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM issued_chunks WHERE key_id = ANY(%s)", (keys,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    with psycopg.connect(platform.database_url, autocommit=True) as conn:
+        keys = [
+            r[0]
+            for r in conn.execute(
+                "SELECT key_id FROM api_keys WHERE tenant_id = %s", (tenant,)
+            ).fetchall()
+        ]
+    assert keys and issued_to_its_keys() > 0  # the search handed its hits' ids out
     erase_tenant(platform.catalog, platform.indexes(), platform.blobs, tenant)
     assert _places_holding(platform, phrase) == []
     assert _summary_copies(platform, tenant, phrase) == 0
     assert _keyword_hits(platform, tenant, phrase) == 0
+    assert issued_to_its_keys() == 0

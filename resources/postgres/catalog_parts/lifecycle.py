@@ -216,8 +216,17 @@ class Lifecycle(StoreBase):
         return {r[0]: (r[1], bool(r[2])) for r in rows}
 
     def erase_tenant_rows(self, tenant_id: str) -> None:
+        """Every row of the tenant goes with its `tenants` row (foreign keys,
+        ON DELETE CASCADE), and in the same statement the ids its keys were
+        handed (`issued_chunks` names the key alone, so no cascade reaches it:
+        its rows outlived the tenant, each chunk id its keys were issued)."""
         with translated_errors("erasing a tenant"), self.pool.connection() as conn:
-            conn.execute("DELETE FROM tenants WHERE tenant_id = %s", (tenant_id,))
+            conn.execute(
+                "WITH issued AS (DELETE FROM issued_chunks WHERE key_id IN "
+                "(SELECT key_id FROM api_keys WHERE tenant_id = %(tenant)s)) "
+                "DELETE FROM tenants WHERE tenant_id = %(tenant)s",
+                {"tenant": tenant_id},
+            )
 
     def tenant_blob_keys(self, tenant_id: str) -> list[str]:
         """Blobs referenced by this tenant and by no other tenant."""
