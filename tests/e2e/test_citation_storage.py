@@ -214,3 +214,67 @@ def test_a_chunk_issued_again_soon_is_not_rewritten(platform: Platform, tenant_i
     after = versions()
     assert after[chunk_ids[0]][1] > stale[chunk_ids[0]][1]
     assert {c: after[c] for c in chunk_ids[1:]} == {c: stale[c] for c in chunk_ids[1:]}
+
+
+def _issued_count(platform: Platform, key_id: str) -> int:
+    with platform.pool.connection() as conn:
+        row = conn.execute("SELECT count(*) FROM issued_chunks WHERE key_id = %s", (key_id,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def test_a_revoked_or_rotated_keys_issued_ids_go_with_it(
+    platform: Platform, tenant_id: str
+) -> None:
+    """A revoked key never authenticates again, so the ids it was handed can
+    never be drilled into: they go in the revocation's own statement (before,
+    nothing but the tenant's erasure deleted from issued_chunks). Another key's
+    ids stay."""
+    revoked, _ = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "revoked")
+    rotated, _ = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "rotated")
+    kept, _ = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "kept")
+    for key_id in (revoked, rotated, kept):
+        platform.catalog.record_issued(key_id, [f"ch_{uuid.uuid4().hex}" for _ in range(3)])
+    assert platform.catalog.revoke_api_key(tenant_id, revoked)
+    assert platform.catalog.rotate_api_key(tenant_id, rotated) is not None
+    assert _issued_count(platform, revoked) == 0
+    assert _issued_count(platform, rotated) == 0
+    assert _issued_count(platform, kept) == 3
+
+
+def test_ids_past_the_window_are_swept_when_their_key_is_next_issued_ids(
+    platform: Platform, tenant_id: str
+) -> None:
+    """`was_issued` reads 24 hours back; an older row was kept for ever. A key's
+    rows past the window go when the key is next handed ids (once per sweep
+    interval per serving process, so a search pays for it rarely and an idle key
+    costs nothing); the rows inside the window stay, and another key's old rows
+    wait for that key's own next issue."""
+    from resources.postgres.catalog_parts import reading
+
+    key_id, _ = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "old")
+    other, _ = platform.catalog.create_api_key(tenant_id, [f"tenant:{tenant_id}"], "other")
+    old_ids = [f"ch_{uuid.uuid4().hex}" for _ in range(2)]
+    recent = f"ch_{uuid.uuid4().hex}"
+    for key in (key_id, other):
+        platform.catalog.record_issued(key, old_ids)
+    platform.catalog.record_issued(key_id, [recent])
+    with platform.pool.connection() as conn:
+        conn.execute(
+            "UPDATE issued_chunks SET issued_at = now() - interval '25 hours' "
+            "WHERE key_id = ANY(%s) AND chunk_id = ANY(%s)",
+            ([key_id, other], old_ids),
+        )
+    reading.ISSUED_SWEEPS.forget()  # a process that has not swept this key yet
+    platform.catalog.record_issued(key_id, [f"ch_{uuid.uuid4().hex}"])
+    assert _issued_count(platform, key_id) == 2  # the recent one and the new one
+    assert platform.catalog.was_issued(key_id, recent)
+    assert _issued_count(platform, other) == 2
+
+    # swept once per interval: rows that age past the window meanwhile wait
+    with platform.pool.connection() as conn:
+        conn.execute(
+            "UPDATE issued_chunks SET issued_at = now() - interval '25 hours' WHERE key_id = %s",
+            (key_id,),
+        )
+    platform.catalog.record_issued(key_id, [f"ch_{uuid.uuid4().hex}"])
+    assert _issued_count(platform, key_id) == 3

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -153,6 +155,62 @@ REISSUE_MINUTES = 10
 _UPSERT_ISSUED = _UPSERT_ISSUED_FROM.format(
     key="%(key)s", ids="unnest(%(ids)s::text[])", minutes=REISSUE_MINUTES
 )
+#: how far back the ids handed to a key count (`was_issued`, `issued_recently`):
+#: an id older than this is refused by drill-down, so its row is only kept
+#: until its key's next sweep
+ISSUED_WINDOW_HOURS = 24
+#: a key's ids past the window, deleted before its next issue (a statement of
+#: its own: deleting them in the upsert's statement could touch a row that the
+#: same statement re-issues, which PostgreSQL does not order)
+_SWEEP_EXPIRED_ISSUED = "DELETE FROM issued_chunks WHERE key_id = %s AND issued_at <= now() - make_interval(hours => %s)"
+
+
+class IssuedSweeps:
+    """When this process last swept each key's expired issued ids: at most once
+    per `every_seconds` per key, and only when the key is handed ids (an idle
+    key costs nothing, a busy one one indexed delete an hour). Bounded: the
+    least recently swept keys are forgotten first (a forgotten key is swept at
+    its next issue, which is harmless)."""
+
+    def __init__(
+        self,
+        every_seconds: float = 3600.0,
+        remembered: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.every_seconds = every_seconds
+        self.remembered = remembered
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._last: OrderedDict[str, float] = OrderedDict()
+
+    def due(self, key_id: str) -> bool:
+        """True (and the key counted as swept now) when its sweep is due."""
+        now = self.clock()
+        with self._lock:
+            last = self._last.get(key_id)
+            if last is not None and now - last < self.every_seconds:
+                return False
+            self._last[key_id] = now
+            self._last.move_to_end(key_id)
+            while len(self._last) > self.remembered:
+                self._last.popitem(last=False)
+            return True
+
+    def forget(self) -> None:
+        with self._lock:
+            self._last.clear()
+
+
+#: the serving process's sweeps (one per process: every catalog view shares it)
+ISSUED_SWEEPS = IssuedSweeps()
+
+
+def _sweep_expired_issued(conn: Any, key_id: str) -> None:
+    if key_id and ISSUED_SWEEPS.due(key_id):
+        conn.execute(_SWEEP_EXPIRED_ISSUED, (key_id, ISSUED_WINDOW_HOURS))
+
+
 #: the same, reading the ids from record_citations' JSON document
 _ISSUED_FROM_DOCUMENT = _UPSERT_ISSUED_FROM.format(
     key="%(key)s",
@@ -366,6 +424,7 @@ class Reading(StoreBase):
             }
         )
         with translated_errors("recording citations"), self.pool.connection() as conn:
+            _sweep_expired_issued(conn, key_id)
             conn.execute(
                 f"WITH issued AS ({_ISSUED_FROM_DOCUMENT}), "
                 f"c AS ({CITED_ROWS_SQL}), "
@@ -419,9 +478,12 @@ class Reading(StoreBase):
         if not chunk_ids or not key_id:
             return
         with translated_errors("recording issued ids"), self.pool.connection() as conn:
+            _sweep_expired_issued(conn, key_id)
             conn.execute(_UPSERT_ISSUED, {"key": key_id, "ids": sorted(set(chunk_ids))})
 
-    def issued_recently(self, key_id: str, hours: int = 24, limit: int = 20) -> list[str]:
+    def issued_recently(
+        self, key_id: str, hours: int = ISSUED_WINDOW_HOURS, limit: int = 20
+    ) -> list[str]:
         with translated_errors("reading issued ids"), self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT chunk_id FROM issued_chunks WHERE key_id = %s AND issued_at > now() - make_interval(hours => %s) "
@@ -430,7 +492,7 @@ class Reading(StoreBase):
             ).fetchall()
         return [r[0] for r in rows]
 
-    def was_issued(self, key_id: str, chunk_id: str, hours: int = 24) -> bool:
+    def was_issued(self, key_id: str, chunk_id: str, hours: int = ISSUED_WINDOW_HOURS) -> bool:
         with translated_errors("checking an issued id"), self.pool.connection() as conn:
             row = conn.execute(
                 "SELECT 1 FROM issued_chunks WHERE key_id = %s AND chunk_id = %s "

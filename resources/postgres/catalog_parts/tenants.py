@@ -218,11 +218,15 @@ class TenantsAndKeys(StoreBase):
 
     def revoke_api_key(self, tenant_id: str, key_id: str) -> bool:
         # principal_for_key reads the row on every request (no cache), so the
-        # revocation holds from the next request on
+        # revocation holds from the next request on; the ids the key was handed
+        # can never be drilled into again and go in the same statement
+        # (issued_chunks names the key alone: no cascade reaches it)
         with translated_errors("revoking an API key"), self.pool.connection() as conn:
             row = conn.execute(
-                "UPDATE api_keys SET revoked_at = now() "
-                "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL RETURNING 1",
+                "WITH revoked AS (UPDATE api_keys SET revoked_at = now() "
+                "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL RETURNING key_id), "
+                "gone AS (DELETE FROM issued_chunks WHERE key_id IN (SELECT key_id FROM revoked)) "
+                "SELECT 1 FROM revoked",
                 (tenant_id, key_id),
             ).fetchone()
         return row is not None
@@ -240,6 +244,8 @@ class TenantsAndKeys(StoreBase):
                 ).fetchone()
                 if old is None:
                     return None
+                # the old key's handed ids die with it (see revoke_api_key)
+                conn.execute("DELETE FROM issued_chunks WHERE key_id = %s", (key_id,))
                 conn.execute(
                     "INSERT INTO api_keys (key_id, tenant_id, key_hash, subjects, label, scopes) "
                     "VALUES (%s, %s, %s, %s, %s, %s)",
