@@ -52,10 +52,10 @@ GRAPH_EF_SEARCH = 200
 #: SciFact tenant's graph (15,206 rows, 200 train queries against the exact
 #: scan) ef_search 100 kept recall@10 0.988 against 0.998 at 200; the eval's
 #: 300 golden queries ranked the same sources in every mode (nDCG@10 0.733
-#: vector, 0.734 hybrid, at either width); and the walk is about half as long:
-#: PostgreSQL's CPU per search through `groundwork up` 4.87 -> 4.34 ms (servers'
-#: 13.21 -> 12.87 ms, p95 94.7 -> 88.0 ms at 8 clients; bench/README.md). At
-#: 34k rows ef_search 100 fell to recall@10 0.976, so larger graphs keep 200.
+#: vector, 0.734 hybrid, at either width); and the walk is shorter:
+#: PostgreSQL's CPU per search through `groundwork up` 4.87 -> 4.34 and 5.12 ->
+#: 4.50 ms in two A/B runs at 8 clients (bench/README.md). At 34k rows
+#: ef_search 100 fell to recall@10 0.976, so larger graphs keep 200.
 SMALL_GRAPH_ROWS = 20_000
 SMALL_GRAPH_EF_SEARCH = 100
 
