@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from groundwork.documents import Location
 from groundwork.ports import IndexedChunk, Layer, VectorRecord
+from groundwork.retrieval.kernel import RetrievalPolicy, SearchEngines
 from groundwork.retrieval.outcome import ChunkView
+from groundwork.retrieval.rerank import IdentifierReranker, Reranker
 from tests.fakes import (
     HashingEmbedder,
     InMemoryChunkReader,
@@ -41,6 +43,21 @@ class InMemoryCorpus:
     vectors: InMemoryVectorIndex
     keywords: InMemoryKeywordIndex
     reader: InMemoryChunkReader
+
+    def engines(
+        self,
+        policy: RetrievalPolicy | None = None,
+        reranker: Reranker | None = IdentifierReranker(),  # noqa: B008 (stateless)
+    ) -> SearchEngines:
+        """The corpus as a search's engines (the identifier reranker unless told)."""
+        return SearchEngines(
+            self.embedder,
+            self.vectors,
+            self.keywords,
+            self.reader,
+            reranker,
+            policy or RetrievalPolicy(),
+        )
 
 
 def index_in_memory(tenant: str, chunks: Iterable[CorpusChunk]) -> InMemoryCorpus:

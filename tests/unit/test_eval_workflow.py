@@ -22,7 +22,6 @@ from evals.workflow import (
 from groundwork.documents import ExtractedDocument
 from groundwork.eval_records import EvalSuite
 from groundwork.retrieval.kernel import SearchEngines
-from groundwork.retrieval.rerank import IdentifierReranker
 from tests.fakes import (
     InMemoryTenantDirectory,
 )
@@ -64,9 +63,7 @@ def _engines() -> SearchEngines:
         TENANT,
         (CorpusChunk(f"{source}:0", text, (f"tenant:{TENANT}",)) for source, text in DOCS.items()),
     )
-    return SearchEngines(
-        corpus.embedder, corpus.vectors, corpus.keywords, corpus.reader, IdentifierReranker()
-    )
+    return corpus.engines()
 
 
 @pytest.fixture

@@ -55,15 +55,7 @@ def _engines(
             for chunk_id, text, subjects in docs
         ),
     )
-    engines = SearchEngines(
-        corpus.embedder,
-        corpus.vectors,
-        corpus.keywords,
-        corpus.reader,
-        IdentifierReranker(),
-        policy or RetrievalPolicy(),
-    )
-    return engines, corpus.reader
+    return corpus.engines(policy), corpus.reader
 
 
 CORPUS = [

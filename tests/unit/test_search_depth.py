@@ -12,7 +12,6 @@ import pytest
 from groundwork.ports import Principal
 from groundwork.retrieval.kernel import FusionConstants, RetrievalPolicy, SearchEngines
 from groundwork.retrieval.outcome import NothingMatches
-from groundwork.retrieval.rerank import IdentifierReranker
 from groundwork.services import retrieval
 from groundwork.services.retrieval import SearchQuery
 from groundwork.tenancy import Tenant
@@ -42,15 +41,7 @@ def _candidates(monkeypatch: pytest.MonkeyPatch, tenant: Tenant, limit: int) -> 
 
     monkeypatch.setattr(retrieval, "layered_search", layered)
     corpus = index_in_memory("acme", [CorpusChunk("a:1", "vacation days", ("tenant:acme",))])
-    engines = SearchEngines(
-        corpus.embedder,
-        corpus.vectors,
-        corpus.keywords,
-        corpus.reader,
-        IdentifierReranker(),
-        RetrievalPolicy(),
-    )
-    ports: Any = _Ports(engines)
+    ports: Any = _Ports(corpus.engines())
     retrieval.run_search(ports, WHO, SearchQuery("vacation", limit=limit), tenant)
     return asked[0]
 
