@@ -435,14 +435,18 @@ class PgTenantGraphs:
         200, the eval's nDCG@10 unchanged, for ~0.5 ms less PostgreSQL CPU per
         search); at the line and above the wider rule holds, never below the
         rows asked for."""
-        index = PgVectorIndex(
-            platform.pool,
-            self.model,
-            exact_below=60,
-            rows_per_ef=40,
-            small_graph_rows=100,
-            small_ef_search=30,
-        )
+
+        def narrowed_below(line: int) -> PgVectorIndex:
+            return PgVectorIndex(
+                platform.pool,
+                self.model,
+                exact_below=60,
+                rows_per_ef=40,
+                small_graph_rows=line,
+                small_ef_search=30,
+            )
+
+        index = narrowed_below(100)
         tenant = new_tenant()
         dim = self.model.dimension
         index.upsert(
@@ -452,14 +456,7 @@ class PgTenantGraphs:
         try:
             assert index.ef_search_for(tenant, 10) == 30
             assert index.ef_search_for(tenant, 50) == 50  # never below the rows asked for
-            at_line = PgVectorIndex(
-                platform.pool,
-                self.model,
-                exact_below=60,
-                rows_per_ef=40,
-                small_graph_rows=80,
-                small_ef_search=30,
-            )
+            at_line = narrowed_below(80)
             assert at_line.ef_search_for(tenant, 10) == at_line.ef_search * 80 // 40
         finally:
             index.delete_source(tenant, "src-1")
