@@ -63,6 +63,11 @@ class Tenant:
     #: it reads the shared system corpus beside its own (the default; an
     #: operator can turn it off, groundwork.services.tenant_wall)
     system_corpus: bool = True
+    #: the system corpus held a live document when this row was read (not the
+    #: tenant's setting: the catalog reads it with the row). An empty one is
+    #: not searched: every tenant reads it by default and most homes never
+    #: fill it, so each search planned and ran a leg arm that found nothing.
+    system_corpus_holds_documents: bool = True
 
 
 @dataclass(frozen=True, slots=True)

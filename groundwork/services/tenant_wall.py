@@ -1,7 +1,9 @@
 """The tenant wall's rule for reading, once: a caller reads its own tenant's
 documents under its key's subjects and, unless its tenant turned the shared
 system corpus off, the system corpus's (owner in (tenant, system)); never
-another tenant's. Every search leg and every re-check takes the scope made
+another tenant's. An empty system corpus is not read (nothing there to find,
+and every leg would pay for it): the tenant row a request reads says whether
+it holds a live document, so a system document counts from the next request. Every search leg and every re-check takes the scope made
 here, so the rule is this module's and the legs only apply it.
 
 System documents are read under the subject `tenant:system` (what a system
@@ -36,7 +38,7 @@ def reading_scope(who: Principal, tenant: Tenant | None) -> AccessScope:
         raise ValueError("the tenant given is not the caller's")
     if who.tenant_id == SYSTEM_TENANT or not who.subjects:
         return own
-    if tenant is None or not tenant.system_corpus:
+    if tenant is None or not tenant.system_corpus or not tenant.system_corpus_holds_documents:
         return own
     subjects = tuple(dict.fromkeys((SYSTEM_READERS, *who.subjects)))
     return replace(own, system=SystemReading(SYSTEM_TENANT, subjects))

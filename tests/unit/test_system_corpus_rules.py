@@ -120,3 +120,13 @@ def test_the_switch_is_a_tenants_own_and_the_owner_has_none() -> None:
     with pytest.raises(Refused) as unknown:
         tenant_wall.system_corpus_enabled(ports, "nobody")
     assert unknown.value.code == "not_found"
+
+
+def test_an_empty_system_corpus_is_not_read() -> None:
+    """Issue #33: a tenant reads the system corpus by default, and one that
+    holds nothing cost every search a second arm in the vector leg (planned
+    each time) and an owner in the keyword and re-check filters."""
+    tenant = Tenant("acme", "Acme", MODEL, system_corpus_holds_documents=False)
+    scope = tenant_wall.reading_scope(_reader(), tenant)
+    assert scope.system is None
+    assert scope.readable_owners() == (("acme", ("tenant:acme",)),)

@@ -17,7 +17,7 @@ from groundwork.catalog import (
     Tenant,
     TenantLimits,
 )
-from groundwork.ports import DEFAULT_KEY_SCOPES, Principal
+from groundwork.ports import DEFAULT_KEY_SCOPES, SYSTEM_TENANT, Principal
 from groundwork.retrieval.kernel import FusionConstants
 from resources.postgres.catalog_parts.common import StoreBase, hash_secret
 from resources.postgres.database import outside_a_transaction, translated_errors
@@ -31,9 +31,15 @@ LIMIT_FIELDS = (
     "max_documents",
     "max_bytes",
 )
-#: then whether it reads the system corpus (migration 0031)
-SETTING_COLUMNS = ", ".join([*LIMIT_FIELDS, "system_corpus"])
-T_SETTING_COLUMNS = ", ".join(f"t.{c}" for c in [*LIMIT_FIELDS, "system_corpus"])
+#: whether the system corpus holds a live document now (Tenant's field says why)
+SYSTEM_CORPUS_HOLDS = (
+    f"EXISTS (SELECT 1 FROM sources WHERE tenant_id = '{SYSTEM_TENANT}' AND state = 'active')"
+)
+#: then whether it reads the system corpus (migration 0031), and whether that holds anything
+SETTING_COLUMNS = ", ".join([*LIMIT_FIELDS, "system_corpus", SYSTEM_CORPUS_HOLDS])
+T_SETTING_COLUMNS = ", ".join(
+    [*(f"t.{c}" for c in [*LIMIT_FIELDS, "system_corpus"]), SYSTEM_CORPUS_HOLDS]
+)
 
 
 class TenantsAndKeys(StoreBase):
@@ -255,8 +261,11 @@ class TenantsAndKeys(StoreBase):
 
 
 def _tenant(row: Sequence[Any]) -> Tenant:
-    """(tenant_id, display_name, active_model, fusion, *LIMIT_FIELDS, system_corpus)"""
+    """(tenant_id, display_name, active_model, fusion, *LIMIT_FIELDS, system_corpus,
+    the system corpus holds a document)"""
     fusion = FusionConstants.from_dict(row[3]) if row[3] else None
     limits = TenantLimits(*row[4 : 4 + len(LIMIT_FIELDS)]) if len(row) > 4 else NO_LIMITS
-    system_corpus = bool(row[4 + len(LIMIT_FIELDS)]) if len(row) > 4 + len(LIMIT_FIELDS) else True
-    return Tenant(row[0], row[1], row[2], fusion, limits, system_corpus)
+    settings = row[4 + len(LIMIT_FIELDS) :]
+    system_corpus = bool(settings[0]) if settings else True
+    holds = bool(settings[1]) if len(settings) > 1 else True
+    return Tenant(row[0], row[1], row[2], fusion, limits, system_corpus, holds)
