@@ -288,7 +288,7 @@ def _hybrid_search(
     order = [item[2].chunk_id for item in scored]
     by_source = {item[2].chunk_id: item[2].source_id for item in scored}
     degraded: tuple[str, ...] = ()
-    if request.rerank and engines.reranker is not None:
+    if request.rerank and engines.reranker is not None and engines.reranker.reorders(interpreted):
         order, degraded = _reranked(engines, interpreted, scored, order, leg_scores)
     if request.pinned_source_ids:
         pinned = set(request.pinned_source_ids)

@@ -299,6 +299,9 @@ class LearnedReranker:
         self.model = model or LinearRankModel.load()
         self.identifiers = identifiers or IdentifierReranker()
 
+    def reorders(self, query: InterpretedQuery) -> bool:
+        return True
+
     def rerank(self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> list[str]:
         if query.codes:
             return self.identifiers.rerank(query, candidates)

@@ -48,6 +48,12 @@ class Reranker(Protocol):
         self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]
     ) -> list[str]: ...
 
+    def reorders(self, query: InterpretedQuery) -> bool:
+        """False when this query's answer is fusion's order whatever the
+        candidates: the search then builds none (each one's text and leg
+        scores) and does not call `rerank`."""
+        ...
+
 
 class IdentifierReranker:
     """Lifts candidates that contain the query's identifier-shaped terms
@@ -70,6 +76,9 @@ class IdentifierReranker:
     def __init__(self, max_lift: int = 3, k: int = 60) -> None:
         self.bonus = 1.0 / (k + 1) - 1.0 / (k + 1 + max_lift)
         self.k = k
+
+    def reorders(self, query: InterpretedQuery) -> bool:
+        return bool(query.codes)
 
     def rerank(self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> list[str]:
         strong = query.codes

@@ -64,6 +64,9 @@ class HttpReranker:
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
         return f"HttpReranker({self.endpoint!r}, model={self.model!r}, format={self.wire_format})"
 
+    def reorders(self, query: InterpretedQuery) -> bool:
+        return True
+
     def rerank(self, query: InterpretedQuery, candidates: Sequence[RerankCandidate]) -> list[str]:
         if not candidates:
             return []
