@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
 from assets.partitions import tenant_model_key
+from groundwork.lifecycle import purge_deleted
+from groundwork.ports import SYSTEM_TENANT
 from groundwork.services.inbox_sync import SyncReport
 from pipelines.definitions import ALL_ASSETS
 from resources.composition.platform import Platform
@@ -150,3 +153,25 @@ def assert_pool_unwalled(pool: Any) -> None:
                 "SELECT current_user, current_setting('groundwork.tenant_id', true)"
             ).fetchone()
             assert role != "groundwork_request" and not tenant
+
+
+def live_system_sources(platform: Platform) -> list[str]:
+    with psycopg.connect(platform.database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT source_id FROM sources WHERE tenant_id = %s AND state = 'active'",
+            (SYSTEM_TENANT,),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def close_emptying_the_system_corpus(platform: Platform) -> None:
+    """A system corpus module's teardown: its database's system corpus left
+    empty for the next session (every document deleted and swept), its own
+    keyword indexes dropped, the platform closed."""
+    for source_id in live_system_sources(platform):
+        platform.catalog.mark_source_deleting(SYSTEM_TENANT, source_id)
+    purge_deleted(platform.catalog, platform.indexes(), platform.blobs, SYSTEM_TENANT)
+    drop = getattr(platform.keywords, "drop", None)
+    if drop is not None:
+        drop()
+    platform.close()

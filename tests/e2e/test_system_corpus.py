@@ -29,7 +29,7 @@ from resources.composition.platform import EngineEndpoints, Platform, connect
 from resources.composition.settings import GroundworkSettings
 from retrieval_api.app import create_app
 from testbed.tenants import new_tenant, register_markdown
-from tests.e2e.helpers import publish_registered
+from tests.e2e.helpers import close_emptying_the_system_corpus, publish_registered
 
 SYSTEM_DATABASE = "groundwork_test_system"
 #: words every document shares, so each leg finds all of them without a filter
@@ -111,23 +111,7 @@ def corpus(
         ),
         reader_tenant=reader,
     )
-    # leave the database's system corpus empty for the next session
-    for source_id in _live_system_sources(platform):
-        platform.catalog.mark_source_deleting(SYSTEM_TENANT, source_id)
-    purge_deleted(platform.catalog, platform.indexes(), platform.blobs, SYSTEM_TENANT)
-    drop = getattr(platform.keywords, "drop", None)
-    if drop is not None:
-        drop()
-    platform.close()
-
-
-def _live_system_sources(platform: Platform) -> list[str]:
-    with psycopg.connect(platform.database_url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT source_id FROM sources WHERE tenant_id = %s AND state = 'active'",
-            (SYSTEM_TENANT,),
-        ).fetchall()
-    return [r[0] for r in rows]
+    close_emptying_the_system_corpus(platform)
 
 
 def _search(corpus: Corpus, headers: dict[str, str], mode: str) -> dict[str, Any]:

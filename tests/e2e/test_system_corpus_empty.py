@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 
-import psycopg
 import pytest
 
 from groundwork.lifecycle import purge_deleted
@@ -27,7 +26,7 @@ from groundwork.services.retrieval import SearchQuery
 from resources.composition.platform import EngineEndpoints, Platform, connect
 from resources.composition.settings import GroundworkSettings
 from testbed.tenants import new_tenant, register_markdown
-from tests.e2e.helpers import publish_registered
+from tests.e2e.helpers import close_emptying_the_system_corpus, publish_registered
 
 DATABASE = "groundwork_test_system_empty"
 TEXT = "# Muster\n\nThe muster point for visitors is the north car park.\n"
@@ -43,18 +42,7 @@ def platform(settings: GroundworkSettings, engines: EngineEndpoints) -> Iterator
     )
     tenants.create_system_tenant(platform.catalog, platform.settings.default_model_key)
     yield platform
-    with psycopg.connect(platform.database_url, autocommit=True) as conn:
-        live = conn.execute(
-            "SELECT source_id FROM sources WHERE tenant_id = %s AND state = 'active'",
-            (SYSTEM_TENANT,),
-        ).fetchall()
-    for (source_id,) in live:
-        platform.catalog.mark_source_deleting(SYSTEM_TENANT, source_id)
-    purge_deleted(platform.catalog, platform.indexes(), platform.blobs, SYSTEM_TENANT)
-    drop = getattr(platform.keywords, "drop", None)
-    if drop is not None:
-        drop()
-    platform.close()
+    close_emptying_the_system_corpus(platform)
 
 
 def _sources_found(platform: Platform, secret: str, mode: str) -> set[str]:
