@@ -3,8 +3,9 @@ documents under its key's subjects and, unless its tenant turned the shared
 system corpus off, the system corpus's (owner in (tenant, system)); never
 another tenant's. An empty system corpus is not read (nothing there to find,
 and every leg would pay for it): the tenant row a request reads says whether
-it holds a live document, so a system document counts from the next request. Every search leg and every re-check takes the scope made
-here, so the rule is this module's and the legs only apply it.
+it holds a live document, so a system document counts from the next request.
+Every search leg and every re-check takes the scope made here, so the rule is
+this module's and the legs only apply it.
 
 System documents are read under the subject `tenant:system` (what a system
 tenant key gives the documents it registers, as any tenant's key does) and the
