@@ -237,6 +237,65 @@ CITED_ROWS_SQL = (
 )
 
 
+def citations_document(issued: Sequence[str], rows: Sequence[tuple[str, Citation]]) -> str:
+    """What record_citations sends: the issued ids and the (id, citation) rows as
+    one JSON document, encoded once in C. As eight arrays psycopg dumped them
+    element by element in Python, 11% of the API's own CPU under
+    bench/search_load.py at 8 clients (py-spy); json's encoder was then 2.7% of
+    it, orjson's a fifth of that. The snapshot's id is hashed from the jsonb the
+    server parsed, so it does not depend on which encoder wrote the text."""
+    return _json_text(
+        {
+            "issued": list(issued),
+            "rows": [
+                {
+                    "citation_id": citation_id,
+                    "chunk_id": c.chunk_id,
+                    "source_id": c.source_id,
+                    "version_id": c.source_version_id,
+                    "content_hash": c.content_hash,
+                    "snapshot": c.to_dict(),
+                    "retrieved_at": c.retrieved_at.isoformat(),
+                }
+                for citation_id, c in rows
+            ],
+        }
+    )
+
+
+def record_params(scope: AccessScope, key_id: str, document: str) -> dict[str, object]:
+    """RECORD_CITATIONS_SQL's parameters (every part reads from these)."""
+    return {
+        "key": key_id,
+        "doc": document,
+        "tenant": scope.tenant_id,
+        "owners": [owner for owner, _ in scope.readable_owners()],
+    }
+
+
+#: record_citations' statement by part, each a CTE of one statement (named so
+#: bench/citation_write.py can measure what each costs the server): the ids
+#: handed to the key; the rows with their sources' scope and snapshot ids;
+#: one snapshot row per distinct snapshot, in id order (one lock order for
+#: every writer); the citations.
+RECORD_ISSUED = f"issued AS ({_ISSUED_FROM_DOCUMENT})"
+RECORD_CITED = f"c AS ({CITED_ROWS_SQL})"
+RECORD_SNAPSHOTS = (
+    "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
+    "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %(tenant)s, c.source_id, "
+    "c.snapshot - 'retrieved_at' FROM c ORDER BY c.snapshot_id "
+    "ON CONFLICT (snapshot_id) DO NOTHING)"
+)
+RECORD_ROWS = (
+    "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
+    "content_hash, subjects, snapshot_id, retrieved_at) "
+    "SELECT c.citation_id, %(tenant)s, %(key)s, c.chunk_id, c.source_id, c.version_id, "
+    "c.content_hash, c.subjects, c.snapshot_id, c.retrieved_at FROM c "
+    "ORDER BY c.citation_id"
+)
+RECORD_CITATIONS_SQL = f"WITH {RECORD_ISSUED}, {RECORD_CITED}, {RECORD_SNAPSHOTS} {RECORD_ROWS}"
+
+
 class Reading(StoreBase):
     # reading (ChunkReader) -------------------------------------------------------------
     def has_accessible_sources(self, scope: AccessScope) -> bool:
@@ -399,52 +458,11 @@ class Reading(StoreBase):
         ids = citation_ids(len(citations))
         # rows go in in id order, like every multi-row write here (one lock order
         # for all writers); the ids are returned in the caller's order.
-        # Everything travels as one JSON document, encoded once in C: as eight
-        # arrays psycopg dumped them element by element in Python, 11% of the
-        # API's own CPU under bench/search_load.py at 8 clients (py-spy); json's
-        # encoder was then 2.7% of it, orjson's a fifth of that. The snapshot's
-        # id is hashed from the jsonb the server parsed, so it does not depend
-        # on which encoder wrote the text.
         rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
-        document = _json_text(
-            {
-                "issued": issued,
-                "rows": [
-                    {
-                        "citation_id": citation_id,
-                        "chunk_id": c.chunk_id,
-                        "source_id": c.source_id,
-                        "version_id": c.source_version_id,
-                        "content_hash": c.content_hash,
-                        "snapshot": c.to_dict(),
-                        "retrieved_at": c.retrieved_at.isoformat(),
-                    }
-                    for citation_id, c in rows
-                ],
-            }
-        )
+        params = record_params(scope, key_id, citations_document(issued, rows))
         with translated_errors("recording citations"), self.pool.connection() as conn:
             _sweep_expired_issued(conn, key_id)
-            conn.execute(
-                f"WITH issued AS ({_ISSUED_FROM_DOCUMENT}), "
-                f"c AS ({CITED_ROWS_SQL}), "
-                # one row per distinct snapshot, in id order (one lock order for every writer)
-                "stored AS (INSERT INTO citation_snapshots (snapshot_id, tenant_id, source_id, snapshot) "
-                "SELECT DISTINCT ON (c.snapshot_id) c.snapshot_id, %(tenant)s, c.source_id, "
-                "c.snapshot - 'retrieved_at' FROM c ORDER BY c.snapshot_id "
-                "ON CONFLICT (snapshot_id) DO NOTHING) "
-                "INSERT INTO citations (citation_id, tenant_id, key_id, chunk_id, source_id, version_id, "
-                "content_hash, subjects, snapshot_id, retrieved_at) "
-                "SELECT c.citation_id, %(tenant)s, %(key)s, c.chunk_id, c.source_id, c.version_id, "
-                "c.content_hash, c.subjects, c.snapshot_id, c.retrieved_at FROM c "
-                "ORDER BY c.citation_id",
-                {
-                    "key": key_id,
-                    "doc": document,
-                    "tenant": scope.tenant_id,
-                    "owners": [owner for owner, _ in scope.readable_owners()],
-                },
-            )
+            conn.execute(RECORD_CITATIONS_SQL, params)
         return ids
 
     def citation(self, tenant_id: str, citation_id: str) -> dict[str, Any] | None:
