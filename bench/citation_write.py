@@ -24,7 +24,8 @@ them alike; each line prints every round's CPU per write and the median:
 
 The rows the run wrote are deleted after it and its key revoked (which
 deletes the ids issued to it). The variants say what each part costs, not
-what the product may drop: every part is a guarantee (issue #33's note).
+what a search may leave out: each part is a guarantee (the ids drill-down
+accepts, the text a citation keeps, the citation itself).
 """
 
 from __future__ import annotations
