@@ -93,8 +93,8 @@ def parse_args() -> argparse.Namespace:
 def searched_citations(
     platform: Platform, tenant: str, secret: str, query: str
 ) -> tuple[list[Citation], list[str]]:
-    """The citations and issued chunk ids of one keyword search (no query
-    embedding needed), as the service hands them to record_citations."""
+    """The citations of one keyword search (no query embedding needed) and its
+    chunk ids, distinct and sorted as record_citations sends them."""
     authenticated = platform.catalog.authenticate(secret)
     assert authenticated is not None
     result = retrieval.search(
@@ -104,7 +104,7 @@ def searched_citations(
         authenticated.tenant,
     )
     citations = [issued.hit.citation for issued in result.hits]
-    chunk_ids = [issued.hit.chunk.chunk_id for issued in result.hits]
+    chunk_ids = sorted({issued.hit.chunk.chunk_id for issued in result.hits})
     return citations, chunk_ids
 
 
@@ -156,8 +156,7 @@ def main() -> int:
         def params() -> dict[str, Any]:
             ids = citation_ids(len(citations))
             written.extend(ids)
-            rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
-            return record_params(scope, key_id, citations_document(sorted(set(issued)), rows))
+            return record_params(scope, key_id, citations_document(issued, ids, citations))
 
         walled = TenantWalledPool(pool, tenant)
         with pool.connection() as conn:

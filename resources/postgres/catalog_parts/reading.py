@@ -237,16 +237,20 @@ CITED_ROWS_SQL = (
 )
 
 
-def citations_document(issued: Sequence[str], rows: Sequence[tuple[str, Citation]]) -> str:
-    """What record_citations sends: the issued ids and the (id, citation) rows as
-    one JSON document, encoded once in C. As eight arrays psycopg dumped them
-    element by element in Python, 11% of the API's own CPU under
-    bench/search_load.py at 8 clients (py-spy); json's encoder was then 2.7% of
-    it, orjson's a fifth of that. The snapshot's id is hashed from the jsonb the
-    server parsed, so it does not depend on which encoder wrote the text."""
+def citations_document(
+    issued: Sequence[str], ids: Sequence[str], citations: Sequence[Citation]
+) -> str:
+    """What record_citations sends: the issued ids and each citation under its
+    id, the rows in id order like every multi-row write here (one lock order
+    for all writers), as one JSON document, encoded once in C. As eight arrays
+    psycopg dumped them element by element in Python, 11% of the API's own CPU
+    under bench/search_load.py at 8 clients (py-spy); json's encoder was then
+    2.7% of it, orjson's a fifth of that. The snapshot's id is hashed from the
+    jsonb the server parsed, so it does not depend on which encoder wrote it."""
+    rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
     return _json_text(
         {
-            "issued": list(issued),
+            "issued": issued,
             "rows": [
                 {
                     "citation_id": citation_id,
@@ -455,11 +459,8 @@ class Reading(StoreBase):
         if not citations:
             self.record_issued(key_id, issued)
             return []
-        ids = citation_ids(len(citations))
-        # rows go in in id order, like every multi-row write here (one lock order
-        # for all writers); the ids are returned in the caller's order.
-        rows = sorted(zip(ids, citations, strict=True), key=lambda pair: pair[0])
-        params = record_params(scope, key_id, citations_document(issued, rows))
+        ids = citation_ids(len(citations))  # returned in the caller's order
+        params = record_params(scope, key_id, citations_document(issued, ids, citations))
         with translated_errors("recording citations"), self.pool.connection() as conn:
             _sweep_expired_issued(conn, key_id)
             conn.execute(RECORD_CITATIONS_SQL, params)
